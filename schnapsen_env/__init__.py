@@ -1,0 +1,17 @@
+"""schnapsen-env: exact Schnapsen / Sixty-Six rules and RL environments.
+
+The rules engine (:mod:`schnapsen_env.rules`) knows nothing of RL libraries; the
+PettingZoo AEC env lives in :mod:`schnapsen_env.schnapsen_v0`.
+"""
+
+from schnapsen_env.cards import DECK20, DECK24, Deck, Rank, Suit
+from schnapsen_env.errors import IllegalActionError, InvalidPositionError, RulesError
+from schnapsen_env.rules import PLAYERS, GameState, Result, Trick, game_value
+from schnapsen_env.ruleset import RULESETS, RuleSet
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "DECK20", "DECK24", "Deck", "GameState", "IllegalActionError", "InvalidPositionError", "PLAYERS", "RULESETS",
+    "Rank", "Result", "RuleSet", "RulesError", "Suit", "Trick", "game_value",
+]

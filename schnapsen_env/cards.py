@@ -1,0 +1,126 @@
+"""Cards, suits, ranks and card points (RULES.md section 1).
+
+A card is a two-character code, rank then suit: ``"TH"`` is the ten of hearts,
+``"9C"`` the nine of clubs. Inside the engine a card is a small ``int``, its
+*card id*, which is also the action id of ``play XX`` (RULES.md section 4):
+suits in the order ``C D H S``, inside a suit ranks ``A T K Q J 9``, so
+
+* ``schnapsen20``: ``card id = 5 * suit + rank`` (20 cards, ids 0..19);
+* ``sixtysix24``:  ``card id = 6 * suit + rank`` (24 cards, ids 0..23).
+
+Sets of cards (hands, tricks won) are ``int`` bit masks: bit ``i`` set means
+card id ``i`` is in the set. :class:`Deck` holds the per-deck lookup tables.
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from schnapsen_env.errors import InvalidPositionError
+
+
+class Suit(IntEnum):
+    """The four suits in action order (RULES.md section 4)."""
+
+    C = 0  # clubs
+    D = 1  # diamonds
+    H = 2  # hearts
+    S = 3  # spades
+
+
+class Rank(IntEnum):
+    """Ranks from highest to lowest inside a suit (RULES.md section 1)."""
+
+    A = 0
+    T = 1
+    K = 2
+    Q = 3
+    J = 4
+    NINE = 5
+
+
+SUIT_LETTERS = "CDHS"
+RANK_LETTERS = "ATKQJ9"
+SUIT_SYMBOLS = "♣♦♥♠"
+#: Card points by rank: A 11, T 10, K 4, Q 3, J 2, 9 0 (RULES.md section 1, R66-1).
+RANK_POINTS = (11, 10, 4, 3, 2, 0)
+
+
+def popcount(mask: int) -> int:
+    """Number of cards in a bit-mask card set."""
+    return mask.bit_count()
+
+
+def iter_bits(mask: int):
+    """Yield the card ids of a bit-mask card set in increasing order."""
+    while mask:
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low
+
+
+class Deck:
+    """Lookup tables for one deck: 20 cards (``schnapsen20``) or 24 (``sixtysix24``).
+
+    Attributes:
+        size: number of cards, 20 or 24.
+        ranks_per_suit: 5 or 6.
+        codes: card codes by card id, e.g. ``codes[0] == "AC"``.
+        suit, rank, points: per card id (``tuple[int, ...]`` of length ``size``);
+            points in card points.
+        suit_mask: bit mask of the cards of each suit, indexed by :class:`Suit`.
+        higher: per card id, the bit mask of the cards of the same suit that beat it.
+        full: bit mask of the whole deck.
+    """
+
+    def __init__(self, size: int) -> None:
+        if size not in (20, 24):
+            raise ValueError(f"deck size must be 20 or 24, got {size!r}")
+        self.size = size
+        self.ranks_per_suit = size // 4
+        rps = self.ranks_per_suit
+        self.codes = tuple(RANK_LETTERS[r] + SUIT_LETTERS[s] for s in range(4) for r in range(rps))
+        self.suit = tuple(i // rps for i in range(size))
+        self.rank = tuple(i % rps for i in range(size))
+        self.points = tuple(RANK_POINTS[i % rps] for i in range(size))
+        self.suit_mask = tuple(((1 << rps) - 1) << (s * rps) for s in range(4))
+        self.higher = tuple(((1 << (i % rps)) - 1) << (i // rps * rps) for i in range(size))
+        self.full = (1 << size) - 1
+        self._index = {c: i for i, c in enumerate(self.codes)}
+
+    def card(self, suit: int, rank: int) -> int:
+        """Card id of ``rank`` of ``suit``."""
+        return suit * self.ranks_per_suit + rank
+
+    def index(self, code: str) -> int:
+        """Card id of a card code.
+
+        Raises:
+            InvalidPositionError: the code is not a card of this deck.
+        """
+        try:
+            return self._index[code]
+        except (KeyError, TypeError):
+            raise InvalidPositionError(
+                f"unknown card code {code!r}: expected one of {' '.join(self.codes)}"
+            ) from None
+
+    def mask(self, codes) -> int:
+        """Bit mask of a list of card codes (duplicates are not detected here)."""
+        m = 0
+        for c in codes:
+            m |= 1 << self.index(c)
+        return m
+
+    def codes_of(self, mask: int) -> list[str]:
+        """Card codes of a bit mask, in card-id order."""
+        return [self.codes[i] for i in iter_bits(mask)]
+
+    def mask_points(self, mask: int) -> int:
+        """Card points of the cards in a bit mask."""
+        pts = self.points
+        return sum(pts[i] for i in iter_bits(mask))
+
+
+DECK20 = Deck(20)
+DECK24 = Deck(24)

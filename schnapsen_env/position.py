@@ -1,0 +1,288 @@
+"""Loading and validating position dicts (issue 2 keys, API.md optional keys).
+
+Used by :meth:`schnapsen_env.rules.GameState.from_position`; every check raises
+:class:`~schnapsen_env.errors.InvalidPositionError` with a message naming the key
+and what was expected, and nothing is loaded unless all checks pass.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from schnapsen_env.cards import SUIT_LETTERS, Deck
+from schnapsen_env.errors import InvalidPositionError
+from schnapsen_env.rules import (_OPTIONAL_KEYS, _POSITION_KEYS, PLAYERS, RESULT_REASONS, GameState, Result,
+                                 Trick, _mask, seat_of)
+
+
+def _bad(msg: str) -> InvalidPositionError:
+    return InvalidPositionError(f"invalid position: {msg}")
+
+
+def _card_list(deck: Deck, value: Any, key: str) -> list[int]:
+    if not isinstance(value, (list, tuple)):
+        raise _bad(f"{key} must be a list of card codes, got {value!r}")
+    ids = []
+    for c in value:
+        try:
+            ids.append(deck.index(c))
+        except InvalidPositionError:
+            raise _bad(f"{key} holds unknown card code {c!r}: expected one of {' '.join(deck.codes)}") from None
+    return ids
+
+
+def _per_player(value: Any, key: str) -> dict:
+    if not isinstance(value, dict) or set(value) != set(PLAYERS):
+        raise _bad(f"{key} must be a dict with exactly the keys 'player_0' and 'player_1', got {value!r}")
+    return value
+
+
+def _nonneg_int(value: Any, key: str) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise _bad(f"{key} must be an int >= 0, got {value!r}")
+    return value
+
+
+def _suit(value: Any, key: str) -> int:
+    if not isinstance(value, str) or value not in SUIT_LETTERS or len(value) != 1:
+        raise _bad(f"{key} must be a suit letter (one of C D H S), got {value!r}")
+    return SUIT_LETTERS.index(value)
+
+
+def load_position(s: GameState, pos: Any) -> GameState:
+    """Fill the empty state ``s`` from ``pos`` after validating it; see :meth:`GameState.from_position`."""
+    rules = s.rules
+    d = s.deck
+    if not isinstance(pos, dict):
+        raise _bad(f"expected a dict, got {type(pos).__name__}")
+    missing = sorted(_POSITION_KEYS - set(pos))
+    if missing:
+        raise _bad(f"missing key(s) {missing}")
+    unknown = sorted(set(pos) - _POSITION_KEYS - _OPTIONAL_KEYS)
+    if unknown:
+        raise _bad(f"unknown key(s) {unknown}: expected {sorted(_POSITION_KEYS | _OPTIONAL_KEYS)}")
+
+    trump = _suit(pos["trump"], "trump")
+    stock = _card_list(d, pos["stock"], "stock")
+    hands_in = _per_player(pos["hands"], "hands")
+    won_in = _per_player(pos["won"], "won")
+    hands = [_card_list(d, hands_in[p], f"hands[{p!r}]") for p in PLAYERS]
+    won = [_card_list(d, won_in[p], f"won[{p!r}]") for p in PLAYERS]
+    table = None if pos["table"] is None else _card_list(d, [pos["table"]], "table")[0]
+    leader = seat_of(pos["leader"], "leader")
+
+    # Every card exactly once.
+    seen: dict[int, str] = {}
+    dups = []
+    places = [("stock", stock)] + [(f"hands[{PLAYERS[p]!r}]", hands[p]) for p in (0, 1)] + \
+             [(f"won[{PLAYERS[p]!r}]", won[p]) for p in (0, 1)] + [("table", [] if table is None else [table])]
+    for where, ids in places:
+        for c in ids:
+            if c in seen:
+                dups.append(f"{d.codes[c]} (in {seen[c]} and {where})")
+            else:
+                seen[c] = where
+    if dups:
+        raise _bad(f"duplicate card(s): {', '.join(dups)}")
+    if len(seen) != d.size:
+        absent = [d.codes[c] for c in range(d.size) if c not in seen]
+        raise _bad(f"missing card(s) {absent}: every one of the {d.size} cards of {rules.name} must appear once")
+
+    # Sizes.
+    for p in (0, 1):
+        if len(won[p]) % 2:
+            raise _bad(f"won[{PLAYERS[p]!r}] has {len(won[p])} cards: a trick adds 2, so the size must be even")
+    follower = 1 - leader
+    n_lead, n_follow = len(hands[leader]), len(hands[follower])
+    if table is None and n_lead != n_follow:
+        raise _bad(f"impossible hand sizes {len(hands[0])} and {len(hands[1])}: with no card on the table "
+                   "both hands hold the same number of cards")
+    if table is not None and n_lead + 1 != n_follow:
+        raise _bad(f"impossible hand sizes: the leader {PLAYERS[leader]} led {d.codes[table]}, so it must hold "
+                   f"one card fewer than the follower; got {n_lead} and {n_follow}")
+    if n_follow > rules.hand_size:
+        raise _bad(f"impossible hand size {n_follow}: at most {rules.hand_size} cards in {rules.name}")
+    if len(stock) % 2:
+        raise _bad(f"stock has {len(stock)} cards: the stock shrinks by 2 per trick, so its size must be even")
+    if len(stock) > d.size - 2 * rules.hand_size:
+        raise _bad(f"stock has {len(stock)} cards: at most {d.size - 2 * rules.hand_size} in {rules.name}")
+    if stock and d.suit[stock[-1]] != trump:
+        raise _bad(f"the turn-up {d.codes[stock[-1]]} (last stock card) is not of the trump suit "
+                   f"{SUIT_LETTERS[trump]}")
+
+    # Closing (R19).
+    closed_by = pos["closed_by"]
+    snap = pos["closing_snapshot"]
+    if closed_by is None:
+        closer = -1
+        if snap is not None:
+            raise _bad("closing_snapshot must be null when closed_by is null")
+        if stock and n_follow != rules.hand_size:
+            raise _bad(f"impossible hand sizes: while the stock is open hands hold {rules.hand_size} cards "
+                       f"(before the lead), got {n_follow}")
+    else:
+        closer = seat_of(closed_by, "closed_by")
+        if not stock:
+            raise _bad("closed_by is set but the stock is empty: a closed stock keeps its cards (R19)")
+        if not isinstance(snap, dict) or set(snap) != {"points", "tricks"}:
+            raise _bad(f"closing_snapshot must be {{'points': int, 'tricks': int}} when closed_by is set, "
+                       f"got {snap!r}")
+        snap = (_nonneg_int(snap["points"], "closing_snapshot.points"),
+                _nonneg_int(snap["tricks"], "closing_snapshot.tricks"))
+
+    # Marriages (R12).
+    mar_in = _per_player(pos["marriages"], "marriages")
+    msuits = [0, 0]
+    kq = s._kq
+    for p in (0, 1):
+        suits = mar_in[PLAYERS[p]]
+        if not isinstance(suits, (list, tuple)):
+            raise _bad(f"marriages[{PLAYERS[p]!r}] must be a list of suit letters, got {suits!r}")
+        for letter in suits:
+            su = _suit(letter, f"marriages[{PLAYERS[p]!r}]")
+            if msuits[p] >> su & 1:
+                raise _bad(f"marriages[{PLAYERS[p]!r}] lists suit {letter} twice")
+            if msuits[1 - p] >> su & 1:
+                raise _bad(f"both players announced the marriage in {letter}: there is one K and one Q per suit")
+            opp_or_stock = _mask(hands[1 - p]) | _mask(stock)
+            if kq[su] & opp_or_stock:
+                raise _bad(f"{PLAYERS[p]} announced marriage {letter}, but its K or Q is in the opponent's hand "
+                           "or in the stock")
+            msuits[p] |= 1 << su
+    announced = -1
+    if pos["announced"] is not None:
+        announced = _suit(pos["announced"], "announced")
+        if table is not None:
+            raise _bad("announced must be null once a card is on the table (the announced card is led, R4)")
+        if not msuits[leader] >> announced & 1:
+            raise _bad(f"announced {pos['announced']!r} is not in marriages[{PLAYERS[leader]!r}]")
+        if _mask(hands[leader]) & kq[announced] != kq[announced]:
+            raise _bad(f"announced {pos['announced']!r}: the leader must still hold its K and Q")
+
+    exchanged = pos.get("exchanged", False)
+    if not isinstance(exchanged, bool):
+        raise _bad(f"exchanged must be true or false, got {exchanged!r}")
+    if exchanged and (table is not None or not stock):
+        raise _bad("exchanged can be true only before the lead with a stock (R16)")
+
+    # History (API.md): must agree with won and the trick rules.
+    history: list[Trick] = []
+    if "history" in pos:
+        hist_in = pos["history"]
+        if not isinstance(hist_in, list):
+            raise _bad(f"history must be a list of tricks, got {hist_in!r}")
+        won_by = [0, 0]
+        prev_winner = None
+        for k, t in enumerate(hist_in):
+            if not isinstance(t, dict) or set(t) != {"leader", "cards", "winner"}:
+                raise _bad(f"history[{k}] must be {{'leader', 'cards', 'winner'}}, got {t!r}")
+            tl = seat_of(t["leader"], f"history[{k}].leader")
+            tw = seat_of(t["winner"], f"history[{k}].winner")
+            cards = _card_list(d, t["cards"], f"history[{k}].cards")
+            if len(cards) != 2:
+                raise _bad(f"history[{k}].cards must hold [lead, follow], got {t['cards']!r}")
+            lead, follow = cards
+            ls, fs = d.suit[lead], d.suit[follow]
+            if ls == fs:
+                expect = (1 - tl) if d.rank[follow] < d.rank[lead] else tl
+            else:
+                expect = (1 - tl) if fs == trump else tl
+            if expect != tw:
+                raise _bad(f"history[{k}]: {d.codes[lead]} then {d.codes[follow]} with trump "
+                           f"{SUIT_LETTERS[trump]} is won by {PLAYERS[expect]}, not {t['winner']} (R6)")
+            if prev_winner is not None and tl != prev_winner:
+                raise _bad(f"history[{k}] is led by {t['leader']}, but {PLAYERS[prev_winner]} won the trick "
+                           "before (R6)")
+            prev_winner = tw
+            won_by[tw] |= (1 << lead) | (1 << follow)
+            history.append(Trick(tl, lead, follow, tw))
+        for p in (0, 1):
+            if won_by[p] != _mask(won[p]):
+                raise _bad(f"history does not agree with won[{PLAYERS[p]!r}]: history gives "
+                           f"{d.codes_of(won_by[p])}")
+        if history and history[-1].winner != leader:
+            raise _bad(f"leader is {PLAYERS[leader]}, but the last trick in history was won by "
+                       f"{PLAYERS[history[-1].winner]}")
+
+    # Known cards (R27, API.md): derived from shown marriage partners, plus what the position gives.
+    known = [0, 0]
+    for p in (0, 1):
+        for su in range(4):
+            if msuits[p] >> su & 1:
+                known[p] |= kq[su] & _mask(hands[p])
+    if "known" in pos:
+        known_in = _per_player(pos["known"], "known")
+        for p in (0, 1):
+            ids = _card_list(d, known_in[PLAYERS[p]], f"known[{PLAYERS[p]!r}]")
+            m = _mask(ids)
+            if m & ~_mask(hands[p]):
+                raise _bad(f"known[{PLAYERS[p]!r}] lists {d.codes_of(m & ~_mask(hands[p]))}, which are not in "
+                           f"{PLAYERS[p]}'s hand")
+            known[p] |= m
+
+    dealer = 1 - leader if "dealer" not in pos else seat_of(pos["dealer"], "dealer")
+    match_points = [0, 0]
+    if "match_points" in pos:
+        mp = _per_player(pos["match_points"], "match_points")
+        match_points = [_nonneg_int(mp[p], f"match_points[{p!r}]") for p in PLAYERS]
+    carry = _nonneg_int(pos.get("carry", 0), "carry")
+
+    # Fill the state.
+    s.hands = [_mask(h) for h in hands]
+    s.won = [_mask(w) for w in won]
+    s.card_points = [d.mask_points(m) for m in s.won]
+    s.tricks = [len(w) // 2 for w in won]
+    s.marriage_suits = msuits
+    s.marriage_points = [sum(40 if su == trump else 20 for su in range(4) if msuits[p] >> su & 1) for p in (0, 1)]
+    s.stock = tuple(stock)
+    s.trump = trump
+    s.leader = leader
+    s.to_move = leader if table is None else follower
+    s.dealer = dealer
+    s.table = -1 if table is None else table
+    s.closed_by = closer
+    s.closing_snapshot = snap if closer >= 0 else None
+    s.announced = announced
+    s.exchanged = exchanged
+    s.known = known
+    s.history = history
+    s.match_points = match_points
+    s.carry = carry
+    s._exchange_card = d.card(trump, rules.exchange_rank_index)
+
+    played_out = not hands[0] and not hands[1] and table is None
+    if played_out and rules.last_trick_bonus and (closer < 0 or rules.last_trick_bonus_when_closed):
+        # R66-7: the last-trick winner holds the bonus; learn who from history or points.
+        if history:
+            s.bonus[history[-1].winner] = rules.last_trick_bonus
+        elif isinstance(pos.get("points"), dict):
+            for p in (0, 1):
+                if pos["points"].get(PLAYERS[p]) == s.counted(p) + rules.last_trick_bonus:
+                    s.bonus[p] = rules.last_trick_bonus
+        if not any(s.bonus):
+            raise _bad("a played-out hand needs 'history' or 'points' to know who took the last trick (R66-7)")
+
+    for key, values in (("points", [s.counted(p) for p in (0, 1)]), ("tricks", s.tricks)):
+        if key in pos:
+            given = _per_player(pos[key], key)
+            for p in (0, 1):
+                if given[PLAYERS[p]] != values[p]:
+                    raise _bad(f"{key}[{PLAYERS[p]!r}] is {given[PLAYERS[p]]!r}, but the won cards and "
+                               f"marriages give {values[p]}")
+
+    res = pos.get("result")
+    if res is not None:
+        if not isinstance(res, dict) or set(res) != {"winner", "game_points", "reason"}:
+            raise _bad(f"result must be null or {{'winner', 'game_points', 'reason'}}, got {res!r}")
+        winner = None if res["winner"] is None else seat_of(res["winner"], "result.winner")
+        gp = res["game_points"]
+        if not isinstance(gp, int) or isinstance(gp, bool) or not 0 <= gp <= 3:
+            raise _bad(f"result.game_points must be an int 0..3, got {gp!r}")
+        if res["reason"] not in RESULT_REASONS:
+            raise _bad(f"result.reason must be one of {list(RESULT_REASONS)}, got {res['reason']!r}")
+        if (winner is None) != (res["reason"] == "tie") or (winner is None and gp != 0):
+            raise _bad(f"result {res!r}: only a 'tie' has no winner, and it scores 0")
+        s.result = Result(winner, gp, res["reason"])
+    elif played_out:
+        raise _bad("all cards are played but result is null: a played-out hand always has a result")
+    return s

@@ -1,0 +1,274 @@
+"""Rule sets and the fixed action table (RULES.md sections 4 and 5).
+
+A :class:`RuleSet` is a frozen dataclass whose fields are exactly the rule knobs
+of RULES.md section 5, plus ``name`` (the preset it was built from). Build one
+with :meth:`RuleSet.make` (or the :meth:`RuleSet.schnapsen20` /
+:meth:`RuleSet.sixtysix24` shortcuts) and keyword overrides::
+
+    >>> RuleSet.make("schnapsen20", close_min_stock=2).close_min_stock
+    2
+    >>> RuleSet.make().action_names[:3]
+    ['play AC', 'play TC', 'play KC']
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any
+
+from schnapsen_env.cards import DECK20, DECK24, SUIT_LETTERS, Deck
+from schnapsen_env.errors import RulesError
+
+RULESETS = ("schnapsen20", "sixtysix24")
+
+# Allowed values of the string and bool knobs (RULES.md section 5).
+_CHOICES: dict[str, tuple] = {
+    "marriage_declaration": ("automatic", "optional"),
+    "marriage_on_opening_lead": (True, False),
+    "marriage_window": ("any", "first_6_tricks", "stock_open"),
+    "must_head": (True, False),
+    "claim_mode": ("manual", "auto"),
+    "false_claim": ("reject", "mirror", "pagat"),
+    "unclaimed_last_trick_value": ("formula", "one"),
+    "closed_hand_end": ("closer_score", "must_claim"),
+    "closing_reference": ("at_close", "at_end"),
+    "failed_close_value": ("min2", "flat3"),
+    "last_trick_bonus_when_closed": (True, False),
+    "exchange_rank": ("J", "9"),
+    "tie": ("carry", "none", "last_trick"),
+    "next_dealer": ("alternate", "loser", "winner"),
+}
+_INT_KNOBS = ("exchange_min_stock", "close_min_stock", "last_trick_bonus", "match_target")
+# Knobs marked "—" in RULES.md section 5: no effect in that ruleset, so passing them is an error.
+_NOT_IN = {"schnapsen20": ("tie",), "sixtysix24": ("unclaimed_last_trick_value",)}
+
+_PRESETS: dict[str, dict[str, Any]] = {
+    "schnapsen20": dict(
+        exchange_min_stock=4,  # R16, TJGER: "more than two cards on the stock"
+        close_min_stock=4,  # R18
+        marriage_declaration="automatic",  # R12
+        marriage_on_opening_lead=True,  # R13
+        marriage_window="any",  # R13
+        must_head=True,  # R10
+        claim_mode="manual",  # R21
+        false_claim="reject",  # R21a
+        unclaimed_last_trick_value="formula",  # R22
+        closed_hand_end="closer_score",  # R23
+        closing_reference="at_close",  # R19, R23
+        failed_close_value="min2",  # R23
+        last_trick_bonus=0,
+        last_trick_bonus_when_closed=False,
+        exchange_rank="J",  # R15
+        tie=None,
+        next_dealer="alternate",  # R26
+        match_target=7,  # R25
+    ),
+    "sixtysix24": dict(
+        exchange_min_stock=2,  # R66-3
+        close_min_stock=2,  # R66-4
+        marriage_declaration="automatic",
+        marriage_on_opening_lead=True,
+        marriage_window="first_6_tricks",  # R66-6
+        must_head=False,  # R66-5
+        claim_mode="manual",  # R66-8
+        false_claim="reject",
+        unclaimed_last_trick_value=None,
+        closed_hand_end="closer_score",  # R66-9
+        closing_reference="at_close",
+        failed_close_value="min2",
+        last_trick_bonus=10,  # R66-7
+        last_trick_bonus_when_closed=False,
+        exchange_rank="9",  # R66-3
+        tie="carry",  # R66-10
+        next_dealer="alternate",  # R66-11
+        match_target=7,  # R66-11
+    ),
+}
+
+
+@dataclass(frozen=True)
+class RuleSet:
+    """One complete set of rule knobs (RULES.md section 5). Immutable and hashable.
+
+    Attributes are the knob keys of RULES.md section 5 with their documented
+    values; ``name`` is the preset (``"schnapsen20"`` or ``"sixtysix24"``).
+    Derived, read-only attributes: ``deck`` (:class:`~schnapsen_env.cards.Deck`),
+    ``n_cards``, ``hand_size`` (5 or 6), ``n_tricks`` (10 or 12), ``n_actions``
+    (27 or 31), ``action_names``.
+    """
+
+    name: str = "schnapsen20"
+    exchange_min_stock: int = 4
+    close_min_stock: int = 4
+    marriage_declaration: str = "automatic"
+    marriage_on_opening_lead: bool = True
+    marriage_window: str = "any"
+    must_head: bool = True
+    claim_mode: str = "manual"
+    false_claim: str = "reject"
+    unclaimed_last_trick_value: str | None = "formula"
+    closed_hand_end: str = "closer_score"
+    closing_reference: str = "at_close"
+    failed_close_value: str = "min2"
+    last_trick_bonus: int = 0
+    last_trick_bonus_when_closed: bool = False
+    exchange_rank: str = "J"
+    tie: str | None = None
+    next_dealer: str = "alternate"
+    match_target: int = 7
+    # Derived (not knobs); filled in __post_init__.
+    deck: Deck = field(init=False, repr=False, compare=False)
+    action_names: tuple = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self.name not in RULESETS:
+            raise RulesError(f"unknown ruleset {self.name!r}: expected one of {', '.join(RULESETS)}")
+        deck = DECK20 if self.name == "schnapsen20" else DECK24
+        object.__setattr__(self, "deck", deck)
+        for key in _NOT_IN[self.name]:
+            if getattr(self, key) is not None:
+                raise RulesError(
+                    f"rule key {key!r} has no effect in {self.name} (RULES.md section 5 marks it '—'); "
+                    "do not pass it"
+                )
+        for key, allowed in _CHOICES.items():
+            if key in _NOT_IN[self.name]:
+                continue
+            value = getattr(self, key)
+            if not any(value is a if isinstance(a, bool) else (value == a and not isinstance(value, bool))
+                       for a in allowed):
+                raise RulesError(f"rule key {key!r} got {value!r}: expected one of {list(allowed)}")
+        if self.exchange_rank == "9" and deck.size == 20:
+            raise RulesError("rule key 'exchange_rank' got '9', but schnapsen20 has no nines: expected 'J'")
+        initial_stock = deck.size - 2 * (deck.size // 4)
+        for key in _INT_KNOBS:
+            value = getattr(self, key)
+            if not isinstance(value, int) or isinstance(value, bool):
+                raise RulesError(f"rule key {key!r} got {value!r}: expected an int")
+        for key in ("exchange_min_stock", "close_min_stock"):
+            value = getattr(self, key)
+            if not 2 <= value <= initial_stock:
+                raise RulesError(f"rule key {key!r} got {value}: expected an int from 2 to {initial_stock}")
+        if self.last_trick_bonus < 0:
+            raise RulesError(f"rule key 'last_trick_bonus' got {self.last_trick_bonus}: expected an int >= 0")
+        if self.match_target < 1:
+            raise RulesError(f"rule key 'match_target' got {self.match_target}: expected an int >= 1")
+        names = [f"play {c}" for c in deck.codes]
+        names += [f"marriage {s}" for s in SUIT_LETTERS] + ["exchange", "close", "claim"]
+        object.__setattr__(self, "action_names", tuple(names))
+
+    # ----------------------------------------------------------------- presets
+    @classmethod
+    def make(cls, ruleset: str = "schnapsen20", **overrides: Any) -> "RuleSet":
+        """Build a rule set from a preset plus knob overrides.
+
+        Args:
+            ruleset: ``"schnapsen20"`` (default) or ``"sixtysix24"``.
+            **overrides: any knob of RULES.md section 5, e.g. ``false_claim="mirror"``.
+
+        Raises:
+            RulesError: unknown ruleset, unknown key, a key marked "—" for this
+                ruleset, or a value the knob does not take.
+        """
+        if isinstance(ruleset, RuleSet):
+            return ruleset.replace(**overrides) if overrides else ruleset
+        if ruleset not in _PRESETS:
+            raise RulesError(f"unknown ruleset {ruleset!r}: expected one of {', '.join(RULESETS)}")
+        knobs = dict(_PRESETS[ruleset])
+        for key, value in overrides.items():
+            if key not in knobs:
+                raise RulesError(
+                    f"unknown rule key {key!r}: expected one of {', '.join(sorted(knobs))}"
+                )
+            if key in _NOT_IN[ruleset]:
+                raise RulesError(
+                    f"rule key {key!r} has no effect in {ruleset} (RULES.md section 5 marks it '—'); "
+                    "do not pass it"
+                )
+            knobs[key] = value
+        return cls(name=ruleset, **knobs)
+
+    @classmethod
+    def schnapsen20(cls, **overrides: Any) -> "RuleSet":
+        """The default ruleset, 20-card Austrian Schnapsen (RULES.md section 2)."""
+        return cls.make("schnapsen20", **overrides)
+
+    @classmethod
+    def sixtysix24(cls, **overrides: Any) -> "RuleSet":
+        """24-card Sixty-Six (RULES.md section 3)."""
+        return cls.make("sixtysix24", **overrides)
+
+    def replace(self, **overrides: Any) -> "RuleSet":
+        """A copy with some knobs changed (validated as in :meth:`make`)."""
+        return RuleSet.make(self.name, **{**self.knobs(), **overrides})
+
+    def knobs(self) -> dict[str, Any]:
+        """The knob values as a JSON-compatible dict (without knobs marked "—")."""
+        out = {f.name: getattr(self, f.name) for f in dataclasses.fields(self) if f.init and f.name != "name"}
+        for key in _NOT_IN[self.name]:
+            out.pop(key)
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """``{"ruleset": name, **knobs}``; :meth:`from_dict` inverts it."""
+        return {"ruleset": self.name, **self.knobs()}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> "RuleSet":
+        """Inverse of :meth:`to_dict`. Raises :class:`RulesError` on bad keys or values."""
+        data = dict(data)
+        return cls.make(data.pop("ruleset", "schnapsen20"), **data)
+
+    # ----------------------------------------------------------------- derived
+    @property
+    def n_cards(self) -> int:
+        return self.deck.size
+
+    @property
+    def hand_size(self) -> int:
+        return self.deck.ranks_per_suit
+
+    @property
+    def n_tricks(self) -> int:
+        return self.deck.size // 2
+
+    @property
+    def n_actions(self) -> int:
+        return self.deck.size + 7
+
+    @property
+    def exchange_rank_index(self) -> int:
+        return 4 if self.exchange_rank == "J" else 5
+
+    def action_id(self, name: str) -> int:
+        """Action id of an action name such as ``"play KS"`` or ``"marriage H"``.
+
+        Raises:
+            IllegalActionError: the name is not an action of this ruleset.
+        """
+        try:
+            return self.action_names.index(name)
+        except ValueError:
+            from schnapsen_env.errors import IllegalActionError
+
+            raise IllegalActionError(
+                f"unknown action name {name!r}: expected 'play XX' (XX a card code of {self.name}), "
+                "'marriage S' (S in C D H S), 'exchange', 'close' or 'claim'"
+            ) from None
+
+    # Action ids of the non-play actions.
+    def marriage_action(self, suit: int) -> int:
+        return self.deck.size + suit
+
+    @property
+    def exchange_action(self) -> int:
+        return self.deck.size + 4
+
+    @property
+    def close_action(self) -> int:
+        return self.deck.size + 5
+
+    @property
+    def claim_action(self) -> int:
+        return self.deck.size + 6
