@@ -94,9 +94,27 @@ class Match:
         self.carry = 0
         self.winner: int | None = None
         self.hands_played = 0
+        self._scored: GameState | None = None
         if dealer is None:
             dealer = int(rng.integers(2))
         self.state = self._deal(deck, dealer)
+
+    @classmethod
+    def from_state(cls, rules: RuleSet, rng: np.random.Generator, state: GameState) -> "Match":
+        """A match whose current hand is ``state`` (its ``match_points`` and ``carry`` are the score)."""
+        m = cls.__new__(cls)
+        m.rules = rules
+        m.rng = rng
+        m.points = list(state.match_points)
+        m.carry = state.carry
+        m.winner = None
+        m.hands_played = 0
+        m._scored = None
+        m.state = state
+        target = rules.match_target
+        if max(m.points) >= target:
+            raise ValueError(f"match_points {m.points} already reach match_target {target}: the match is over")
+        return m
 
     def _deal(self, deck: list[str] | None, dealer: int) -> GameState:
         if deck is not None:
@@ -120,7 +138,7 @@ class Match:
         result = self.state.result
         if result is None:
             raise ValueError("the current hand is not over: play it to its result first")
-        if self.hands_played and getattr(self, "_scored", None) is self.state:
+        if self._scored is self.state:
             raise ValueError("this hand was scored already; call next_hand()")
         self.points, self.carry, gained = score_hand(self.rules, self.points, self.carry, result)
         self.hands_played += 1
@@ -139,7 +157,7 @@ class Match:
         """
         if self.over:
             raise ValueError(f"the match is over: player_{self.winner} won {self.points[0]}-{self.points[1]}")
-        if getattr(self, "_scored", None) is not self.state:
+        if self._scored is not self.state:
             raise ValueError("score the current hand with finish_hand() first")
         self.state = self._deal(deck, next_dealer(self.rules, self.state.dealer, self.state.result))
         return self.state

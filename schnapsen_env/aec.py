@@ -1,0 +1,274 @@
+"""PettingZoo AEC environment for Schnapsen / Sixty-Six.
+
+Public module: :mod:`schnapsen_env.schnapsen_v0` (``env()``, ``raw_env()``).
+
+=====================  =============================================================================
+Agents                 ``player_0``, ``player_1`` (seats; the dealer and leader change per hand)
+Action space           ``Discrete(27)`` (``schnapsen20``) / ``Discrete(31)`` (``sixtysix24``); the id is
+                       the index in ``env.unwrapped.action_names``: ``play XX`` by card (suits C D H S,
+                       ranks A T K Q J 9), ``marriage C/D/H/S``, ``exchange``, ``close``, ``claim``
+Observation space      ``Dict(observation=Box(0, high, (obs_size,), float32),
+                       action_mask=Box(0, 1, (n_actions,), int8))``; ``obs_size`` 255 / 299; layout in
+                       :mod:`schnapsen_env.encoding` and the README
+State space            ``Box(0, high, (state_size,), float32)``, omniscient (``state()``)
+Rewards                ``episode="hand"``: ± game points of the hand at its end (zero-sum; 0 for a tie).
+                       ``episode="match"``: ``reward="match"`` ±1 when the match ends;
+                       ``reward="game_points"`` ± game points at the end of every hand (carry included)
+Episode end            ``terminations`` all True at the end of the hand (or match); the game never
+                       sets ``truncations``
+Illegal actions        ``raw_env`` raises :class:`~schnapsen_env.errors.IllegalActionError` and changes
+                       nothing; ``env()`` adds PettingZoo's ``TerminateIllegalWrapper``
+                       (``illegal_reward=-3``), ``AssertOutOfBoundsWrapper``, ``OrderEnforcingWrapper``
+Masks                  The mask of the agent to move equals the engine's legal actions; every other
+                       agent's mask, and every mask after the end, is all zeros (API.md)
+=====================  =============================================================================
+
+Version history: v0 (initial).
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+from gymnasium.utils import EzPickle
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from schnapsen_env import encoding
+from schnapsen_env.errors import InvalidPositionError
+from schnapsen_env.match import Match, score_hand
+from schnapsen_env.render import render_text
+from schnapsen_env.rules import PLAYERS, GameState, seat_of
+from schnapsen_env.ruleset import RuleSet
+
+ILLEGAL_REWARD = -3  # API.md: the largest single-hand loss
+EPISODES = ("hand", "match")
+REWARDS = ("match", "game_points")
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """``raw_env`` wrapped as PettingZoo's classic envs are (API.md): an illegal action ends the episode
+    with reward -3 for the offender, out-of-range actions assert, and the AEC call order is enforced."""
+    e = raw_env(**kwargs)
+    e = wrappers.TerminateIllegalWrapper(e, illegal_reward=ILLEGAL_REWARD)
+    e = wrappers.AssertOutOfBoundsWrapper(e)
+    e = wrappers.OrderEnforcingWrapper(e)
+    return e
+
+
+class raw_env(AECEnv, EzPickle):
+    """The Schnapsen AEC env without wrappers (see the module docstring for the spec).
+
+    Args:
+        ruleset: ``"schnapsen20"`` (default) or ``"sixtysix24"``.
+        episode: ``"hand"`` (default) or ``"match"`` (hands until ``match_target`` game points, R25).
+        reward: match episodes only: ``"match"`` (default, ±1 at the end) or ``"game_points"``.
+        render_mode: ``None``, ``"ansi"`` (``render()`` returns the text) or ``"human"`` (prints it).
+        render_reveal: show the opponent's hidden cards in renders (default False).
+        **knobs: any rule knob of RULES.md section 5, e.g. ``false_claim="mirror"``.
+
+    Raises:
+        RulesError: unknown ruleset, rule key or value.
+        ValueError: a bad ``episode``, ``reward`` or ``render_mode``.
+    """
+
+    metadata = {"render_modes": ["human", "ansi"], "name": "schnapsen_v0", "is_parallelizable": False,
+                "render_fps": 1}
+
+    def __init__(self, ruleset: str = "schnapsen20", episode: str = "hand", reward: str = "match",
+                 render_mode: str | None = None, render_reveal: bool = False, **knobs: Any) -> None:
+        EzPickle.__init__(self, ruleset=ruleset, episode=episode, reward=reward, render_mode=render_mode,
+                          render_reveal=render_reveal, **knobs)
+        super().__init__()
+        self.rules = RuleSet.make(ruleset, **knobs)
+        if episode not in EPISODES:
+            raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
+        if reward not in REWARDS:
+            raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got "
+                             f"{render_mode!r}")
+        self.episode = episode
+        self.reward_kind = reward
+        self.render_mode = render_mode
+        self.render_reveal = render_reveal
+        self.possible_agents = list(PLAYERS)
+        self.agents = list(PLAYERS)
+        self.action_names = list(self.rules.action_names)
+        n_actions = self.rules.n_actions
+        low, high = encoding.obs_bounds(self.rules)
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(low=low, high=high, dtype=np.float32),
+            "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8),
+        })
+        self.observation_spaces = {a: obs_space for a in PLAYERS}
+        self.action_spaces = {a: spaces.Discrete(n_actions) for a in PLAYERS}
+        s_high = np.concatenate([np.ones(4 * self.rules.n_cards, dtype=np.float32), high])
+        self.state_space = spaces.Box(low=np.zeros_like(s_high), high=s_high, dtype=np.float32)
+        self._rng = np.random.default_rng()
+        self._zero_mask = np.zeros(n_actions, dtype=np.int8)
+        self.game: GameState | None = None
+        self.match: Match | None = None
+
+    # ------------------------------------------------------------------ spaces
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # ------------------------------------------------------------------ reset
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        """Start a hand (or a match).
+
+        Args:
+            seed: seeds the env's ``numpy.random.Generator`` (shuffles and the dealer, R1).
+            options: ``None``, ``{"deck": [codes], "dealer": "player_0"|"player_1"}`` (R2; in match
+                episodes the first hand only) or ``{"position": {...}}`` (the engine's position dict).
+
+        Unknown option keys give a ``UserWarning`` and are ignored (PettingZoo's ``api_test`` passes one).
+
+        Raises:
+            ValueError: ``deck`` without ``dealer`` (or the reverse), or ``position`` together with them.
+            InvalidPositionError: a malformed deck or position.
+        """
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        options = options or {}
+        if not isinstance(options, dict):
+            raise ValueError(f"options must be a dict, got {type(options).__name__}")
+        unknown = sorted(set(options) - {"deck", "dealer", "position"})
+        if unknown:
+            # PettingZoo's api_test calls reset(options={"options": 1}) to check the signature, so unknown
+            # keys warn (naming them) instead of raising; malformed known keys raise below.
+            warnings.warn(f"reset() ignores unknown option key(s) {unknown}: expected {{'deck': [...], "
+                          "'dealer': ...} or {'position': {...}}", stacklevel=2)
+        if "position" in options and ("deck" in options or "dealer" in options):
+            raise ValueError("options take either 'position' or 'deck' with 'dealer', not both")
+        if ("deck" in options) != ("dealer" in options):
+            raise ValueError("options['deck'] needs options['dealer'] ('player_0' or 'player_1') and vice versa")
+        if "position" in options:
+            game = GameState.from_position(self.rules, options["position"])
+            if game.result is not None:
+                raise InvalidPositionError("options['position'] is a finished hand (result is set): nothing to play")
+        elif "deck" in options:
+            game = GameState.from_deck(self.rules, options["deck"], seat_of(options["dealer"], "dealer"))
+        else:
+            game = GameState.new_hand(self.rules, self._rng)
+        self.match = Match.from_state(self.rules, self._rng, game) if self.episode == "match" else None
+        self.game = game
+        self.agents = list(PLAYERS)
+        self.rewards = {a: 0 for a in self.agents}
+        self._cumulative_rewards = {a: 0 for a in self.agents}
+        self.terminations = {a: False for a in self.agents}
+        self.truncations = {a: False for a in self.agents}
+        self.infos = {a: self._public_info() for a in self.agents}
+        self.agent_selection = PLAYERS[game.to_move]
+
+    # ------------------------------------------------------------------ step
+    def step(self, action: int) -> None:
+        """Apply ``action`` for ``agent_selection``.
+
+        Raises:
+            IllegalActionError: the action is not legal (the state is unchanged).
+        """
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
+            self._was_dead_step(action)
+            return
+        game = self.game
+        game.step(action)  # raises IllegalActionError, leaving everything unchanged
+        self._cumulative_rewards[agent] = 0
+        self._clear_rewards()
+        result = game.result
+        if result is not None:
+            self._end_hand()
+        else:
+            self.agent_selection = PLAYERS[game.to_move]
+            self.infos = {a: self._public_info() for a in self.agents}
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    def _end_hand(self) -> None:
+        game = self.game
+        result = game.result
+        if self.match is None:
+            if result.winner is not None:
+                self.rewards[PLAYERS[result.winner]] = result.game_points
+                self.rewards[PLAYERS[1 - result.winner]] = -result.game_points
+            self._finish({"result": self._result_info()})
+            return
+        gained = self.match.finish_hand()
+        if self.reward_kind == "game_points":
+            for p in (0, 1):
+                self.rewards[PLAYERS[p]] = gained[p] - gained[1 - p]
+        if self.match.over:
+            w = self.match.winner
+            if self.reward_kind == "match":
+                self.rewards[PLAYERS[w]] = 1
+                self.rewards[PLAYERS[1 - w]] = -1
+            self._finish({"result": self._result_info(), "match_winner": PLAYERS[w]})
+            return
+        last = self._result_info()
+        self.game = self.match.next_hand()
+        self.agent_selection = PLAYERS[self.game.to_move]
+        self.infos = {a: {**self._public_info(), "last_hand": last} for a in self.agents}
+
+    def _finish(self, extra: dict) -> None:
+        self.terminations = {a: True for a in self.agents}
+        self.infos = {a: {**self._public_info(), **extra} for a in self.agents}
+
+    def _result_info(self) -> dict:
+        r = self.game.result
+        return {"winner": None if r.winner is None else PLAYERS[r.winner], "game_points": r.game_points,
+                "reason": r.reason}
+
+    def _public_info(self) -> dict:
+        g = self.game
+        info = {"points": {PLAYERS[p]: g.counted(p) for p in (0, 1)},
+                "tricks": {PLAYERS[p]: g.tricks[p] for p in (0, 1)}}
+        if self.match is not None:
+            info["match_points"] = {PLAYERS[p]: self.match.points[p] for p in (0, 1)}
+            info["carry"] = self.match.carry
+        return info
+
+    # ------------------------------------------------------------------ observe
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        """``{"observation": float32 (obs_size,), "action_mask": int8 (n_actions,)}`` for ``agent``."""
+        seat = seat_of(agent, "agent")
+        game = self.game
+        obs = encoding.observation(game, seat)
+        if game.result is None and game.to_move == seat and not self.terminations[agent]:
+            mask = game.action_mask()
+        else:
+            mask = self._zero_mask.copy()
+        return {"observation": obs, "action_mask": mask}
+
+    def state(self) -> np.ndarray:
+        """Omniscient state vector, float32 ``(state_size,)`` (see :mod:`schnapsen_env.encoding`)."""
+        return encoding.state_vector(self.game)
+
+    def position(self) -> dict[str, Any]:
+        """The engine's position dict of the current hand (with ``points``, ``tricks``, ``result``)."""
+        return self.game.position()
+
+    # ------------------------------------------------------------------ render
+    def render(self) -> str | None:
+        """Text table seen by the agent to move (``render_reveal`` shows hidden cards)."""
+        if self.render_mode is None:
+            gymnasium.logger.warn("You are calling render method without specifying any render mode.")
+            return None
+        viewer = seat_of(self.agent_selection, "agent")
+        text = render_text(self.game, viewer, reveal=self.render_reveal)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass

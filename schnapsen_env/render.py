@@ -1,0 +1,74 @@
+"""Text rendering of a hand seen by one player (suit symbols, hand, table, stock, turn-up, scores).
+
+The opponent's hidden cards are shown only with ``reveal=True``; cards the opponent made
+public (R27: a shown marriage partner, the old turn-up taken by an exchange) are always shown.
+"""
+
+from __future__ import annotations
+
+from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS, iter_bits
+from schnapsen_env.rules import PLAYERS, GameState
+
+
+def card_text(code: str) -> str:
+    """``"TH"`` -> ``"10♥"``."""
+    rank = "10" if code[0] == "T" else code[0]
+    return rank + SUIT_SYMBOLS[SUIT_LETTERS.index(code[1])]
+
+
+def render_text(s: GameState, viewer: int, reveal: bool = False) -> str:
+    """A compact multi-line table of ``s`` as ``viewer`` (seat 0/1) sees it.
+
+    Args:
+        s: the game state.
+        viewer: seat whose hand is shown.
+        reveal: also show the opponent's hidden cards and the face-down stock order.
+    """
+    d = s.deck
+    codes = d.codes
+    opp = 1 - viewer
+
+    def cards(mask: int) -> str:
+        return " ".join(card_text(codes[c]) for c in iter_bits(mask)) or "-"
+
+    trump = SUIT_SYMBOLS[s.trump]
+    if s.stock:
+        state = "closed" if s.closed_by >= 0 else "open"
+        stock = f"{len(s.stock)} cards ({state}), turn-up {card_text(codes[s.stock[-1]])}"
+        if reveal:
+            stock += " | order: " + " ".join(card_text(codes[c]) for c in s.stock)
+    else:
+        stock = "exhausted"
+    if reveal:
+        opp_hand = cards(s.hands[opp])
+    else:
+        hidden = s.hands[opp] & ~s.known[opp]
+        opp_hand = " ".join([card_text(codes[c]) for c in iter_bits(s.known[opp])] + ["??"] * hidden.bit_count())
+    table = card_text(codes[s.table]) + f" (led by {PLAYERS[s.leader]})" if s.table >= 0 else "-"
+    lines = [
+        f"{s.rules.name}  trump {trump}  trick {min(s.trick_number, s.rules.n_tricks)}/{s.rules.n_tricks}  "
+        f"stock: {stock}",
+        f"  {PLAYERS[opp]:9} (opponent): {opp_hand:32} points {s.counted(opp):3}  tricks {s.tricks[opp]}",
+        f"  table: {table}",
+        f"  {PLAYERS[viewer]:9} (you)     : {cards(s.hands[viewer]):32} points {s.counted(viewer):3}  "
+        f"tricks {s.tricks[viewer]}",
+    ]
+    extra = []
+    for p in (viewer, opp):
+        pend = s.pending_marriage_points(p)
+        if pend:
+            extra.append(f"{PLAYERS[p]} pending marriage {pend}")
+    if s.closed_by >= 0:
+        extra.append(f"closed by {PLAYERS[s.closed_by]}, snapshot {s.closing_snapshot}")
+    if any(s.match_points) or s.carry:
+        extra.append(f"match {s.match_points[viewer]}-{s.match_points[opp]} (you-opponent)"
+                     + (f", carry {s.carry}" if s.carry else ""))
+    if s.result is not None:
+        w = s.result.winner
+        who = "nobody (tie)" if w is None else PLAYERS[w]
+        extra.append(f"hand over: {who} wins {s.result.game_points} game point(s), reason {s.result.reason}")
+    elif s.to_move == viewer:
+        extra.append("your move: " + ", ".join(s.legal_action_names()))
+    else:
+        extra.append(f"{PLAYERS[opp]} to move")
+    return "\n".join(lines + ["  " + e for e in extra])
