@@ -1,0 +1,36 @@
+"""Agents from random play to strong search, all behind one protocol: ``act(observation_dict) -> int``.
+
+Build one by name with :func:`make_agent`.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Callable
+
+from agents.base import Agent, legal_ids
+from agents.random_agent import RandomAgent
+
+_REGISTRY: dict[str, Callable[..., Any]] = {
+    "random": RandomAgent,
+}
+
+
+def agent_names() -> list[str]:
+    """Names accepted by :func:`make_agent`."""
+    return sorted(_REGISTRY)
+
+
+def make_agent(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
+    """Build an agent by name, e.g. ``make_agent("random", seed=0)``.
+
+    Raises:
+        ValueError: an unknown name; the message lists the valid names.
+    """
+    try:
+        factory = _REGISTRY[name]
+    except (KeyError, TypeError):
+        raise ValueError(f"unknown agent {name!r}: expected one of {agent_names()}") from None
+    return factory(seed=seed, **kwargs)
+
+
+__all__ = ["Agent", "RandomAgent", "agent_names", "legal_ids", "make_agent"]

@@ -15,3 +15,14 @@ __all__ = [
     "DECK20", "DECK24", "Deck", "GameState", "IllegalActionError", "InvalidPositionError", "PLAYERS", "RULESETS",
     "Rank", "Result", "RuleSet", "RulesError", "Suit", "Trick", "game_value",
 ]
+
+
+def _register() -> None:
+    import gymnasium
+
+    if "schnapsen_env/Schnapsen-v0" not in gymnasium.registry:
+        gymnasium.register(id="schnapsen_env/Schnapsen-v0", entry_point="schnapsen_env.gym_env:SchnapsenGymEnv",
+                           disable_env_checker=False)
+
+
+_register()

@@ -124,47 +124,35 @@ def _planes_int(s: GameState, me: int) -> int:
     return out
 
 
-def _scalars(s: GameState, me: int, out: np.ndarray) -> None:
+def _scalars(s: GameState, me: int) -> list[float]:
+    """The 35 scalar entries (module docstring, ``trump`` .. ``match``) as a list."""
     rules = s.rules
     n_tricks = rules.n_tricks
     opp = 1 - me
-    i = 0
-    out[i + s.trump] = 1.0
-    i += 4
-    out[i] = len(s.stock) / (rules.n_cards - 2 * rules.hand_size)
-    i += 1
+    trump = [0.0, 0.0, 0.0, 0.0]
+    trump[s.trump] = 1.0
     if s.closed_by >= 0:
-        out[i] = 1.0
-        out[i + 1 + (0 if s.closed_by == me else 1)] = 1.0
-        out[i + 3] = s.closing_snapshot[0] / 66.0
-        out[i + 4] = s.closing_snapshot[1] / n_tricks
-    i += 5
-    out[i] = s.counted(me) / 66.0
-    out[i + 1] = s.counted(opp) / 66.0
-    out[i + 2] = s.tricks[me] / n_tricks
-    out[i + 3] = s.tricks[opp] / n_tricks
-    out[i + 4] = s.pending_marriage_points(me) / 40.0
-    out[i + 5] = s.pending_marriage_points(opp) / 40.0
-    i += 6
-    for k, seat in ((0, me), (4, opp)):
-        ms = s.marriage_suits[seat]
-        for su in range(4):
-            if ms >> su & 1:
-                out[i + k + su] = 1.0
-    i += 8
+        mine = s.closed_by == me
+        closing = [1.0, float(mine), float(not mine), s.closing_snapshot[0] / 66.0,
+                   s.closing_snapshot[1] / n_tricks]
+    else:
+        closing = [0.0, 0.0, 0.0, 0.0, 0.0]
+    ms_me, ms_opp = s.marriage_suits[me], s.marriage_suits[opp]
+    announced = [0.0, 0.0, 0.0, 0.0]
+    exchanged = 0.0
     if s.leader == me:
-        out[i] = float(s.exchanged)
+        exchanged = float(s.exchanged)
         if s.announced >= 0:
-            out[i + 1 + s.announced] = 1.0
-    i += 5
-    out[i] = float(s.leader == me)
-    out[i + 1] = float(s.dealer == me)
-    out[i + 2] = len(s.history) / n_tricks
-    i += 3
+            announced[s.announced] = 1.0
     target = rules.match_target
-    out[i] = s.match_points[me] / target
-    out[i + 1] = s.match_points[opp] / target
-    out[i + 2] = s.carry / target
+    return (trump + [len(s.stock) / (rules.n_cards - 2 * rules.hand_size)] + closing + [
+        s.counted(me) / 66.0, s.counted(opp) / 66.0, s.tricks[me] / n_tricks, s.tricks[opp] / n_tricks,
+        s.pending_marriage_points(me) / 40.0, s.pending_marriage_points(opp) / 40.0,
+        float(ms_me & 1), float(ms_me >> 1 & 1), float(ms_me >> 2 & 1), float(ms_me >> 3 & 1),
+        float(ms_opp & 1), float(ms_opp >> 1 & 1), float(ms_opp >> 2 & 1), float(ms_opp >> 3 & 1),
+        exchanged] + announced + [
+        float(s.leader == me), float(s.dealer == me), len(s.history) / n_tricks,
+        s.match_points[me] / target, s.match_points[opp] / target, s.carry / target])
 
 
 def observation(s: GameState, seat: int) -> np.ndarray:
@@ -175,10 +163,10 @@ def observation(s: GameState, seat: int) -> np.ndarray:
     """
     n_planes = len(PLANES) * s.deck.size
     nbytes = (n_planes + 7) // 8
-    out = np.zeros(n_planes + _N_SCALARS, dtype=np.float32)
+    out = np.empty(n_planes + _N_SCALARS, dtype=np.float32)
     bits = _BIT_TABLE[np.frombuffer(_planes_int(s, seat).to_bytes(nbytes, "little"), dtype=np.uint8)]
     out[:n_planes] = bits.reshape(-1)[:n_planes]
-    _scalars(s, seat, out[n_planes:])
+    out[n_planes:] = _scalars(s, seat)
     return out
 
 
@@ -197,9 +185,7 @@ def observations_into(states: list[GameState], seats: np.ndarray, out: np.ndarra
     raw = b"".join(_planes_int(s, int(p)).to_bytes(nbytes, "little") for s, p in zip(states, seats))
     bits = _BIT_TABLE[np.frombuffer(raw, dtype=np.uint8)].reshape(len(states), nbytes * 8)
     out[:, :n_planes] = bits[:, :n_planes]
-    out[:, n_planes:] = 0.0
-    for i, s in enumerate(states):
-        _scalars(s, int(seats[i]), out[i, n_planes:])
+    out[:, n_planes:] = [_scalars(s, int(p)) for s, p in zip(states, seats)]
 
 
 def state_vector(s: GameState) -> np.ndarray:
