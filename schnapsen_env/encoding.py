@@ -151,7 +151,7 @@ def _scalars(s: GameState, me: int) -> list[float]:
         float(ms_me & 1), float(ms_me >> 1 & 1), float(ms_me >> 2 & 1), float(ms_me >> 3 & 1),
         float(ms_opp & 1), float(ms_opp >> 1 & 1), float(ms_opp >> 2 & 1), float(ms_opp >> 3 & 1),
         exchanged] + announced + [
-        float(s.leader == me), float(s.dealer == me), len(s.history) / n_tricks,
+        float(s.leader == me), float(s.dealer == me), (s.tricks[0] + s.tricks[1]) / n_tricks,
         s.match_points[me] / target, s.match_points[opp] / target, s.carry / target])
 
 

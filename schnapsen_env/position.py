@@ -194,12 +194,18 @@ def load_position(s: GameState, pos: Any) -> GameState:
                 raise _bad(f"history[{k}] is led by {t['leader']}, but {PLAYERS[prev_winner]} won the trick "
                            "before (R6)")
             prev_winner = tw
-            won_by[tw] |= (1 << lead) | (1 << follow)
+            both = (1 << lead) | (1 << follow)
+            if (won_by[0] | won_by[1]) & both or lead == follow:
+                raise _bad(f"history[{k}] repeats a card played in an earlier trick")
+            won_by[tw] |= both
             history.append(Trick(tl, lead, follow, tw))
+        # history lists the most recent tricks: all of them, or (after loading a position without history
+        # and playing on) the ones played since; its cards must lie in the winners' won piles.
+        complete = len(history) == (len(won[0]) + len(won[1])) // 2
         for p in (0, 1):
-            if won_by[p] != _mask(won[p]):
+            if (won_by[p] != _mask(won[p])) if complete else (won_by[p] & ~_mask(won[p])):
                 raise _bad(f"history does not agree with won[{PLAYERS[p]!r}]: history gives "
-                           f"{d.codes_of(won_by[p])}")
+                           f"{d.codes_of(won_by[p])} to {PLAYERS[p]}, won holds {d.codes_of(_mask(won[p]))}")
         if history and history[-1].winner != leader:
             raise _bad(f"leader is {PLAYERS[leader]}, but the last trick in history was won by "
                        f"{PLAYERS[history[-1].winner]}")

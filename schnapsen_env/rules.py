@@ -101,7 +101,8 @@ class GameState:
     * ``announced``: suit announced this turn whose card is not yet led, or -1.
     * ``exchanged``: the player to lead exchanged earlier this turn.
     * ``known``: per seat, bit mask of that seat's hand cards the other player knows (R27).
-    * ``history``: list of :class:`Trick`. ``result``: :class:`Result` or None.
+    * ``history``: list of :class:`Trick`, the most recent tricks (all of them unless the state was loaded
+      from a position without ``history``; count tricks with ``tricks``). ``result``: :class:`Result` or None.
     * ``match_points``: game points of each seat before this hand; ``carry``: tie carry (R66-10).
     """
 
@@ -241,7 +242,7 @@ class GameState:
     @property
     def trick_number(self) -> int:
         """1-based number of the trick being played."""
-        return len(self.history) + 1
+        return self.tricks[0] + self.tricks[1] + 1
 
     # ------------------------------------------------------------------ legality
     def legal_mask(self) -> int:
@@ -269,7 +270,7 @@ class GameState:
         n = d.size
         claim = 0
         if rules.claim_mode == "manual":  # R21
-            if (self.announced >= 0 or self.history) and (  # W2 / W1 (R20)
+            if (self.announced >= 0 or self.tricks[0] + self.tricks[1]) and (  # W2 / W1 (R20)
                     rules.false_claim != "reject" or self.counted(me) >= CLAIM_TARGET):  # R21a
                 claim = 1 << (n + 6)
         if self.announced >= 0:
@@ -294,7 +295,7 @@ class GameState:
     def _marriage_window_open(self) -> bool:
         """May the leader announce a marriage on this lead? (R13, R66-6, knobs of section 5)."""
         rules = self.rules
-        trick_no = len(self.history) + 1
+        trick_no = self.tricks[0] + self.tricks[1] + 1  # not len(history): a loaded position may lack it
         if trick_no == 1 and not rules.marriage_on_opening_lead:
             return False
         window = rules.marriage_window
