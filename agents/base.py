@@ -33,3 +33,29 @@ def legal_ids(observation: dict) -> np.ndarray:
     if ids.size == 0:
         raise ValueError("the action mask has no legal action: this agent is not to move")
     return ids
+
+
+def resolve_rules(rules, observation: dict | None = None):
+    """The :class:`RuleSet` an agent plays under.
+
+    Args:
+        rules: a RuleSet, a ruleset name, or None (then inferred from the observation's length with the
+            ruleset's default knobs: 255 entries is ``schnapsen20``, 299 is ``sixtysix24``).
+        observation: the env's observation dict (needed when ``rules`` is None).
+
+    Raises:
+        ValueError: ``rules`` is None and the observation length matches neither ruleset.
+    """
+    from schnapsen_env.encoding import obs_size
+    from schnapsen_env.ruleset import RuleSet
+
+    if isinstance(rules, RuleSet):
+        return rules
+    if isinstance(rules, str):
+        return RuleSet.make(rules)
+    size = np.asarray(observation["observation"]).shape[-1]
+    for name in ("schnapsen20", "sixtysix24"):
+        r = RuleSet.make(name)
+        if obs_size(r) == size:
+            return r
+    raise ValueError(f"cannot infer the ruleset from an observation of length {size}: pass rules=")

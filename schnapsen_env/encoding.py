@@ -115,7 +115,7 @@ def _planes_int(s: GameState, me: int) -> int:
     table = (1 << s.table) if s.table >= 0 else 0
     opp_known = s.known[opp]
     hand = s.hands[me]
-    unseen = s.deck.full & ~(hand | turn_up | lead[0] | lead[1] | follow[0] | follow[1] | table | opp_known)
+    unseen = s.deck.full & ~(hand | turn_up | s.won[0] | s.won[1] | table | opp_known)
     planes = (hand, turn_up, lead[me], follow[me], lead[opp], follow[opp], table, opp_known, unseen,
               s.won[me], s.won[opp])
     out = 0

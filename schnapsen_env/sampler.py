@@ -1,0 +1,133 @@
+"""Determinisation: complete positions consistent with one player's observation.
+
+A search agent that sees only its observation (RULES.md R27) needs full states to search:
+:func:`sample_states` deals the cards the observer has not seen (the ``unseen`` plane) uniformly
+at random between the opponent's hand and the face-down stock, keeping every card the opponent
+made public (``opp_known``: a shown marriage partner, the old turn-up taken by an exchange, the
+turn-up drawn at the last open trick) in the opponent's hand, and the turn-up under the stock.
+
+In the sampled :class:`GameState` the observer is seat 0 and the opponent seat 1. The history of
+completed tricks is not rebuilt (the observation does not pair leads with follows); trick counts,
+points, marriages, the closing snapshot and the turn state are exact.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from schnapsen_env.encoding import layout
+from schnapsen_env.errors import InvalidPositionError
+from schnapsen_env.rules import GameState
+from schnapsen_env.ruleset import RuleSet
+
+
+def _plane_mask(plane: np.ndarray) -> int:
+    m = 0
+    for i in np.flatnonzero(plane > 0.5).tolist():
+        m |= 1 << i
+    return m
+
+
+class Determinizer:
+    """Parses one observation once, then samples consistent states cheaply.
+
+    Args:
+        observation: the observation vector of the player to move (float32, ``(obs_size,)``), or the
+            env's observation dict (its ``"observation"`` entry is used).
+        rules: the rule set the observation was made under.
+
+    Raises:
+        InvalidPositionError: the observation's card counts are inconsistent (e.g. the unseen cards do
+            not fill the opponent's hand and the face-down stock).
+    """
+
+    def __init__(self, observation, rules: RuleSet) -> None:
+        if isinstance(observation, dict):
+            observation = observation["observation"]
+        obs = np.asarray(observation, dtype=np.float32)
+        lay = layout(rules)
+        if obs.shape != (lay["match"].stop,):
+            raise InvalidPositionError(f"observation must have shape ({lay['match'].stop},), got {obs.shape}")
+        self.rules = rules
+        d = rules.deck
+        self.hand = _plane_mask(obs[lay["hand"]])
+        turn_up = _plane_mask(obs[lay["turn_up"]])
+        self.table = _plane_mask(obs[lay["table"]])
+        self.opp_known = _plane_mask(obs[lay["opp_known"]])
+        self.unseen = _plane_mask(obs[lay["unseen"]])
+        self.me_won = _plane_mask(obs[lay["me_won"]])
+        self.opp_won = _plane_mask(obs[lay["opp_won"]])
+        self.trump = int(np.argmax(obs[lay["trump"]]))
+        stock_full = rules.n_cards - 2 * rules.hand_size
+        self.stock_size = int(round(float(obs[lay["stock_size"]][0]) * stock_full))
+        self.turn_up = turn_up.bit_length() - 1 if turn_up else -1
+        closed = obs[lay["closed"]][0] > 0.5
+        closer = obs[lay["closer"]]
+        self.closed_by = (0 if closer[0] > 0.5 else 1) if closed else -1
+        snap = obs[lay["snapshot"]]
+        self.snapshot = (int(round(snap[0] * 66)), int(round(snap[1] * rules.n_tricks))) if closed else None
+        n_tricks = rules.n_tricks
+        tr = obs[lay["tricks"]]
+        self.tricks = [int(round(tr[0] * n_tricks)), int(round(tr[1] * n_tricks))]
+        mar = obs[lay["marriages"]]
+        self.marriage_suits = [sum(1 << k for k in range(4) if mar[k] > 0.5),
+                               sum(1 << k for k in range(4) if mar[4 + k] > 0.5)]
+        self.exchanged = bool(obs[lay["exchanged"]][0] > 0.5)
+        ann = obs[lay["announced"]]
+        self.announced = int(np.argmax(ann)) if ann.max() > 0.5 else -1
+        self.leader = 0 if obs[lay["leader"]][0] > 0.5 else 1
+        self.dealer = 0 if obs[lay["dealer"]][0] > 0.5 else 1
+        m = obs[lay["match"]]
+        target = rules.match_target
+        self.match_points = [int(round(m[0] * target)), int(round(m[1] * target))]
+        self.carry = int(round(m[2] * target))
+        # Opponent hand size: equal to mine, one fewer if it led the card on the table.
+        n_mine = self.hand.bit_count()
+        self.opp_size = n_mine - 1 if self.table and self.leader == 1 else n_mine
+        self.opp_hidden = self.opp_size - self.opp_known.bit_count()
+        face_down = self.stock_size - 1 if self.stock_size else 0
+        if self.opp_hidden < 0 or self.unseen.bit_count() != self.opp_hidden + face_down:
+            raise InvalidPositionError(
+                f"inconsistent observation: {self.unseen.bit_count()} unseen cards, but the opponent hides "
+                f"{self.opp_hidden} and the stock has {face_down} face-down cards")
+        self._unseen_ids = np.array([i for i in range(d.size) if self.unseen >> i & 1], dtype=np.int64)
+        self._card_points = [d.mask_points(self.me_won), d.mask_points(self.opp_won)]
+        self._marriage_points = [sum((40 if s == self.trump else 20) for s in range(4) if ms >> s & 1)
+                                 for ms in self.marriage_suits]
+
+    def sample(self, rng: np.random.Generator) -> GameState:
+        """One complete state consistent with the observation (observer = seat 0), uniform over the
+        ways to place the unseen cards."""
+        perm = rng.permutation(self._unseen_ids).tolist()
+        k = self.opp_hidden
+        opp = self.opp_known
+        for c in perm[:k]:
+            opp |= 1 << c
+        s = GameState(self.rules)
+        s.hands = [self.hand, opp]
+        s.won = [self.me_won, self.opp_won]
+        s.card_points = list(self._card_points)
+        s.tricks = list(self.tricks)
+        s.marriage_points = list(self._marriage_points)
+        s.marriage_suits = list(self.marriage_suits)
+        s.stock = tuple(perm[k:]) + ((self.turn_up,) if self.stock_size else ())
+        s.trump = self.trump
+        s.leader = self.leader
+        s.table = self.table.bit_length() - 1 if self.table else -1
+        s.to_move = 1 - self.leader if self.table else self.leader
+        s.dealer = self.dealer
+        s.closed_by = self.closed_by
+        s.closing_snapshot = self.snapshot
+        s.announced = self.announced
+        s.exchanged = self.exchanged
+        s.known = [0, self.opp_known]
+        s.match_points = list(self.match_points)
+        s.carry = self.carry
+        s._exchange_card = self.rules.deck.card(self.trump, self.rules.exchange_rank_index)
+        return s
+
+
+def sample_states(observation, rules: RuleSet, rng: np.random.Generator, n: int) -> list[GameState]:
+    """``n`` independent determinisations of ``observation`` (see :class:`Determinizer`)."""
+    det = Determinizer(observation, rules)
+    return [det.sample(rng) for _ in range(n)]
