@@ -8,10 +8,16 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from agents.base import Agent, legal_ids
+from agents.heuristic import HeuristicAgent
+from agents.pimc import PIMCAgent
 from agents.random_agent import RandomAgent
+from agents.rollout import RolloutAgent
 
 _REGISTRY: dict[str, Callable[..., Any]] = {
     "random": RandomAgent,
+    "heuristic": HeuristicAgent,
+    "rollout": RolloutAgent,
+    "pimc": PIMCAgent,
 }
 
 
@@ -33,4 +39,5 @@ def make_agent(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
     return factory(seed=seed, **kwargs)
 
 
-__all__ = ["Agent", "RandomAgent", "agent_names", "legal_ids", "make_agent"]
+__all__ = ["Agent", "HeuristicAgent", "PIMCAgent", "RandomAgent", "RolloutAgent", "agent_names", "legal_ids",
+           "make_agent"]

@@ -64,6 +64,8 @@ SCALARS = (("trump", 4), ("stock_size", 1), ("closed", 1), ("closer", 2), ("snap
            ("tricks", 2), ("pending", 2), ("marriages", 8), ("exchanged", 1), ("announced", 4), ("leader", 1),
            ("dealer", 1), ("trick", 1), ("match", 3))
 _N_SCALARS = sum(k for _, k in SCALARS)
+#: Bumped whenever the observation layout changes; checkpoints store it and refuse a mismatch.
+LAYOUT_VERSION = 1
 
 
 def obs_size(rules: RuleSet) -> int:
@@ -88,6 +90,12 @@ def layout(rules: RuleSet) -> dict[str, slice]:
         out[name] = slice(i, i + k)
         i += k
     return out
+
+
+def layout_signature(rules: RuleSet) -> dict:
+    """JSON-compatible description of the layout, stored in checkpoints to refuse a mismatch."""
+    return {"version": LAYOUT_VERSION, "ruleset": rules.name, "obs_size": obs_size(rules),
+            "slices": [[name, sl.start, sl.stop] for name, sl in layout(rules).items()]}
 
 
 def obs_bounds(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:

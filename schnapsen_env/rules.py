@@ -375,6 +375,7 @@ class GameState:
                 self.hands[me] &= ~bit
                 self.known[me] &= ~bit
                 self.announced = -1
+                self.exchanged = False  # the turn ends with the lead (R3)
                 self.table = action
                 self.to_move = 1 - me
             else:

@@ -137,6 +137,34 @@ class SchnapsenVectorEnv:
         self._refresh(range(self.num_envs))
         return self.obs, self.masks, self.to_move, rewards, dones, {"results": results}
 
+    def get_state(self) -> dict:
+        """JSON-compatible snapshot of every slot (position dicts and generator states), for checkpoints."""
+        return {"positions": [g.position() for g in self.games],
+                "rng_states": [rng.bit_generator.state for rng in self._rngs]}
+
+    def set_state(self, state: dict):
+        """Restore :meth:`get_state` output; returns ``(obs, masks, to_move)``.
+
+        Raises:
+            ValueError: the snapshot has another number of slots. InvalidPositionError: a bad position.
+        """
+        positions, rng_states = state["positions"], state["rng_states"]
+        if len(positions) != self.num_envs or len(rng_states) != self.num_envs:
+            raise ValueError(f"snapshot has {len(positions)} slots, this env has {self.num_envs}")
+        self.games = [GameState.from_position(self.rules, p) for p in positions]
+        self._rngs = []
+        for st in rng_states:
+            rng = np.random.default_rng()
+            rng.bit_generator.state = st
+            self._rngs.append(rng)
+        self.last_results = [None] * self.num_envs
+        self._refresh(range(self.num_envs))
+        return self.obs, self.masks, self.to_move
+
+    def states_row(self, i: int) -> np.ndarray:
+        """Omniscient state vector of slot ``i``: float32 ``(state_size,)``."""
+        return encoding.state_vector(self.games[i])
+
     def states(self) -> np.ndarray:
         """Omniscient state vectors of all slots: float32 ``(N, state_size)`` (centralised critics)."""
         return np.stack([encoding.state_vector(g) for g in self.games])

@@ -1,0 +1,244 @@
+"""``HeuristicAgent``: the rules of thumb of a club player, read off the observation only."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from agents.base import legal_ids
+from schnapsen_env.cards import DECK20, DECK24, Deck, iter_bits
+from schnapsen_env.encoding import PLANES, SCALARS
+
+CLAIM_TARGET = 66  # R20
+#: Card points credited for the opponent's card in every trick counted as a sure win by the close rule (a jack).
+CLOSE_OPP_CARD_POINTS = 2
+
+
+def _offsets(n_cards: int) -> dict[str, int]:
+    """Start index of every slice of the observation layout (:mod:`schnapsen_env.encoding`)."""
+    out = {}
+    i = 0
+    for name in PLANES:
+        out[name] = i
+        i += n_cards
+    for name, k in SCALARS:
+        out[name] = i
+        i += k
+    return out
+
+
+_LAYOUT = {20: (DECK20, _offsets(20)), 24: (DECK24, _offsets(24))}
+
+
+def _bits(plane: np.ndarray) -> int:
+    """Bit mask of the set entries of a 0/1 card plane."""
+    m = 0
+    for i in np.flatnonzero(plane > 0.5).tolist():
+        m |= 1 << i
+    return m
+
+
+class _View:
+    """The parts of one observation the heuristic reads (cards as bit masks, points in card points)."""
+
+    __slots__ = ("deck", "hand", "table", "unseen", "gone", "trump", "strict", "me_points", "me_tricks",
+                 "me_pending")
+
+    def __init__(self, obs: np.ndarray) -> None:
+        n = (obs.shape[-1] - sum(k for _, k in SCALARS)) // len(PLANES)
+        if n not in _LAYOUT:
+            raise ValueError(f"cannot read an observation of length {obs.shape[-1]}: expected 255 or 299 entries")
+        deck, off = _LAYOUT[n]
+        self.deck: Deck = deck
+        self.hand = _bits(obs[off["hand"]:off["hand"] + n])
+        table = _bits(obs[off["table"]:off["table"] + n])
+        self.table = table.bit_length() - 1 if table else -1
+        self.unseen = _bits(obs[off["unseen"]:off["unseen"] + n])
+        self.gone = _bits(obs[off["me_won"]:off["me_won"] + n]) | _bits(obs[off["opp_won"]:off["opp_won"] + n])
+        self.trump = int(np.argmax(obs[off["trump"]:off["trump"] + 4]))
+        # STRICT phase (R10, R11): closed, or no card left in the stock (stock_size is frozen at closing)
+        self.strict = bool(obs[off["closed"]] > 0.5) or float(obs[off["stock_size"]]) < 1e-6
+        self.me_points = int(round(float(obs[off["points"]]) * 66))
+        self.me_tricks = int(round(float(obs[off["tricks"]]) * (n // 2)))
+        self.me_pending = int(round(float(obs[off["pending"]]) * 40))  # 0 once I have a trick (R14)
+
+
+class HeuristicAgent:
+    """Plays the rules of thumb of a club player, in this order of priority.
+
+    1. **Claim** as soon as the claim action is legal and my counted points are at least 66 (under the default
+       ``false_claim="reject"`` the action is only offered when the claim is correct; under other knobs the agent
+       checks its counted points itself, which the observation holds exactly).
+    2. **Exchange** the trump jack (nine in ``sixtysix24``) for the turn-up whenever it is allowed (R15–R17).
+    3. **Close** (R18) when the stock is open, closing is legal and closing makes 66 likely: my counted points,
+       plus the marriage points I can announce now, plus my pending marriage points (they count once I take a
+       trick), plus, for each *sure winner* in my hand, its card points and 2 more (a jack, a cheap guess for the
+       opponent's card) reach 66. A sure winner is a trump such that every higher trump is in my hand or already
+       played, or a non-trump card such that every higher card of its suit is in my hand or played (after the
+       close the opponent must follow suit, R10, so it loses such a trick only by trumping when void).
+    4. **Announce a marriage** whenever one is legal, the trump marriage (40) before the others (20). After
+       announcing, lead the queen while the stock is open (the cheaper card to lose) and the king in the STRICT
+       phase (the likelier winner).
+    5. **Lead** (stock open): the lowest non-trump card, not breaking a K–Q pair and not a ten whose ace is still
+       out; keep trumps. With only trumps, the lowest trump. **Lead** (STRICT phase): a sure winner (trumps
+       first, to draw the opponent's trumps; the most points first), else the lowest card.
+    6. **Follow** (stock open, R9, any card allowed): if taking the trick brings me to 66, take it as cheaply as
+       possible. If a ten or an ace is led, take it with a higher card of its suit, or else (when it is not a
+       trump) with my lowest trump. Otherwise discard my lowest non-trump (not breaking a K–Q pair when I can
+       avoid it); with only trumps, the lowest trump.
+    7. **Follow** (STRICT phase, R10/R11: the mask already enforces following suit, heading and trumping):
+       win with the cheapest winning card, else throw the lowest card.
+
+    Ties between cards of equal points go to the lower card id. Only the observation is read (decoded with the
+    layout of :mod:`schnapsen_env.encoding`); the agent is deterministic, the seed is kept for the protocol.
+
+    Args:
+        rules: accepted for the common constructor signature; the agent reads the deck size from the
+            observation length and never needs the other knobs.
+        seed: seed of the agent's ``numpy.random.Generator`` (unused: the rules above decide every move).
+    """
+
+    name = "heuristic"
+
+    def __init__(self, rules=None, seed: int | None = None) -> None:
+        self.rules = rules
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self) -> None:
+        pass
+
+    # ------------------------------------------------------------------ helpers
+    @staticmethod
+    def _cheapest(d: Deck, cards: int) -> int:
+        """Card of a non-empty set with the fewest points (lowest id on ties)."""
+        return min(iter_bits(cards), key=lambda c: (d.points[c], c))
+
+    @staticmethod
+    def _beats(d: Deck, trump: int, lead: int, follow: int) -> bool:
+        """Does ``follow`` win the trick led by ``lead`` (R6)?"""
+        if d.suit[lead] == d.suit[follow]:
+            return d.rank[follow] < d.rank[lead]
+        return d.suit[follow] == trump
+
+    @staticmethod
+    def _pairs(d: Deck, hand: int) -> int:
+        """Kings and queens of my hand that form a marriage pair."""
+        out = 0
+        for s in range(4):
+            kq = (1 << d.card(s, 2)) | (1 << d.card(s, 3))
+            if hand & kq == kq:
+                out |= kq
+        return out
+
+    @staticmethod
+    def _sure_winners(v: _View) -> int:
+        """Cards of my hand that win when led in the STRICT phase (see rule 3 of the class docstring)."""
+        d = v.deck
+        out = 0
+        mine_or_gone = v.hand | v.gone
+        for c in iter_bits(v.hand):
+            if d.higher[c] & ~mine_or_gone == 0:
+                out |= 1 << c
+        return out
+
+    # ------------------------------------------------------------------ act
+    def act(self, observation: dict) -> int:
+        """A legal action id chosen by the rules of the class docstring."""
+        legal = legal_ids(observation)
+        if legal.size == 1:
+            return int(legal[0])
+        v = _View(np.asarray(observation["observation"], dtype=np.float32))
+        d = v.deck
+        n = d.size
+        mask = 0
+        for a in legal.tolist():
+            mask |= 1 << a
+        marriage, exchange, close, claim = n, n + 4, n + 5, n + 6
+        cards = mask & d.full
+        # 1. claim
+        if mask >> claim & 1 and v.me_points >= CLAIM_TARGET:
+            return claim
+        if v.table >= 0:
+            return self._follow(v, cards)
+        # 2. exchange
+        if mask >> exchange & 1:
+            return exchange
+        marriages = [s for s in range(4) if mask >> (marriage + s) & 1]
+        # 3. close
+        if mask >> close & 1:
+            best_marriage = max((40 if s == v.trump else 20) for s in marriages) if marriages else 0
+            sure = self._sure_winners(v)
+            n_sure = sure.bit_count()
+            estimate = (v.me_points + best_marriage + v.me_pending
+                        + d.mask_points(sure) + CLOSE_OPP_CARD_POINTS * n_sure)
+            if n_sure and estimate >= CLAIM_TARGET:
+                return close
+        # 4. marriages
+        if marriages:
+            s = v.trump if v.trump in marriages else marriages[0]
+            return marriage + s
+        if not cards:
+            return int(legal[0])
+        if cards & (cards - 1) == 0:  # a single card to lead
+            return cards.bit_length() - 1
+        return self._lead(v, cards)
+
+    def _lead(self, v: _View, cards: int) -> int:
+        d = v.deck
+        trumps = cards & d.suit_mask[v.trump]
+        kq = cards & self._pairs(d, cards)
+        if kq == cards and kq.bit_count() == 2:  # after announcing: only the K and Q of that suit
+            q = [c for c in iter_bits(cards) if d.rank[c] == 3]
+            k = [c for c in iter_bits(cards) if d.rank[c] == 2]
+            if q and k:
+                return k[0] if v.strict else q[0]
+        if v.strict:
+            sure = self._sure_winners(v) & cards
+            if sure:
+                pick = sure & trumps or sure
+                return max(iter_bits(pick), key=lambda c: (d.points[c], -c))
+            return self._cheapest(d, cards)
+        plain = cards & ~trumps
+        if plain:
+            keep = self._pairs(d, v.hand)
+            # a ten whose ace is still unseen is a present for the opponent's ace
+            exposed = 0
+            for c in iter_bits(plain):
+                if d.rank[c] == 1 and v.unseen >> d.card(d.suit[c], 0) & 1:
+                    exposed |= 1 << c
+            for pool in (plain & ~keep & ~exposed, plain & ~keep, plain):
+                if pool:
+                    return self._cheapest(d, pool)
+        return self._cheapest(d, cards)
+
+    def _follow(self, v: _View, cards: int) -> int:
+        d = v.deck
+        lead = v.table
+        trump = v.trump
+        winners = 0
+        for c in iter_bits(cards):
+            if self._beats(d, trump, lead, c):
+                winners |= 1 << c
+        if v.strict:
+            if winners:
+                return self._cheapest(d, winners)
+            return self._cheapest(d, cards)
+        # OPEN phase: any card is legal (R9)
+        if winners:
+            need = CLAIM_TARGET - v.me_points - v.me_pending
+            cheap = self._cheapest(d, winners)
+            if d.points[lead] + d.points[cheap] >= need:
+                return cheap
+            if d.rank[lead] <= 1:  # a led ace or ten
+                same = winners & d.suit_mask[d.suit[lead]]
+                if same:
+                    return self._cheapest(d, same)
+                if d.suit[lead] != trump:
+                    low_trump = winners & d.suit_mask[trump]
+                    if low_trump:
+                        return self._cheapest(d, low_trump)
+        plain = cards & ~d.suit_mask[trump]
+        if plain:
+            keep = self._pairs(d, v.hand)
+            pool = plain & ~keep or plain
+            return self._cheapest(d, pool)
+        return self._cheapest(d, cards)

@@ -1,0 +1,103 @@
+"""``PolicyAgent``: plays a policy trained by ``train.py``.
+
+Loads a checkpoint (weights plus the network config, rules and observation layout) with
+``torch.load(weights_only=True)`` and acts greedily (default) or by sampling from the masked
+distribution. A checkpoint made under another ruleset or observation layout is refused.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from agents.base import legal_ids
+from agents.checkpoint import CheckpointError, load_checkpoint
+from agents.policy_net import ActorCritic, masked_logits
+from schnapsen_env.encoding import layout_signature
+from schnapsen_env.ruleset import RuleSet
+
+#: The policy shipped with the package (``make_agent("trained")``); reproduce with the command in the README.
+DEFAULT_POLICY = Path(__file__).with_name("data") / "schnapsen20_policy.pt"
+
+
+class PolicyAgent:
+    """A learned policy behind the agent protocol.
+
+    Args:
+        model: an :class:`ActorCritic`.
+        rules: the rule set it was trained for (observations of another length are refused).
+        greedy: pick the most probable legal action; False samples from the masked distribution.
+        seed: seed of the sampling generator.
+    """
+
+    name = "policy"
+
+    def __init__(self, model: ActorCritic, rules: RuleSet, greedy: bool = True, seed: int | None = None) -> None:
+        self.model = model.eval()
+        self.rules = rules
+        self.greedy = greedy
+        self.rng = np.random.default_rng(seed)
+        self.obs_size = model.obs_size
+
+    @classmethod
+    def load(cls, path: str | os.PathLike = DEFAULT_POLICY, rules: RuleSet | str | None = None,
+             greedy: bool = True, seed: int | None = None) -> "PolicyAgent":
+        """Build the agent from a checkpoint file.
+
+        Args:
+            path: checkpoint written by ``train.py`` (default: the shipped policy).
+            rules: if given, the checkpoint must have been trained under this ruleset name.
+
+        Raises:
+            CheckpointError: unreadable or incomplete file, another ruleset than ``rules``, or an
+                observation layout other than this version's.
+        """
+        ckpt = load_checkpoint(path)
+        ck_rules = RuleSet.from_dict(ckpt["rules"])
+        if rules is not None:
+            want = rules if isinstance(rules, str) else rules.name
+            if want != ck_rules.name:
+                raise CheckpointError(f"checkpoint {str(path)!r} was trained for {ck_rules.name}, not {want}")
+        sig = layout_signature(ck_rules)
+        if ckpt["layout"] != sig:
+            raise CheckpointError(
+                f"checkpoint {str(path)!r} uses observation layout version {ckpt['layout'].get('version')!r} "
+                f"(obs_size {ckpt['layout'].get('obs_size')!r}); this version of schnapsen_env expects "
+                f"version {sig['version']} (obs_size {sig['obs_size']}): retrain or use a matching version")
+        net = ckpt["net"]
+        try:
+            model = ActorCritic(**net)
+            model.load_state_dict(ckpt["model"])
+        except (TypeError, RuntimeError) as e:
+            raise CheckpointError(f"checkpoint {str(path)!r}: weights do not fit the network config {net}: "
+                                  f"{e}") from None
+        return cls(model, ck_rules, greedy=greedy, seed=seed)
+
+    def probabilities(self, observation: dict) -> np.ndarray:
+        """Masked action probabilities, float32 ``(n_actions,)``; 0 on illegal actions."""
+        obs = np.asarray(observation["observation"], dtype=np.float32)
+        if obs.shape != (self.obs_size,):
+            raise ValueError(f"observation has shape {obs.shape}, but this policy was trained on "
+                             f"{self.rules.name} observations of shape ({self.obs_size},)")
+        mask = torch.as_tensor(np.asarray(observation["action_mask"]), dtype=torch.bool)[None]
+        with torch.no_grad():
+            logits = self.model.act_logits(torch.from_numpy(obs)[None])
+            probs = torch.softmax(masked_logits(logits, mask), dim=-1)[0]
+        return probs.numpy()
+
+    def act(self, observation: dict) -> int:
+        """A legal action id: the argmax (greedy) or a sample of the masked distribution."""
+        legal = legal_ids(observation)
+        if legal.size == 1:
+            return int(legal[0])
+        probs = self.probabilities(observation)
+        if self.greedy:
+            return int(np.argmax(probs))
+        p = probs[legal].astype(np.float64)
+        return int(legal[self.rng.choice(legal.size, p=p / p.sum())])
+
+    def reset(self) -> None:
+        pass

@@ -1,0 +1,125 @@
+"""``RolloutAgent``: Monte Carlo rollouts over determinisations, modeled on the course bot "rdeep".
+
+The VU Amsterdam Schnapsen course platform's ``rdeep`` bot scores each legal move by sampling 16 "assumptions"
+(determinisations) of the hidden cards and finishing each with random moves for a depth of 4, scored by the
+share of points. This agent does the same over the exact rules of :mod:`schnapsen_env`:
+
+* ``n_samples`` determinisations are drawn once per decision from the observation
+  (:class:`schnapsen_env.sampler.Determinizer`: uniform over the unseen cards, honouring what is known), and
+  every legal action is tried on the *same* determinisations (common random numbers, which sharpen the
+  comparison between actions).
+* From each (determinisation, action) pair, both players play uniformly random legal actions until ``depth``
+  more tricks are completed (counted from the decision; the trick the action belongs to counts) or the hand
+  ends.
+* Score, for the agent, in ``[0, 1]``:
+
+  - the hand is still running: the share of card points, ``counted(me) / (counted(me) + counted(opp))``
+    (counted points: cards won, marriages once a trick is won, R14; 0.5 when both are 0);
+  - the hand has ended: ``0.5 + g / 6`` for ``g`` game points won, ``0.5 - g / 6`` for ``g`` lost
+    (1 game point = 0.667 / 0.333, 3 game points = 1 / 0), 0.5 for a ``sixtysix24`` tie.
+
+* The action with the best mean score is played (ties: lowest action id).
+
+The rollouts use :meth:`GameState.push` / :meth:`GameState.pop` and pick random actions from
+:meth:`GameState.legal_mask` bits with a :class:`random.Random` seeded from the agent's numpy Generator (the
+agent stays reproducible from ``seed=``).
+"""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+
+from agents.base import legal_ids, resolve_rules
+from schnapsen_env.rules import GameState
+from schnapsen_env.sampler import Determinizer
+
+
+def _random_bit(mask: int, r: random.Random) -> int:
+    """A uniformly random set bit (its index) of a non-zero int mask."""
+    k = r.randrange(mask.bit_count())
+    for _ in range(k):
+        mask &= mask - 1
+    return (mask & -mask).bit_length() - 1
+
+
+def rollout_score(s: GameState, me: int, target: int, r: random.Random) -> float:
+    """Play ``s`` on by uniformly random legal actions until ``target`` tricks are completed in the hand (or it
+    ends), and score it for seat ``me``.
+
+    The state is restored (pushes are popped) before returning. See the module docstring for the score.
+    """
+    pushed = 0
+    while s.result is None and s.tricks[0] + s.tricks[1] < target:
+        s.push(_random_bit(s.legal_mask(), r))
+        pushed += 1
+    value = score(s, me)
+    for _ in range(pushed):
+        s.pop()
+    return value
+
+
+def score(s: GameState, me: int) -> float:
+    """The rollout score of a state for seat ``me`` in ``[0, 1]`` (module docstring)."""
+    res = s.result
+    if res is not None:
+        if res.winner is None:
+            return 0.5
+        g = res.game_points / 6.0
+        return 0.5 + g if res.winner == me else 0.5 - g
+    mine, theirs = s.counted(me), s.counted(1 - me)
+    total = mine + theirs
+    return 0.5 if total == 0 else mine / total
+
+
+class RolloutAgent:
+    """Random rollouts from sampled determinisations ("rdeep", see the module docstring).
+
+    Args:
+        rules: RuleSet or ruleset name; None infers it from the observation (default knobs).
+        n_samples: determinisations per decision (rdeep: 16).
+        depth: rollout length in completed tricks (rdeep: 4).
+        seed: seed of the agent's ``numpy.random.Generator``.
+
+    Raises:
+        ValueError: ``n_samples`` or ``depth`` below 1.
+    """
+
+    name = "rollout"
+
+    def __init__(self, rules=None, n_samples: int = 16, depth: int = 4, seed: int | None = None) -> None:
+        if n_samples < 1 or depth < 1:
+            raise ValueError(f"n_samples and depth must be >= 1, got {n_samples}, {depth}")
+        self.rules = rules
+        self.n_samples = n_samples
+        self.depth = depth
+        self.rng = np.random.default_rng(seed)
+
+    def reset(self) -> None:
+        pass
+
+    def action_values(self, observation: dict) -> dict[int, float]:
+        """Mean rollout score (``[0, 1]``, for the agent) of every legal action."""
+        rules = resolve_rules(self.rules, observation)
+        legal = [int(a) for a in legal_ids(observation)]
+        det = Determinizer(observation, rules)
+        r = random.Random(int(self.rng.integers(2 ** 63)))
+        totals = dict.fromkeys(legal, 0.0)
+        # Stock exhausted: the one determinisation is the true position, only the rollouts are random.
+        for _ in range(self.n_samples):
+            s = det.sample(self.rng)  # the observer is seat 0
+            target = s.tricks[0] + s.tricks[1] + self.depth
+            for a in legal:
+                s.push(a)
+                totals[a] += rollout_score(s, 0, target, r)
+                s.pop()
+        return {a: v / self.n_samples for a, v in totals.items()}
+
+    def act(self, observation: dict) -> int:
+        """The legal action with the best mean rollout score (ties: lowest id)."""
+        legal = legal_ids(observation)
+        if legal.size == 1:
+            return int(legal[0])
+        values = self.action_values(observation)
+        return max(values, key=lambda a: (values[a], -a))

@@ -1,0 +1,492 @@
+"""PPO self-play for Schnapsen, one file read top to bottom (in the manner of CleanRL's ppo.py).
+
+    python train.py --help
+    python train.py                          # default run: about 15 minutes on 2 CPU cores
+    python train.py --total-steps 200000     # a quick run
+    python train.py --resume runs/NAME/checkpoint.pt
+
+* PPO (Schulman et al. 2017) with invalid-action masking by ``-inf`` logits (Huang & Ontañón 2022),
+  generalised advantage estimation (Schulman et al. 2016).
+* Self-play: one network plays both seats of ``num_envs`` hands of the vectorised env
+  (:class:`schnapsen_env.vector.SchnapsenVectorEnv`). With probability ``pool_prob`` a hand instead
+  pits it against an **opponent pool** of earlier snapshots (one seat, drawn at the hand's start),
+  so the policy does not chase its own tail.
+* Each seat's decisions in one hand form a chain; the only reward is the hand's game points at its
+  end, so advantages are computed per chain when the hand ends (no truncated chains, no bootstrap).
+* Optional privileged critic (``--privileged-critic``): the value head also sees the env's
+  omniscient ``state()`` vector plus the seat, as in PerfectDou (Yang et al. 2022); the policy never does.
+* Periodic evaluation on duplicate deals through the arena (:mod:`agents.arena`) against
+  ``random`` and ``heuristic`` (and ``rollout`` every ``eval_rollout_every`` evaluations).
+* Checkpoints are written atomically with the arguments, versions, rules and observation layout;
+  ``--resume`` continues exactly where the run stopped (env hands, chains, generators, optimiser).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import json
+import os
+import platform
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Optional
+
+import numpy as np
+import torch
+import tyro
+from tqdm import tqdm
+
+from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
+from agents.policy_net import ActorCritic, masked_entropy, masked_log_probs
+from schnapsen_env import RuleSet
+from schnapsen_env.encoding import layout_signature, obs_size, state_size
+from schnapsen_env.vector import SchnapsenVectorEnv
+
+
+@dataclass
+class Args:
+    """PPO self-play trainer for Schnapsen / Sixty-Six."""
+
+    seed: int = 1
+    """seed of every generator (env deals, sampling, network init, opponent pool)"""
+    total_steps: int = 4_000_000
+    """learner decisions to train on (each is one action of the trained network)"""
+    ruleset: str = "schnapsen20"
+    """"schnapsen20" or "sixtysix24" (default rule knobs)"""
+    device: str = "cpu"
+    """torch device: "cpu", or "cuda" when present"""
+    threads: int = 2
+    """torch CPU threads"""
+    num_envs: int = 256
+    """hands played in parallel"""
+    batch_size: int = 16384
+    """at least this many finished learner decisions per PPO update"""
+    minibatch_size: int = 2048
+    """minibatch size in the PPO epochs"""
+    update_epochs: int = 4
+    """PPO epochs per update"""
+    learning_rate: float = 3e-4
+    """Adam learning rate"""
+    anneal_lr: bool = True
+    """decay the learning rate linearly to 0"""
+    gamma: float = 1.0
+    """discount per decision (hands are short; 1.0 is undiscounted)"""
+    gae_lambda: float = 0.95
+    """GAE lambda"""
+    clip_coef: float = 0.2
+    """PPO clip range of the probability ratio (and of the value change)"""
+    ent_coef: float = 0.01
+    """entropy bonus"""
+    vf_coef: float = 0.5
+    """value loss weight"""
+    max_grad_norm: float = 0.5
+    """gradient clipping norm"""
+    hidden: int = 256
+    """hidden layer width"""
+    layers: int = 2
+    """hidden layers in the shared trunk"""
+    privileged_critic: bool = False
+    """value head also sees the omniscient state vector (PerfectDou-style)"""
+    pool_size: int = 10
+    """earlier snapshots kept in the opponent pool"""
+    pool_every: int = 10
+    """updates between snapshots added to the pool"""
+    pool_prob: float = 0.4
+    """share of hands played against a pool opponent (once the pool is not empty)"""
+    eval_every: int = 20
+    """updates between evaluations (0: only the final one)"""
+    eval_deals: int = 200
+    """duplicate deals (2 hands each) per periodic evaluation and opponent"""
+    eval_rollout_every: int = 0
+    """evaluate against "rollout" every N-th evaluation (0: never; it is slow)"""
+    final_eval_deals: int = 1000
+    """duplicate deals per opponent in the final evaluation table (0: skip)"""
+    final_eval_opponents: tuple[str, ...] = ("random", "heuristic")
+    """opponents of the final evaluation table"""
+    eval_workers: Optional[int] = None
+    """processes for evaluation (default: all cores)"""
+    checkpoint_every: int = 20
+    """updates between checkpoints (the final one is always written)"""
+    run_dir: str = "runs"
+    """folder of the runs"""
+    run_name: Optional[str] = None
+    """name of this run (default: ruleset, seed and time)"""
+    resume: Optional[str] = None
+    """checkpoint to continue from (its arguments are used; --total-steps may extend the run)"""
+    tensorboard: bool = True
+    """write TensorBoard logs to the run folder"""
+    progress: bool = True
+    """show a progress bar"""
+
+
+# ----------------------------------------------------------------------------------------- PPO pieces
+def ppo_losses(new_logp, old_logp, advantages, new_values, old_values, returns, entropy, clip_coef):
+    """The PPO loss pieces (all tensors ``(B,)``; returns scalars).
+
+    Returns:
+        dict with ``pg_loss`` (clipped surrogate, to minimise), ``v_loss`` (0.5 * max of the clipped
+        and unclipped squared value errors), ``entropy`` (mean), ``approx_kl`` ((ratio - 1) - log ratio,
+        mean; Schulman's k3 estimator) and ``clipfrac``.
+    """
+    log_ratio = new_logp - old_logp
+    ratio = log_ratio.exp()
+    pg1 = -advantages * ratio
+    pg2 = -advantages * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)
+    pg_loss = torch.max(pg1, pg2).mean()
+    v_clipped = old_values + torch.clamp(new_values - old_values, -clip_coef, clip_coef)
+    v_loss = 0.5 * torch.max((new_values - returns) ** 2, (v_clipped - returns) ** 2).mean()
+    with torch.no_grad():
+        approx_kl = ((ratio - 1) - log_ratio).mean()
+        clipfrac = ((ratio - 1.0).abs() > clip_coef).float().mean()
+    return {"pg_loss": pg_loss, "v_loss": v_loss, "entropy": entropy.mean(), "approx_kl": approx_kl,
+            "clipfrac": clipfrac}
+
+
+def chain_gae(values: np.ndarray, final_reward: float, gamma: float, lam: float):
+    """GAE over one seat's decisions in one hand: reward only after the last decision, value 0 after it.
+
+    Args:
+        values: ``(T,)`` value estimates of the chain's decisions.
+    Returns:
+        ``(advantages, returns)``, both ``(T,)`` float32.
+    """
+    T = len(values)
+    adv = np.zeros(T, dtype=np.float32)
+    last = 0.0
+    for t in range(T - 1, -1, -1):
+        next_v = values[t + 1] if t + 1 < T else 0.0
+        r = final_reward if t == T - 1 else 0.0
+        delta = r + gamma * next_v - values[t]
+        last = delta + gamma * lam * last
+        adv[t] = last
+    return adv, adv + values.astype(np.float32)
+
+
+def sample_actions(logits: torch.Tensor, masks: np.ndarray, rng: np.random.Generator):
+    """Sample from the masked distributions with the Gumbel-max trick driven by ``rng``.
+
+    Returns ``(actions (B,) int64, log_probs (B,) float32)``.
+    """
+    mask_t = torch.from_numpy(masks).bool()
+    logp = masked_log_probs(logits, mask_t)
+    gumbel = torch.from_numpy(-np.log(-np.log(rng.random(masks.shape) + 1e-20) + 1e-20).astype(np.float32))
+    actions = torch.argmax(logp + gumbel, dim=-1)
+    return actions.numpy(), logp.gather(1, actions[:, None]).squeeze(1).numpy()
+
+
+# ----------------------------------------------------------------------------------------- the buffer
+class ChainBuffer:
+    """Learner decisions, grouped per (env, seat) chain until the hand ends, then ready for PPO."""
+
+    def __init__(self, capacity: int, obs_dim: int, n_actions: int, critic_dim: int) -> None:
+        self.obs = np.zeros((capacity, obs_dim), np.float32)
+        self.masks = np.zeros((capacity, n_actions), np.int8)
+        self.critic = np.zeros((capacity, critic_dim), np.float32)
+        self.actions = np.zeros(capacity, np.int64)
+        self.logp = np.zeros(capacity, np.float32)
+        self.values = np.zeros(capacity, np.float32)
+        self.adv = np.zeros(capacity, np.float32)
+        self.ret = np.zeros(capacity, np.float32)
+        self.size = 0
+        self.ready: list[int] = []
+        self.chains: dict[tuple[int, int], list[int]] = {}
+
+    def add(self, envs, seats, obs, masks, critic, actions, logp, values) -> None:
+        k = len(envs)
+        i = self.size
+        if i + k > len(self.obs):
+            raise RuntimeError("chain buffer full: raise batch_size headroom")
+        sl = slice(i, i + k)
+        self.obs[sl], self.masks[sl], self.actions[sl] = obs, masks, actions
+        self.logp[sl], self.values[sl] = logp, values
+        if critic is not None:
+            self.critic[sl] = critic
+        for j, (e, s) in enumerate(zip(envs.tolist(), seats.tolist())):
+            self.chains.setdefault((e, s), []).append(i + j)
+        self.size += k
+
+    def end_hand(self, env: int, rewards: np.ndarray, gamma: float, lam: float) -> None:
+        for seat in (0, 1):
+            rows = self.chains.pop((env, seat), None)
+            if rows:
+                adv, ret = chain_gae(self.values[rows], float(rewards[seat]), gamma, lam)
+                self.adv[rows], self.ret[rows] = adv, ret
+                self.ready.extend(rows)
+
+    def compact(self) -> None:
+        """Drop the rows used by an update; keep the unfinished chains' rows at the front."""
+        keep = sorted(r for rows in self.chains.values() for r in rows)
+        remap = {old: new for new, old in enumerate(keep)}
+        for arr in (self.obs, self.masks, self.critic, self.actions, self.logp, self.values):
+            arr[:len(keep)] = arr[keep]
+        self.chains = {key: [remap[r] for r in rows] for key, rows in self.chains.items()}
+        self.size = len(keep)
+        self.ready = []
+
+    def state(self) -> dict:
+        n = self.size
+        return {"obs": torch.from_numpy(self.obs[:n].copy()), "masks": torch.from_numpy(self.masks[:n].copy()),
+                "critic": torch.from_numpy(self.critic[:n].copy()),
+                "actions": torch.from_numpy(self.actions[:n].copy()),
+                "logp": torch.from_numpy(self.logp[:n].copy()), "values": torch.from_numpy(self.values[:n].copy()),
+                "chains": [[e, s, rows] for (e, s), rows in self.chains.items()]}
+
+    def load(self, st: dict) -> None:
+        n = len(st["actions"])
+        self.obs[:n], self.masks[:n], self.critic[:n] = st["obs"].numpy(), st["masks"].numpy(), st["critic"].numpy()
+        self.actions[:n], self.logp[:n], self.values[:n] = (st["actions"].numpy(), st["logp"].numpy(),
+                                                           st["values"].numpy())
+        self.chains = {(int(e), int(s)): [int(r) for r in rows] for e, s, rows in st["chains"]}
+        self.size, self.ready = n, []
+
+
+# ----------------------------------------------------------------------------------------- helpers
+def versions() -> dict:
+    import gymnasium
+    import pettingzoo
+
+    import schnapsen_env
+
+    return {"schnapsen_env": schnapsen_env.__version__, "torch": torch.__version__, "numpy": np.__version__,
+            "gymnasium": gymnasium.__version__, "pettingzoo": pettingzoo.__version__,
+            "python": platform.python_version()}
+
+
+def critic_inputs(venv: SchnapsenVectorEnv, idx: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    states = np.stack([venv.states_row(int(i)) for i in idx]) if len(idx) else np.zeros((0, 0), np.float32)
+    onehot = np.eye(2, dtype=np.float32)[seats]
+    return np.concatenate([states, onehot], axis=1)
+
+
+def policy_checkpoint(model, rules, args) -> dict:
+    return {"model": model.state_dict(), "net": model.config(), "rules": rules.to_dict(),
+            "layout": layout_signature(rules), "args": dataclasses.asdict(args), "versions": versions()}
+
+
+def evaluate(model, rules, args, opponents, deals, seed, run_dir):
+    """Arena on duplicate deals: the current policy (greedy) against each opponent."""
+    from agents.arena import play_match
+
+    path = Path(run_dir) / "eval_policy.pt"
+    save_atomic(policy_checkpoint(model, rules, args), path)
+    out = {}
+    for name in opponents:
+        res = play_match(str(path), name, n_deals=deals, ruleset=rules.name, seed=seed,
+                         workers=args.eval_workers, progress=False)
+        out[name] = res
+    return out
+
+
+# ----------------------------------------------------------------------------------------- main
+def main(args: Args) -> dict:
+    resume_ckpt = None
+    if args.resume:
+        resume_ckpt = load_checkpoint(args.resume)
+        if "trainer" not in resume_ckpt:
+            raise CheckpointError(f"{args.resume!r} is a policy checkpoint without trainer state: cannot resume")
+        saved = dict(resume_ckpt["args"])
+        saved["final_eval_opponents"] = tuple(saved["final_eval_opponents"])
+        # The saved arguments win, except an explicitly changed --total-steps (to extend a run).
+        total = args.total_steps if args.total_steps != Args.total_steps else saved["total_steps"]
+        args = Args(**{**saved, "resume": args.resume, "total_steps": total})
+    rules = RuleSet.make(args.ruleset)
+    torch.set_num_threads(args.threads)
+    device = torch.device(args.device)
+    run_name = args.run_name or f"{rules.name}_s{args.seed}_{time.strftime('%Y%m%d-%H%M%S')}"
+    run_dir = Path(args.run_dir) / run_name
+    if resume_ckpt is not None:
+        run_dir = Path(args.resume).parent
+    run_dir.mkdir(parents=True, exist_ok=True)
+
+    # Seeding: one block for every generator (CleanRL style).
+    rng = np.random.default_rng(args.seed)
+    torch.manual_seed(args.seed)
+    torch.use_deterministic_algorithms(True)
+
+    venv = SchnapsenVectorEnv(args.num_envs, ruleset=rules.name)
+    obs, masks, to_move = venv.reset(seed=args.seed)
+    n_envs = args.num_envs
+    critic_dim = state_size(rules) + 2 if args.privileged_critic else 0
+    model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers, critic_dim).to(device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
+    opponent = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers, critic_dim).to(device)
+    pool: list[dict] = []
+    opp_seat = np.full(n_envs, -1, dtype=np.int64)
+    buf = ChainBuffer(args.batch_size + n_envs * 40, obs_size(rules), rules.n_actions, max(critic_dim, 1))
+    global_step, update, hands, evals = 0, 0, 0, 0
+    history: list[dict] = []
+    if resume_ckpt is not None:
+        tr = resume_ckpt["trainer"]
+        model.load_state_dict(resume_ckpt["model"])
+        optimizer.load_state_dict(tr["optimizer"])
+        pool = list(tr["pool"])
+        opp_seat = tr["opp_seat"].numpy().astype(np.int64)
+        buf.load(tr["buffer"])
+        obs, masks, to_move = venv.set_state(tr["venv"])
+        rng.bit_generator.state = tr["rng"]
+        torch.set_rng_state(tr["torch_rng"])
+        global_step, update, hands, evals = tr["global_step"], tr["update"], tr["hands"], tr["evals"]
+        history = list(tr["history"])
+
+    writer = None
+    if args.tensorboard:
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(str(run_dir))
+        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
+            f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
+        writer.add_text("rules", json.dumps(rules.to_dict()))
+    print(f"run {run_dir}  seed {args.seed}  rules {json.dumps(rules.to_dict())}", flush=True)
+
+    n_updates_total = max(1, args.total_steps // args.batch_size)
+    bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps), disable=not args.progress,
+               unit="step", dynamic_ncols=True)
+    latest_eval = ""
+    t_start, steps_at_start = time.time(), global_step
+    pool_net_idx = -1
+
+    def save_checkpoint(path):
+        ck = policy_checkpoint(model, rules, args)
+        ck["trainer"] = {
+            "optimizer": optimizer.state_dict(), "pool": pool, "opp_seat": torch.from_numpy(opp_seat.copy()),
+            "buffer": buf.state(), "venv": venv.get_state(), "rng": rng.bit_generator.state,
+            "torch_rng": torch.get_rng_state(), "global_step": global_step, "update": update, "hands": hands,
+            "evals": evals, "history": history}
+        save_atomic(ck, path)
+
+    while global_step < args.total_steps:
+        # Pick this iteration's pool opponent.
+        if pool:
+            pool_net_idx = int(rng.integers(len(pool)))
+            opponent.load_state_dict(pool[pool_net_idx])
+        # ---------------------------------------------------------------- rollout
+        rollout_hands = 0
+        result_sum = 0.0
+        while len(buf.ready) < args.batch_size:
+            learner = opp_seat != to_move
+            idx_l = np.flatnonzero(learner)
+            idx_o = np.flatnonzero(~learner)
+            actions = np.zeros(n_envs, dtype=np.int64)
+            with torch.no_grad():
+                if idx_l.size:
+                    crit = critic_inputs(venv, idx_l, to_move[idx_l]) if critic_dim else None
+                    logits, values = model(torch.from_numpy(obs[idx_l]).to(device),
+                                           None if crit is None else torch.from_numpy(crit).to(device))
+                    a, logp = sample_actions(logits.cpu(), masks[idx_l], rng)
+                    actions[idx_l] = a
+                    buf.add(idx_l, to_move[idx_l].astype(np.int64), obs[idx_l], masks[idx_l], crit, a, logp,
+                            values.cpu().numpy())
+                if idx_o.size:
+                    logits = opponent.act_logits(torch.from_numpy(obs[idx_o]).to(device))
+                    a, _ = sample_actions(logits.cpu(), masks[idx_o], rng)
+                    actions[idx_o] = a
+            obs, masks, to_move, rewards, dones, _ = venv.step(actions)
+            global_step += int(idx_l.size)
+            bar.update(int(idx_l.size))
+            for i in np.flatnonzero(dones).tolist():
+                buf.end_hand(i, rewards[i], args.gamma, args.gae_lambda)
+                hands += 1
+                rollout_hands += 1
+                if opp_seat[i] >= 0:
+                    result_sum += rewards[i, 1 - opp_seat[i]]
+                opp_seat[i] = int(rng.integers(2)) if pool and rng.random() < args.pool_prob else -1
+
+        # ---------------------------------------------------------------- PPO update
+        if args.anneal_lr:
+            frac = max(0.0, 1.0 - update / n_updates_total)
+            optimizer.param_groups[0]["lr"] = frac * args.learning_rate
+        rows = np.array(buf.ready, dtype=np.int64)
+        b_obs = torch.from_numpy(buf.obs[rows]).to(device)
+        b_masks = torch.from_numpy(buf.masks[rows]).to(device)
+        b_crit = torch.from_numpy(buf.critic[rows]).to(device) if critic_dim else None
+        b_actions = torch.from_numpy(buf.actions[rows]).to(device)
+        b_logp = torch.from_numpy(buf.logp[rows]).to(device)
+        b_values = torch.from_numpy(buf.values[rows]).to(device)
+        b_adv = torch.from_numpy(buf.adv[rows]).to(device)
+        b_ret = torch.from_numpy(buf.ret[rows]).to(device)
+        n = len(rows)
+        stats: dict[str, list[float]] = {}
+        for _ in range(args.update_epochs):
+            perm = torch.from_numpy(rng.permutation(n))
+            for start in range(0, n, args.minibatch_size):
+                mb = perm[start:start + args.minibatch_size]
+                logits, new_values = model(b_obs[mb], None if b_crit is None else b_crit[mb])
+                logp_all = masked_log_probs(logits, b_masks[mb])
+                new_logp = logp_all.gather(1, b_actions[mb][:, None]).squeeze(1)
+                entropy = masked_entropy(logp_all, b_masks[mb])
+                mb_adv = b_adv[mb]
+                mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std(unbiased=False) + 1e-8)  # a minibatch may hold 1 row
+                parts = ppo_losses(new_logp, b_logp[mb], mb_adv, new_values, b_values[mb], b_ret[mb], entropy,
+                                   args.clip_coef)
+                loss = parts["pg_loss"] - args.ent_coef * parts["entropy"] + args.vf_coef * parts["v_loss"]
+                optimizer.zero_grad()
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+                optimizer.step()
+                for k, v in parts.items():
+                    stats.setdefault(k, []).append(float(v))
+        y_pred, y_true = b_values.cpu().numpy(), b_ret.cpu().numpy()
+        var_y = np.var(y_true)
+        explained_var = float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
+        buf.compact()
+        update += 1
+        sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
+        if update % args.pool_every == 0:
+            pool.append(copy.deepcopy(model.state_dict()))
+            pool = pool[-args.pool_size:]
+        if writer is not None:
+            writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
+            writer.add_scalar("charts/SPS", sps, global_step)
+            writer.add_scalar("charts/hands", hands, global_step)
+            if pool_net_idx >= 0:
+                writer.add_scalar("charts/pool_game_points_per_hand", result_sum / max(1, rollout_hands),
+                                  global_step)
+            for k, v in stats.items():
+                writer.add_scalar(f"losses/{k}", float(np.mean(v)), global_step)
+            writer.add_scalar("losses/explained_variance", explained_var, global_step)
+
+        # ---------------------------------------------------------------- evaluation and checkpoints
+        final = global_step >= args.total_steps
+        if args.eval_every and update % args.eval_every == 0 and not final:
+            evals += 1
+            opponents = ["random", "heuristic"]
+            if args.eval_rollout_every and evals % args.eval_rollout_every == 0:
+                opponents.append("rollout")
+            res = evaluate(model, rules, args, opponents, args.eval_deals, seed=10_000 + evals, run_dir=run_dir)
+            row = {"step": global_step, **{k: v["mean"] for k, v in res.items()}}
+            history.append(row)
+            latest_eval = " ".join(f"{k} {v['mean']:+.2f}" for k, v in res.items())
+            if writer is not None:
+                for k, v in res.items():
+                    writer.add_scalar(f"eval/{k}_game_points_per_hand", v["mean"], global_step)
+                    writer.add_scalar(f"eval/{k}_hand_win_rate", v["win_rate"], global_step)
+        bar.set_postfix_str(f"{sps:,.0f} steps/s {latest_eval}")
+        if update % args.checkpoint_every == 0 or final:
+            save_checkpoint(run_dir / "checkpoint.pt")
+    bar.close()
+    sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
+    print(f"trained {global_step:,} learner decisions, {hands:,} hands, {update} updates, {sps:,.0f} steps/s",
+          flush=True)
+    save_checkpoint(run_dir / "checkpoint.pt")
+    save_atomic(policy_checkpoint(model, rules, args), run_dir / "policy.pt")
+    summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "evaluation": {}}
+    if args.final_eval_deals:
+        from agents.arena import format_results
+
+        res = evaluate(model, rules, args, list(args.final_eval_opponents), args.final_eval_deals,
+                       seed=999_999, run_dir=run_dir)
+        summary["evaluation"] = res
+        print(format_results(f"{run_dir / 'policy.pt'}", res), flush=True)
+        if writer is not None:
+            for k, v in res.items():
+                writer.add_scalar(f"final/{k}_game_points_per_hand", v["mean"], global_step)
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    if writer is not None:
+        writer.close()
+    return summary
+
+
+if __name__ == "__main__":
+    main(tyro.cli(Args))
