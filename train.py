@@ -57,8 +57,8 @@ class Args:
     """"schnapsen20" or "sixtysix24" (default rule knobs)"""
     device: str = "cpu"
     """torch device: "cpu", or "cuda" when present"""
-    threads: int = 2
-    """torch CPU threads"""
+    threads: int = 1
+    """torch CPU threads (1 is fastest for this small network on 2 cores: 7.8k vs 1.5k steps/s measured)"""
     num_envs: int = 256
     """hands played in parallel"""
     batch_size: int = 16384

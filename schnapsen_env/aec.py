@@ -42,7 +42,7 @@ from schnapsen_env import encoding
 from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.match import Match, score_hand
 from schnapsen_env.render import render_text
-from schnapsen_env.rules import PLAYERS, GameState, seat_of
+from schnapsen_env.rules import PLAYERS, GameState, mask_to_array, seat_of
 from schnapsen_env.ruleset import RuleSet
 
 ILLEGAL_REWARD = -3  # API.md: the largest single-hand loss
@@ -113,6 +113,7 @@ class raw_env(AECEnv, EzPickle):
         self._zero_mask = np.zeros(n_actions, dtype=np.int8)
         self.game: GameState | None = None
         self.match: Match | None = None
+        self._legal = 0
 
     # ------------------------------------------------------------------ spaces
     def observation_space(self, agent: str) -> spaces.Space:
@@ -168,6 +169,7 @@ class raw_env(AECEnv, EzPickle):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: self._public_info() for a in self.agents}
         self.agent_selection = PLAYERS[game.to_move]
+        self._legal = game.legal_mask()  # legal actions of the agent to move, as int bits
 
     # ------------------------------------------------------------------ step
     def step(self, action: int) -> None:
@@ -181,7 +183,12 @@ class raw_env(AECEnv, EzPickle):
             self._was_dead_step(action)
             return
         game = self.game
-        game.step(action)  # raises IllegalActionError, leaving everything unchanged
+        legal = self._legal
+        if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < 64 \
+                and legal >> int(action) & 1:
+            game.push(int(action))
+        else:
+            game.step(action)  # raises IllegalActionError (naming action and legal ones), changes nothing
         self._cumulative_rewards[agent] = 0
         self._clear_rewards()
         result = game.result
@@ -189,7 +196,9 @@ class raw_env(AECEnv, EzPickle):
             self._end_hand()
         else:
             self.agent_selection = PLAYERS[game.to_move]
-            self.infos = {a: self._public_info() for a in self.agents}
+            info = self._public_info()
+            self.infos = {PLAYERS[0]: info, PLAYERS[1]: dict(info)}
+        self._legal = self.game.legal_mask()
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
@@ -244,7 +253,7 @@ class raw_env(AECEnv, EzPickle):
         game = self.game
         obs = encoding.observation(game, seat)
         if game.result is None and game.to_move == seat and not self.terminations[agent]:
-            mask = game.action_mask()
+            mask = mask_to_array(self._legal, self.rules.n_actions)
         else:
             mask = self._zero_mask.copy()
         return {"observation": obs, "action_mask": mask}
