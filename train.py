@@ -249,7 +249,7 @@ def versions() -> dict:
 
     import schnapsen_env
 
-    return {"schnapsen_env": schnapsen_env.__version__, "torch": torch.__version__, "numpy": np.__version__,
+    return {"schnapsen_env": schnapsen_env.__version__, "torch": str(torch.__version__), "numpy": np.__version__,
             "gymnasium": gymnasium.__version__, "pettingzoo": pettingzoo.__version__,
             "python": platform.python_version()}
 
@@ -277,6 +277,16 @@ def evaluate(model, rules, args, opponents, deals, seed, run_dir):
                          workers=args.eval_workers, progress=False)
         out[name] = res
     return out
+
+
+def evaluation_table(policy_path, results) -> str:
+    """The final evaluation as a plain-text table (game points per hand for the policy)."""
+    lines = [f"evaluation of {policy_path} (greedy), duplicate deals",
+             f"{'opponent':<12}{'deals':>7}{'game points/hand':>18}{'95% CI':>20}{'hand win rate':>15}"]
+    for name, r in results.items():
+        ci = f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]" if r.ci_low is not None else "n/a"
+        lines.append(f"{name:<12}{r.deals:>7}{r.mean:>+18.3f}{ci:>20}{r.hand_win_rate:>15.1%}")
+    return "\n".join(lines)
 
 
 # ----------------------------------------------------------------------------------------- main
@@ -455,13 +465,14 @@ def main(args: Args) -> dict:
             if args.eval_rollout_every and evals % args.eval_rollout_every == 0:
                 opponents.append("rollout")
             res = evaluate(model, rules, args, opponents, args.eval_deals, seed=10_000 + evals, run_dir=run_dir)
-            row = {"step": global_step, **{k: v["mean"] for k, v in res.items()}}
-            history.append(row)
-            latest_eval = " ".join(f"{k} {v['mean']:+.2f}" for k, v in res.items())
+            history.append({"step": global_step, **{k: v.mean for k, v in res.items()}})
+            latest_eval = " ".join(f"{k} {v.mean:+.2f}" for k, v in res.items())
+            tqdm.write(f"eval at {global_step:,} steps: " + ", ".join(
+                f"{k} {v.mean:+.3f} gp/hand (win {v.hand_win_rate:.1%})" for k, v in res.items()))
             if writer is not None:
                 for k, v in res.items():
-                    writer.add_scalar(f"eval/{k}_game_points_per_hand", v["mean"], global_step)
-                    writer.add_scalar(f"eval/{k}_hand_win_rate", v["win_rate"], global_step)
+                    writer.add_scalar(f"eval/{k}_game_points_per_hand", v.mean, global_step)
+                    writer.add_scalar(f"eval/{k}_hand_win_rate", v.hand_win_rate, global_step)
         bar.set_postfix_str(f"{sps:,.0f} steps/s {latest_eval}")
         if update % args.checkpoint_every == 0 or final:
             save_checkpoint(run_dir / "checkpoint.pt")
@@ -473,15 +484,13 @@ def main(args: Args) -> dict:
     save_atomic(policy_checkpoint(model, rules, args), run_dir / "policy.pt")
     summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "evaluation": {}}
     if args.final_eval_deals:
-        from agents.arena import format_results
-
         res = evaluate(model, rules, args, list(args.final_eval_opponents), args.final_eval_deals,
                        seed=999_999, run_dir=run_dir)
-        summary["evaluation"] = res
-        print(format_results(f"{run_dir / 'policy.pt'}", res), flush=True)
+        summary["evaluation"] = {k: v.to_dict() for k, v in res.items()}
+        print(evaluation_table(run_dir / "policy.pt", res), flush=True)
         if writer is not None:
             for k, v in res.items():
-                writer.add_scalar(f"final/{k}_game_points_per_hand", v["mean"], global_step)
+                writer.add_scalar(f"final/{k}_game_points_per_hand", v.mean, global_step)
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     if writer is not None:
         writer.close()

@@ -5,28 +5,22 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import legal_ids
-from schnapsen_env.cards import DECK20, DECK24, Deck, iter_bits
-from schnapsen_env.encoding import PLANES, SCALARS
+from schnapsen_env.cards import Deck, iter_bits
+from schnapsen_env.encoding import layout, obs_size
+from schnapsen_env.ruleset import RuleSet
 
 CLAIM_TARGET = 66  # R20
 #: Card points credited for the opponent's card in every trick counted as a sure win by the close rule (a jack).
 CLOSE_OPP_CARD_POINTS = 2
 
 
-def _offsets(n_cards: int) -> dict[str, int]:
-    """Start index of every slice of the observation layout (:mod:`schnapsen_env.encoding`)."""
-    out = {}
-    i = 0
-    for name in PLANES:
-        out[name] = i
-        i += n_cards
-    for name, k in SCALARS:
-        out[name] = i
-        i += k
-    return out
+def _slices(ruleset: str) -> tuple[Deck, dict[str, slice]]:
+    rules = RuleSet.make(ruleset)
+    return rules.deck, layout(rules)
 
 
-_LAYOUT = {20: (DECK20, _offsets(20)), 24: (DECK24, _offsets(24))}
+#: observation length -> (deck, the observation layout of :func:`schnapsen_env.encoding.layout`)
+_LAYOUT = {obs_size(RuleSet.make(name)): _slices(name) for name in ("schnapsen20", "sixtysix24")}
 
 
 def _bits(plane: np.ndarray) -> int:
@@ -40,26 +34,25 @@ def _bits(plane: np.ndarray) -> int:
 class _View:
     """The parts of one observation the heuristic reads (cards as bit masks, points in card points)."""
 
-    __slots__ = ("deck", "hand", "table", "unseen", "gone", "trump", "strict", "me_points", "me_tricks",
-                 "me_pending")
+    __slots__ = ("deck", "hand", "table", "unseen", "gone", "trump", "strict", "me_points", "me_pending")
 
     def __init__(self, obs: np.ndarray) -> None:
-        n = (obs.shape[-1] - sum(k for _, k in SCALARS)) // len(PLANES)
-        if n not in _LAYOUT:
-            raise ValueError(f"cannot read an observation of length {obs.shape[-1]}: expected 255 or 299 entries")
-        deck, off = _LAYOUT[n]
+        try:
+            deck, lay = _LAYOUT[obs.shape[-1]]
+        except KeyError:
+            raise ValueError(f"cannot read an observation of length {obs.shape[-1]}: expected one of "
+                             f"{sorted(_LAYOUT)} entries") from None
         self.deck: Deck = deck
-        self.hand = _bits(obs[off["hand"]:off["hand"] + n])
-        table = _bits(obs[off["table"]:off["table"] + n])
+        self.hand = _bits(obs[lay["hand"]])
+        table = _bits(obs[lay["table"]])
         self.table = table.bit_length() - 1 if table else -1
-        self.unseen = _bits(obs[off["unseen"]:off["unseen"] + n])
-        self.gone = _bits(obs[off["me_won"]:off["me_won"] + n]) | _bits(obs[off["opp_won"]:off["opp_won"] + n])
-        self.trump = int(np.argmax(obs[off["trump"]:off["trump"] + 4]))
+        self.unseen = _bits(obs[lay["unseen"]])
+        self.gone = _bits(obs[lay["me_won"]]) | _bits(obs[lay["opp_won"]])
+        self.trump = int(np.argmax(obs[lay["trump"]]))
         # STRICT phase (R10, R11): closed, or no card left in the stock (stock_size is frozen at closing)
-        self.strict = bool(obs[off["closed"]] > 0.5) or float(obs[off["stock_size"]]) < 1e-6
-        self.me_points = int(round(float(obs[off["points"]]) * 66))
-        self.me_tricks = int(round(float(obs[off["tricks"]]) * (n // 2)))
-        self.me_pending = int(round(float(obs[off["pending"]]) * 40))  # 0 once I have a trick (R14)
+        self.strict = bool(obs[lay["closed"]][0] > 0.5) or float(obs[lay["stock_size"]][0]) < 1e-6
+        self.me_points = int(round(float(obs[lay["points"]][0]) * 66))
+        self.me_pending = int(round(float(obs[lay["pending"]][0]) * 40))  # 0 once I have a trick (R14)
 
 
 class HeuristicAgent:
