@@ -436,7 +436,7 @@ def main(args: Args) -> dict:
                 torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
                 optimizer.step()
                 for k, v in parts.items():
-                    stats.setdefault(k, []).append(float(v))
+                    stats.setdefault(k, []).append(float(v.detach()))
         y_pred, y_true = b_values.cpu().numpy(), b_ret.cpu().numpy()
         var_y = np.var(y_true)
         explained_var = float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
