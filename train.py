@@ -10,7 +10,8 @@
 * Self-play: one network plays both seats of ``num_envs`` hands of the vectorised env
   (:class:`schnapsen_env.vector.SchnapsenVectorEnv`). With probability ``pool_prob`` a hand instead
   pits it against an **opponent pool** of earlier snapshots (one seat, drawn at the hand's start),
-  so the policy does not chase its own tail.
+  so the policy does not chase its own tail. ``heuristic_prob`` adds hands against the scripted
+  ``HeuristicAgent`` to that mix.
 * Each seat's decisions in one hand form a chain; the only reward is the hand's game points at its
   end, so advantages are computed per chain when the hand ends (no truncated chains, no bootstrap).
 * Optional privileged critic (``--privileged-critic``): the value head also sees the env's
@@ -95,6 +96,8 @@ class Args:
     """updates between snapshots added to the pool"""
     pool_prob: float = 0.4
     """share of hands played against a pool opponent (once the pool is not empty)"""
+    heuristic_prob: float = 0.0
+    """share of hands played against the scripted HeuristicAgent (one seat), besides the pool"""
     eval_every: int = 20
     """updates between evaluations (0: only the final one)"""
     eval_deals: int = 200
@@ -115,6 +118,9 @@ class Args:
     """name of this run (default: ruleset, seed and time)"""
     resume: Optional[str] = None
     """checkpoint to continue from (its arguments are used; --total-steps may extend the run)"""
+    stop_after_updates: Optional[int] = None
+    """stop (with a checkpoint, without the final evaluation) after this many updates in this invocation,
+    for time-boxed jobs; --resume continues the run exactly"""
     tensorboard: bool = True
     """write TensorBoard logs to the run folder"""
     progress: bool = True
@@ -298,9 +304,12 @@ def main(args: Args) -> dict:
             raise CheckpointError(f"{args.resume!r} is a policy checkpoint without trainer state: cannot resume")
         saved = dict(resume_ckpt["args"])
         saved["final_eval_opponents"] = tuple(saved["final_eval_opponents"])
-        # The saved arguments win, except an explicitly changed --total-steps (to extend a run).
+        # The saved arguments win, except an explicitly changed --total-steps (to extend a run; this
+        # changes the learning-rate schedule) and the per-invocation flags.
         total = args.total_steps if args.total_steps != Args.total_steps else saved["total_steps"]
-        args = Args(**{**saved, "resume": args.resume, "total_steps": total})
+        args = Args(**{**saved, "resume": args.resume, "total_steps": total,
+                       "stop_after_updates": args.stop_after_updates, "progress": args.progress,
+                       "eval_workers": args.eval_workers})
     rules = RuleSet.make(args.ruleset)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -323,7 +332,11 @@ def main(args: Args) -> dict:
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
     opponent = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers, critic_dim).to(device)
     pool: list[dict] = []
-    opp_seat = np.full(n_envs, -1, dtype=np.int64)
+    opp_seat = np.full(n_envs, -1, dtype=np.int64)  # seat played by an opponent this hand, -1: self-play
+    opp_kind = np.zeros(n_envs, dtype=np.int64)  # 0: pool snapshot, 1: heuristic
+    from agents.heuristic import HeuristicAgent
+
+    heuristic = HeuristicAgent(rules=rules, seed=args.seed)
     buf = ChainBuffer(args.batch_size + n_envs * 40, obs_size(rules), rules.n_actions, max(critic_dim, 1))
     global_step, update, hands, evals = 0, 0, 0, 0
     history: list[dict] = []
@@ -333,6 +346,7 @@ def main(args: Args) -> dict:
         optimizer.load_state_dict(tr["optimizer"])
         pool = list(tr["pool"])
         opp_seat = tr["opp_seat"].numpy().astype(np.int64)
+        opp_kind = tr["opp_kind"].numpy().astype(np.int64)
         buf.load(tr["buffer"])
         obs, masks, to_move = venv.set_state(tr["venv"])
         rng.bit_generator.state = tr["rng"]
@@ -361,19 +375,23 @@ def main(args: Args) -> dict:
         ck = policy_checkpoint(model, rules, args)
         ck["trainer"] = {
             "optimizer": optimizer.state_dict(), "pool": pool, "opp_seat": torch.from_numpy(opp_seat.copy()),
+            "opp_kind": torch.from_numpy(opp_kind.copy()),
             "buffer": buf.state(), "venv": venv.get_state(), "rng": rng.bit_generator.state,
             "torch_rng": torch.get_rng_state(), "global_step": global_step, "update": update, "hands": hands,
             "evals": evals, "history": history}
         save_atomic(ck, path)
 
+    updates_this_call = 0
     while global_step < args.total_steps:
+        if args.stop_after_updates is not None and updates_this_call >= args.stop_after_updates:
+            break
         # Pick this iteration's pool opponent.
         if pool:
             pool_net_idx = int(rng.integers(len(pool)))
             opponent.load_state_dict(pool[pool_net_idx])
         # ---------------------------------------------------------------- rollout
         rollout_hands = 0
-        result_sum = 0.0
+        result_sum, opp_hands = 0.0, 0
         while len(buf.ready) < args.batch_size:
             learner = opp_seat != to_move
             idx_l = np.flatnonzero(learner)
@@ -388,10 +406,14 @@ def main(args: Args) -> dict:
                     actions[idx_l] = a
                     buf.add(idx_l, to_move[idx_l].astype(np.int64), obs[idx_l], masks[idx_l], crit, a, logp,
                             values.cpu().numpy())
-                if idx_o.size:
-                    logits = opponent.act_logits(torch.from_numpy(obs[idx_o]).to(device))
-                    a, _ = sample_actions(logits.cpu(), masks[idx_o], rng)
-                    actions[idx_o] = a
+                idx_h = idx_o[opp_kind[idx_o] == 1]
+                idx_p = idx_o[opp_kind[idx_o] == 0]
+                if idx_p.size:
+                    logits = opponent.act_logits(torch.from_numpy(obs[idx_p]).to(device))
+                    a, _ = sample_actions(logits.cpu(), masks[idx_p], rng)
+                    actions[idx_p] = a
+                for i in idx_h.tolist():
+                    actions[i] = heuristic.act({"observation": obs[i], "action_mask": masks[i]})
             obs, masks, to_move, rewards, dones, _ = venv.step(actions)
             global_step += int(idx_l.size)
             bar.update(int(idx_l.size))
@@ -401,7 +423,14 @@ def main(args: Args) -> dict:
                 rollout_hands += 1
                 if opp_seat[i] >= 0:
                     result_sum += rewards[i, 1 - opp_seat[i]]
-                opp_seat[i] = int(rng.integers(2)) if pool and rng.random() < args.pool_prob else -1
+                    opp_hands += 1
+                u = rng.random()
+                if u < args.heuristic_prob:
+                    opp_seat[i], opp_kind[i] = int(rng.integers(2)), 1
+                elif pool and u < args.heuristic_prob + args.pool_prob:
+                    opp_seat[i], opp_kind[i] = int(rng.integers(2)), 0
+                else:
+                    opp_seat[i] = -1
 
         # ---------------------------------------------------------------- PPO update
         if args.anneal_lr:
@@ -442,6 +471,7 @@ def main(args: Args) -> dict:
         explained_var = float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
         buf.compact()
         update += 1
+        updates_this_call += 1
         sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
         if update % args.pool_every == 0:
             pool.append(copy.deepcopy(model.state_dict()))
@@ -450,9 +480,8 @@ def main(args: Args) -> dict:
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
             writer.add_scalar("charts/SPS", sps, global_step)
             writer.add_scalar("charts/hands", hands, global_step)
-            if pool_net_idx >= 0:
-                writer.add_scalar("charts/pool_game_points_per_hand", result_sum / max(1, rollout_hands),
-                                  global_step)
+            if opp_hands:
+                writer.add_scalar("charts/opponent_game_points_per_hand", result_sum / opp_hands, global_step)
             for k, v in stats.items():
                 writer.add_scalar(f"losses/{k}", float(np.mean(v)), global_step)
             writer.add_scalar("losses/explained_variance", explained_var, global_step)
@@ -481,6 +510,9 @@ def main(args: Args) -> dict:
     print(f"trained {global_step:,} learner decisions, {hands:,} hands, {update} updates, {sps:,.0f} steps/s",
           flush=True)
     save_checkpoint(run_dir / "checkpoint.pt")
+    if global_step < args.total_steps:
+        print(f"stopped after {updates_this_call} updates; continue with --resume {run_dir / 'checkpoint.pt'}")
+        return {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "evaluation": {}}
     save_atomic(policy_checkpoint(model, rules, args), run_dir / "policy.pt")
     summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "evaluation": {}}
     if args.final_eval_deals:

@@ -95,10 +95,10 @@ def test_short_run_checkpoints_resumes_and_loads(tmp_path):
 
 
 def test_resume_is_exact(tmp_path):
-    straight = train.main(tiny_args(tmp_path, run_name="straight", total_steps=2500))
-    del straight
-    train.main(tiny_args(tmp_path, run_name="split", total_steps=1200))
-    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt"), total_steps=2500))
+    train.main(tiny_args(tmp_path, run_name="straight", total_steps=3500))
+    stopped = train.main(tiny_args(tmp_path, run_name="split", total_steps=3500, stop_after_updates=1))
+    assert stopped["steps"] < 3500 and not (tmp_path / "split" / "policy.pt").exists()
+    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt")))
     a = load_checkpoint(tmp_path / "straight" / "checkpoint.pt")
     b = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
     assert a["trainer"]["global_step"] == b["trainer"]["global_step"]
