@@ -64,6 +64,7 @@ SCALARS = (("trump", 4), ("stock_size", 1), ("closed", 1), ("closer", 2), ("snap
            ("tricks", 2), ("pending", 2), ("marriages", 8), ("exchanged", 1), ("announced", 4), ("leader", 1),
            ("dealer", 1), ("trick", 1), ("match", 3))
 _N_SCALARS = sum(k for _, k in SCALARS)
+_BIT_TABLE_F32 = _BIT_TABLE.astype(np.float32)  # byte -> its 8 bits (little-endian) as float32
 #: Bumped whenever the observation layout changes; checkpoints store it and refuse a mismatch.
 LAYOUT_VERSION = 1
 
@@ -171,8 +172,8 @@ def observation(s: GameState, seat: int) -> np.ndarray:
     """
     n_planes = len(PLANES) * s.deck.size
     nbytes = (n_planes + 7) // 8
+    bits = _BIT_TABLE_F32[np.frombuffer(_planes_int(s, seat).to_bytes(nbytes, "little"), dtype=np.uint8)]
     out = np.empty(n_planes + _N_SCALARS, dtype=np.float32)
-    bits = _BIT_TABLE[np.frombuffer(_planes_int(s, seat).to_bytes(nbytes, "little"), dtype=np.uint8)]
     out[:n_planes] = bits.reshape(-1)[:n_planes]
     out[n_planes:] = _scalars(s, seat)
     return out
