@@ -58,7 +58,7 @@ def load_position(s: GameState, pos: Any) -> GameState:
     missing = sorted(_POSITION_KEYS - set(pos))
     if missing:
         raise _bad(f"missing key(s) {missing}")
-    unknown = sorted(set(pos) - _POSITION_KEYS - _OPTIONAL_KEYS)
+    unknown = sorted(map(repr, set(pos) - _POSITION_KEYS - _OPTIONAL_KEYS))
     if unknown:
         raise _bad(f"unknown key(s) {unknown}: expected {sorted(_POSITION_KEYS | _OPTIONAL_KEYS)}")
 
@@ -226,7 +226,11 @@ def load_position(s: GameState, pos: Any) -> GameState:
                            f"{PLAYERS[p]}'s hand")
             known[p] |= m
 
-    dealer = 1 - leader if "dealer" not in pos else seat_of(pos["dealer"], "dealer")
+    if "dealer" in pos:
+        dealer = seat_of(pos["dealer"], "dealer")
+    else:  # unknown: the player with a pending marriage led trick 1 (R14), else the leader did
+        pending = [p for p in (0, 1) if msuits[p] and not won[p]]
+        dealer = 1 - (pending[0] if len(pending) == 1 else leader)
     match_points = [0, 0]
     if "match_points" in pos:
         mp = _per_player(pos["match_points"], "match_points")
@@ -268,11 +272,13 @@ def load_position(s: GameState, pos: Any) -> GameState:
         if not any(s.bonus):
             raise _bad("a played-out hand needs 'history' or 'points' to know who took the last trick (R66-7)")
 
+    _check_reachable(s, pos, played_out)
     for key, values in (("points", [s.counted(p) for p in (0, 1)]), ("tricks", s.tricks)):
         if key in pos:
             given = _per_player(pos[key], key)
             for p in (0, 1):
-                if given[PLAYERS[p]] != values[p]:
+                v = given[PLAYERS[p]]
+                if not isinstance(v, int) or isinstance(v, bool) or v != values[p]:
                     raise _bad(f"{key}[{PLAYERS[p]!r}] is {given[PLAYERS[p]]!r}, but the won cards and "
                                f"marriages give {values[p]}")
 
@@ -289,6 +295,87 @@ def load_position(s: GameState, pos: Any) -> GameState:
         if (winner is None) != (res["reason"] == "tie") or (winner is None and gp != 0):
             raise _bad(f"result {res!r}: only a 'tie' has no winner, and it scores 0")
         s.result = Result(winner, gp, res["reason"])
+        _check_result(s, played_out)
     elif played_out:
         raise _bad("all cards are played but result is null: a played-out hand always has a result")
     return s
+
+
+def _check_reachable(s: GameState, pos: dict, played_out: bool) -> None:
+    """Refuse positions no legal play reaches (the state ``s`` is filled, ``result`` not yet)."""
+    rules = s.rules
+    d = s.deck
+    n_done = s.tricks[0] + s.tricks[1]
+    leader = s.leader
+    if n_done and not s.tricks[leader]:
+        raise _bad(f"{PLAYERS[leader]} leads trick {n_done + 1} but has won no trick: the winner of a trick "
+                   "leads the next (R6)")
+    if not n_done and s.dealer == leader:
+        raise _bad(f"the dealer {PLAYERS[leader]} cannot lead trick 1: the non-dealer does (R1)")
+    for p in (0, 1):
+        if s.marriage_suits[p] and not s.tricks[p]:
+            if s.marriage_suits[p].bit_count() > 1 or p == s.dealer or not rules.marriage_on_opening_lead:
+                raise _bad(f"{PLAYERS[p]} has no trick, so its only possible marriage is one announced by the "
+                           "non-dealer on the opening lead (R14)")
+        for su in range(4):
+            kq = s._kq[su]
+            if s.marriage_suits[p] >> su & 1 and s.hands[p] & kq == kq and not (
+                    s.announced == su and leader == p and s.table < 0):
+                raise _bad(f"{PLAYERS[p]} announced marriage {SUIT_LETTERS[su]} but still holds both its K and Q: "
+                           "after an announcement the leader leads one of them (R4)")
+        trumps_and_pairs = d.suit_mask[s.trump] | sum(s._kq[su] for su in range(4) if s.marriage_suits[p] >> su & 1)
+        if s.known[p] & ~trumps_and_pairs:
+            raise _bad(f"known[{PLAYERS[p]!r}] lists {d.codes_of(s.known[p] & ~trumps_and_pairs)}: only shown marriage "
+                       "partners and trumps taken from the turn-up can be known (R27)")
+    if s.announced >= 0 and not s._marriage_window_open():
+        raise _bad(f"announced {SUIT_LETTERS[s.announced]!r} on trick {n_done + 1}, where the marriage window "
+                   f"({rules.marriage_window!r}, marriage_on_opening_lead={rules.marriage_on_opening_lead}) is "
+                   "closed (R13, R66-6)")
+    if s.carry and (rules.tie != "carry"):
+        raise _bad(f"carry is {s.carry}, but only sixtysix24 with tie='carry' carries game points (R66-10)")
+    target = rules.match_target
+    if s.carry > target:
+        raise _bad(f"carry is {s.carry}: at most match_target ({target}) is supported")
+    if max(s.match_points) >= target:
+        raise _bad(f"match_points {s.match_points} reach match_target {target}: that match is over (R25)")
+    full_stock = rules.n_cards - 2 * rules.hand_size
+    if s.closed_by >= 0:
+        size = len(s.stock)
+        other = 1 - s.closed_by
+        snap_points, snap_tricks = s.closing_snapshot
+        if size < rules.close_min_stock:
+            raise _bad(f"closed with {size} stock cards, but close_min_stock is {rules.close_min_stock} (R18)")
+        if snap_tricks > s.tricks[other] or snap_points > s.counted(other) or (snap_tricks == 0 and snap_points):
+            raise _bad(f"closing_snapshot ({snap_points} points, {snap_tricks} tricks) is impossible: "
+                       f"{PLAYERS[other]} now has {s.counted(other)} points and {s.tricks[other]} tricks, and "
+                       "points need a trick (R19)")
+        if n_done == (full_stock - size) // 2 and leader != s.closed_by:
+            raise _bad(f"no trick was played since {PLAYERS[s.closed_by]} closed, so it must still be the leader (R18)")
+    if s.exchanged:
+        if s.stock[-1] != s._exchange_card or len(s.stock) < rules.exchange_min_stock:
+            raise _bad("exchanged is true, but the turn-up is not the exchange card or the stock is below "
+                       f"exchange_min_stock ({rules.exchange_min_stock}) (R16)")
+    if rules.claim_mode == "auto" and n_done and s.counted(leader) >= 66 and pos.get("result") is None:
+        raise _bad(f"{PLAYERS[leader]} leads with {s.counted(leader)} points under claim_mode='auto': the engine "
+                   "would have claimed already (R21)")
+
+
+def _check_result(s: GameState, played_out: bool) -> None:
+    """The given result must be what the rules give for this position (R20-R23a, R66-10)."""
+    given = s.result
+    t = s.copy()
+    t.result = None
+    if played_out:
+        t._end_of_hand(t.leader)  # after the last trick its winner leads
+        if t.result != given:
+            raise _bad(f"result {given} disagrees with the played-out cards, which give {t.result}")
+        return
+    if given.reason not in ("claim", "false_claim"):
+        raise _bad(f"result reason {given.reason!r} needs a played-out hand; with cards in hand only 'claim' or "
+                   "'false_claim' can end it (R20-R23)")
+    if given.reason == "false_claim" and s.rules.false_claim == "reject":
+        raise _bad("result reason 'false_claim' cannot happen under false_claim='reject' (R21a)")
+    claimant = given.winner if given.reason == "claim" else 1 - given.winner
+    t._claim(claimant)
+    if t.result != given:
+        raise _bad(f"result {given} disagrees with a claim by {PLAYERS[claimant]} here, which gives {t.result}")

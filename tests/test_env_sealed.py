@@ -82,7 +82,8 @@ def _samples(config_id: str) -> tuple[RuleSet, list[tuple[dict, frozenset]]]:
             pos = loadable_position(st)
             if rng.random() < 0.3:  # a match score and carry, the same on both sides of every pair
                 pos["match_points"] = {p: int(rng.integers(0, 7)) for p in PLAYERS}
-                pos["carry"] = int(rng.integers(0, 3))
+                if rules.tie == "carry":  # a carry exists only in sixtysix24 (R66-10)
+                    pos["carry"] = int(rng.integers(0, 3))
             tags = set()
             if st.closed_by >= 0:
                 tags.add("closed")
@@ -349,8 +350,15 @@ def _converse_variants(pos: dict, seat: int, rules: RuleSet, rng: np.random.Gene
     # Closing snapshot.
     if pos["closing_snapshot"] is not None:
         out = _copy(pos)
-        out["closing_snapshot"]["points"] += 1
-        yield "snapshot", out, "snapshot"
+        snap = out["closing_snapshot"]
+        other = PLAYERS[1 - PLAYERS.index(pos["closed_by"])]
+        # Keep it reachable (the loader checks R19): lower the points, or credit a trick the non-closer has now.
+        if snap["points"]:
+            snap["points"] -= 1
+            yield "snapshot", out, "snapshot"
+        elif pos["tricks"][other]:
+            snap["points"], snap["tricks"] = pos["points"][other], 1
+            yield "snapshot", out, "snapshot"
     # Match score.
     out = _copy(pos)
     mp = dict(pos.get("match_points") or {p: 0 for p in PLAYERS})

@@ -468,3 +468,73 @@ def test_any_action_after_hand_ended():
 def test_action_id_unknown_name_is_illegal_action_error():
     with pytest.raises(IllegalActionError, match=r"unknown action name 'fold'"):
         RuleSet.make().action_id("fold")
+
+
+# ------------------------------------------------------------------ unreachable positions (adversarial review)
+def _s17(**kw):
+    p = {"trump": "H", "stock": "JD AH TH KS QS KH".split(), "closed_by": None, "closing_snapshot": None,
+         "hands": {"player_0": "JH QH AS TS AC".split(), "player_1": "JS TC KC QC JC".split()},
+         "won": {"player_0": "AD TD KD QD".split(), "player_1": []},
+         "marriages": {"player_0": [], "player_1": []}, "announced": None, "leader": "player_0", "table": None}
+    p.update(kw)
+    return p
+
+
+UNREACHABLE = [
+    ("marriage_announced_but_both_cards_held",
+     dict(hands={"player_0": "JH QH AS KS QS".split(), "player_1": "TS TC KC QC JC".split()},
+          stock="JD AH TH AC JS KH".split(), marriages={"player_0": ["S"], "player_1": []}), {}, "still holds both"),
+    ("carry_in_schnapsen20", dict(carry=2), {}, "carry"),
+    ("match_already_won", dict(match_points={"player_0": 7, "player_1": 0}), {}, "match is over"),
+    ("leader_without_trick", dict(leader="player_1"), {}, "has won no trick"),
+    ("dealer_leads_trick_1",
+     dict(won={"player_0": [], "player_1": []}, stock="JD AH TH KS QS AD TD KD QD KH".split(), dealer="player_0"),
+     {}, "dealer"),
+    ("two_pending_marriages", dict(marriages={"player_0": [], "player_1": ["C", "D"]}), {}, "no trick"),
+    ("snapshot_points_without_trick",
+     dict(closed_by="player_0", closing_snapshot={"points": 30, "tricks": 0}), {}, "closing_snapshot"),
+    ("closed_below_close_min_stock",
+     dict(closed_by="player_0", closing_snapshot={"points": 0, "tricks": 0}), {"close_min_stock": 8},
+     "close_min_stock"),
+    ("exchanged_without_jack_under_stock", dict(exchanged=True), {}, "exchanged"),
+    ("known_card_nobody_could_know", dict(known={"player_0": ["AS"], "player_1": []}), {}, "known"),
+    ("auto_claim_would_have_happened",
+     dict(won={"player_0": "AD TD KD QD AC TC AS TS".split(), "player_1": []}, stock=["JD", "TH"],
+          hands={"player_0": "JH QH KH AH KC".split(), "player_1": "QC JC KS QS JS".split()}),
+     {"claim_mode": "auto"}, "would have claimed"),
+    ("result_not_what_the_cards_give",
+     dict(result={"winner": "player_1", "game_points": 3, "reason": "claim"}), {}, "result"),
+    ("result_last_trick_mid_hand",
+     dict(result={"winner": "player_0", "game_points": 1, "reason": "last_trick"}), {}, "played-out"),
+]
+
+
+@pytest.mark.parametrize("name, changes, knobs, message", UNREACHABLE, ids=[u[0] for u in UNREACHABLE])
+def test_unreachable_position_refused(name, changes, knobs, message):
+    with pytest.raises(InvalidPositionError, match=message):
+        GameState.from_position(RuleSet.make("schnapsen20", **knobs), _s17(**changes))
+
+
+def test_announced_outside_marriage_window_refused():
+    pos = {"trump": "C", "stock": [], "closed_by": None, "closing_snapshot": None,
+           "hands": {"player_0": ["KH", "QH", "9S"], "player_1": ["AS", "TS", "9D"]},
+           "won": {"player_0": "AC TC KC QC JC 9C AD TD KD QD JD 9H".split(),
+                   "player_1": "AH TH JH JS KS QS".split()},
+           "marriages": {"player_0": ["H"], "player_1": []}, "announced": "H", "leader": "player_0", "table": None}
+    with pytest.raises(InvalidPositionError, match="marriage window"):
+        GameState.from_position(RuleSet.make("sixtysix24"), pos)  # trick 10: R66-6 allows tricks 1-6 only
+
+
+def test_unknown_keys_of_mixed_types_named():
+    pos = _s17()
+    pos[1] = 2
+    pos["zz"] = 3
+    with pytest.raises(InvalidPositionError, match="unknown key"):
+        GameState.from_position(RuleSet.make(), pos)
+
+
+def test_points_must_be_ints_not_bools():
+    pos = GameState.from_position(RuleSet.make(), _s17()).position()
+    pos["points"]["player_1"] = False  # equals 0, but is not an int count
+    with pytest.raises(InvalidPositionError, match="points"):
+        GameState.from_position(RuleSet.make(), pos)
