@@ -14,6 +14,11 @@ Arrays (N = ``num_envs``, D = ``obs_size``, A = ``n_actions``):
   at this step (zero-sum);
 * ``dones``: bool ``(N,)``, the hand in that slot ended at this step (the slot already holds the next
   hand, so ``obs``/``masks``/``to_move`` are the new hand's).
+
+The N hands live in one :class:`~schnapsen_env.batch.BatchState` (numpy arrays, stepped with array
+operations over the batch, exactly as the reference engine :class:`~schnapsen_env.rules.GameState`:
+``tests/test_vector_exact.py`` checks it in lockstep for every rule knob). ``games`` and
+:meth:`SchnapsenVectorEnv.game` give ``GameState`` copies of slots.
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ from typing import Any, Sequence
 import numpy as np
 
 from schnapsen_env import encoding
+from schnapsen_env.batch import BatchState, bits_to_array
 from schnapsen_env.errors import IllegalActionError
-from schnapsen_env.rules import PLAYERS, GameState, Result, mask_to_array
+from schnapsen_env.rules import PLAYERS, GameState, Result
 from schnapsen_env.ruleset import RuleSet
 
 
@@ -48,13 +54,24 @@ class SchnapsenVectorEnv:
         self.obs_size = encoding.obs_size(self.rules)
         self.n_actions = self.rules.n_actions
         self.action_names = list(self.rules.action_names)
-        self.games: list[GameState] = []
+        #: The N hands as numpy arrays (:class:`~schnapsen_env.batch.BatchState`).
+        self.batch = BatchState(self.rules, self.num_envs)
         self._rngs: list[np.random.Generator] = []
+        self._legal = np.zeros(self.num_envs, dtype=np.int64)  # legal actions per slot, int bits
         self.obs = np.zeros((self.num_envs, self.obs_size), dtype=np.float32)
         self.masks = np.zeros((self.num_envs, self.n_actions), dtype=np.int8)
         self.to_move = np.zeros(self.num_envs, dtype=np.int8)
         #: Per slot, the result of the hand that ended at the last step (None where none ended).
         self.last_results: list[Result | None] = [None] * self.num_envs
+
+    @property
+    def games(self) -> list[GameState]:
+        """The N hands as :class:`GameState` **copies** (changing them does not change the env)."""
+        return [self.batch.to_game_state(i) for i in range(self.num_envs)]
+
+    def game(self, i: int) -> GameState:
+        """Slot ``i`` as a :class:`GameState` copy."""
+        return self.batch.to_game_state(i)
 
     def reset(self, seed: int | Sequence[int] | None = None):
         """Deal a new hand in every slot.
@@ -75,27 +92,25 @@ class SchnapsenVectorEnv:
             if len(seeds) != n:
                 raise ValueError(f"seed must be an int or {n} ints, got {len(seeds)}")
         self._rngs = [np.random.default_rng(s) for s in seeds]
-        self.games = [GameState.new_hand(self.rules, rng) for rng in self._rngs]
+        self.batch.new_hands(np.arange(n), self._rngs)
         self.last_results = [None] * n
-        self._refresh(range(n))
+        self._refresh()
         return self.obs, self.masks, self.to_move
 
-    def _refresh(self, idx) -> None:
-        games = self.games
-        idx = list(idx)
-        if not idx:
-            return
-        seats = np.fromiter((games[i].to_move for i in idx), dtype=np.int8, count=len(idx))
-        self.to_move[idx] = seats
-        if len(idx) == self.num_envs:
-            encoding.observations_into(games, seats, self.obs)
-        else:
-            block = np.empty((len(idx), self.obs_size), dtype=np.float32)
-            encoding.observations_into([games[i] for i in idx], seats, block)
-            self.obs[idx] = block
-        n_actions = self.n_actions
-        for i in idx:
-            self.masks[i] = mask_to_array(games[i].legal_mask(), n_actions)
+    def _refresh(self) -> None:
+        """Recompute ``obs``, ``masks``, ``to_move`` (and the cached legal bits) of every slot."""
+        b = self.batch
+        self._legal = b.legal_masks()
+        bits_to_array(self._legal, self.n_actions, self.masks)
+        self.to_move[:] = b.to_move
+        b.observations_into(self.obs)
+
+    def _illegal(self, i: int, a: Any) -> IllegalActionError:
+        names = self.action_names
+        name = names[a] if isinstance(a, int) and 0 <= a < self.n_actions else a
+        legal = [names[k] for k in range(self.n_actions) if int(self._legal[i]) >> k & 1]
+        return IllegalActionError(f"slot {i}: illegal action {name!r} for {PLAYERS[int(self.batch.to_move[i])]}: "
+                                  f"legal are {legal}")
 
     def step(self, actions: np.ndarray):
         """Apply one action per slot for its player to move.
@@ -108,38 +123,53 @@ class SchnapsenVectorEnv:
             :attr:`last_results` (a list of N ``Result`` or None).
 
         Raises:
-            IllegalActionError: an action is not legal in its slot (the message names the slot);
-                slots before it have been stepped already, so reset after catching it.
+            IllegalActionError: an action is not legal in its slot (the message names the first such
+                slot). All actions are checked before any is applied, so the env is unchanged.
         """
         actions = np.asarray(actions)
-        if actions.shape != (self.num_envs,):
-            raise ValueError(f"actions must have shape ({self.num_envs},), got {actions.shape}")
-        rewards = np.zeros((self.num_envs, 2), dtype=np.float32)
-        dones = np.zeros(self.num_envs, dtype=bool)
-        results: list[Result | None] = [None] * self.num_envs
-        games = self.games
-        for i, a in enumerate(actions.tolist()):
-            g = games[i]
-            if not (0 <= a < self.n_actions and g.legal_mask() >> a & 1):
-                name = self.action_names[a] if 0 <= a < self.n_actions else a
-                raise IllegalActionError(f"slot {i}: illegal action {name!r} for {PLAYERS[g.to_move]}: legal are "
-                                         f"{g.legal_action_names()}")
-            g.push(a)
-            r = g.result
-            if r is not None:
-                dones[i] = True
+        n = self.num_envs
+        if actions.shape != (n,):
+            raise ValueError(f"actions must have shape ({n},), got {actions.shape}")
+        if actions.dtype.kind in "iub":
+            a = actions.astype(np.int64)
+        else:
+            try:
+                a = actions.astype(np.int64)
+            except (TypeError, ValueError):
+                a = None
+            if a is None or not np.array_equal(a, actions):
+                bad = 0 if a is None else int(np.flatnonzero(a != actions)[0])
+                raise self._illegal(bad, actions[bad])
+        in_range = (a >= 0) & (a < self.n_actions)
+        ok = in_range & (((self._legal >> np.where(in_range, a, 0)) & 1) == 1)
+        if not ok.all():
+            i = int(np.flatnonzero(~ok)[0])
+            raise self._illegal(i, int(a[i]))
+        b = self.batch
+        b.step(a)
+        rewards = np.zeros((n, 2), dtype=np.float32)
+        done_rows = np.flatnonzero(b.over)
+        dones = np.zeros(n, dtype=bool)
+        dones[done_rows] = True
+        results: list[Result | None] = [None] * n
+        if len(done_rows):
+            winners = b.res_winner[done_rows]
+            points = b.res_points[done_rows].astype(np.float32)
+            won = winners >= 0
+            wr, ww, wp = done_rows[won], winners[won], points[won]
+            rewards[wr, ww] = wp
+            rewards[wr, 1 - ww] = -wp
+            for i, r in zip(done_rows.tolist(), b.results(done_rows)):
                 results[i] = r
-                if r.winner is not None:
-                    rewards[i, r.winner] = r.game_points
-                    rewards[i, 1 - r.winner] = -r.game_points
-                games[i] = GameState.new_hand(self.rules, self._rngs[i])
+            rngs = self._rngs
+            b.new_hands(done_rows, [rngs[i] for i in done_rows.tolist()])
         self.last_results = results
-        self._refresh(range(self.num_envs))
+        self._refresh()
         return self.obs, self.masks, self.to_move, rewards, dones, {"results": results}
 
     def get_state(self) -> dict:
         """JSON-compatible snapshot of every slot (position dicts and generator states), for checkpoints."""
-        return {"positions": [g.position() for g in self.games],
+        return {"positions": [self.batch.to_game_state(i).position() for i in range(self.num_envs)],
                 "rng_states": [rng.bit_generator.state for rng in self._rngs]}
 
     def set_state(self, state: dict):
@@ -151,20 +181,25 @@ class SchnapsenVectorEnv:
         positions, rng_states = state["positions"], state["rng_states"]
         if len(positions) != self.num_envs or len(rng_states) != self.num_envs:
             raise ValueError(f"snapshot has {len(positions)} slots, this env has {self.num_envs}")
-        self.games = [GameState.from_position(self.rules, p) for p in positions]
-        self._rngs = []
+        games = [GameState.from_position(self.rules, p) for p in positions]
+        rngs = []
         for st in rng_states:
             rng = np.random.default_rng()
             rng.bit_generator.state = st
-            self._rngs.append(rng)
+            rngs.append(rng)
+        batch = BatchState(self.rules, self.num_envs)
+        for i, g in enumerate(games):
+            batch.set_row(i, g)
+        self.batch = batch
+        self._rngs = rngs
         self.last_results = [None] * self.num_envs
-        self._refresh(range(self.num_envs))
+        self._refresh()
         return self.obs, self.masks, self.to_move
 
     def states_row(self, i: int) -> np.ndarray:
         """Omniscient state vector of slot ``i``: float32 ``(state_size,)``."""
-        return encoding.state_vector(self.games[i])
+        return encoding.state_vector(self.batch.to_game_state(i))
 
     def states(self) -> np.ndarray:
         """Omniscient state vectors of all slots: float32 ``(N, state_size)`` (centralised critics)."""
-        return np.stack([encoding.state_vector(g) for g in self.games])
+        return self.batch.state_vectors()

@@ -1,0 +1,325 @@
+"""The numpy-batched engine (schnapsen_env.batch) and the vector env built on it agree exactly with the
+reference engine GameState: random hands in lockstep, for both rulesets and every knob value of
+RULES.md section 5, comparing observations, masks, to_move, rewards, results and full states."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+
+from schnapsen_env import encoding
+from schnapsen_env import batch as batch_module
+from schnapsen_env.batch import BatchState
+from schnapsen_env.errors import IllegalActionError, InvalidPositionError
+from schnapsen_env.rules import RESULT_REASONS, GameState
+from schnapsen_env.ruleset import RuleSet
+from schnapsen_env.vector import SchnapsenVectorEnv
+
+# Every knob value of RULES.md section 5 other than the defaults, alone and in a few combinations.
+KNOBS_20 = [
+    {},
+    {"false_claim": "mirror"},
+    {"false_claim": "pagat"},
+    {"claim_mode": "auto"},
+    {"marriage_declaration": "optional"},
+    {"marriage_on_opening_lead": False},
+    {"marriage_window": "stock_open"},
+    {"marriage_window": "first_6_tricks"},
+    {"must_head": False},
+    {"exchange_min_stock": 2, "close_min_stock": 2},
+    {"closed_hand_end": "must_claim"},
+    {"closing_reference": "at_end"},
+    {"failed_close_value": "flat3"},
+    {"unclaimed_last_trick_value": "one"},
+    {"last_trick_bonus": 10, "last_trick_bonus_when_closed": True, "match_target": 11},
+    {"false_claim": "mirror", "closing_reference": "at_end", "failed_close_value": "flat3",
+     "close_min_stock": 2, "marriage_declaration": "optional"},
+    {"false_claim": "pagat", "closed_hand_end": "must_claim", "exchange_min_stock": 2,
+     "marriage_on_opening_lead": False, "next_dealer": "loser"},
+    {"claim_mode": "auto", "closed_hand_end": "must_claim", "closing_reference": "at_end",
+     "marriage_window": "stock_open", "close_min_stock": 2},
+]
+KNOBS_24 = [
+    {},
+    {"false_claim": "mirror"},
+    {"false_claim": "pagat"},
+    {"claim_mode": "auto"},
+    {"marriage_declaration": "optional", "marriage_on_opening_lead": False},
+    {"marriage_window": "any"},
+    {"marriage_window": "stock_open"},
+    {"must_head": True},
+    {"exchange_min_stock": 4, "close_min_stock": 4},
+    {"exchange_rank": "J"},
+    {"closed_hand_end": "must_claim", "closing_reference": "at_end"},
+    {"failed_close_value": "flat3", "last_trick_bonus_when_closed": True},
+    {"tie": "none"},
+    {"tie": "last_trick"},
+    {"last_trick_bonus": 0, "next_dealer": "winner", "match_target": 11},
+    {"false_claim": "pagat", "closed_hand_end": "must_claim", "failed_close_value": "flat3",
+     "last_trick_bonus_when_closed": True, "exchange_rank": "J"},
+    {"claim_mode": "auto", "closing_reference": "at_end", "must_head": True, "tie": "last_trick"},
+]
+CASES = [("schnapsen20", k) for k in KNOBS_20] + [("sixtysix24", k) for k in KNOBS_24]
+N_SLOTS = 32
+N_STEPS = 200
+REASONS_SEEN: dict[str, Counter] = {"schnapsen20": Counter(), "sixtysix24": Counter()}
+ACTIONS_SEEN: dict[str, Counter] = {"schnapsen20": Counter(), "sixtysix24": Counter()}  # by _kind
+
+
+# Chance of taking each kind of special action when it is legal (else a uniform legal action): high for
+# marriage / exchange / claim so that they happen often, low for close so that many hands are played out.
+_SPECIAL_P = (0.5, 0.5, 0.07, 0.2)  # marriage, exchange, close, claim
+
+
+def _kind(action: int, n_cards: int) -> int:
+    """0 play, 1 marriage, 2 exchange, 3 close, 4 claim."""
+    return 0 if action < n_cards else 1 if action < n_cards + 4 else action - n_cards - 2
+
+
+def _pick(rng: np.random.Generator, mask: np.ndarray, n_cards: int) -> int:
+    """A random legal action, biased towards marriage / exchange / claim (and a little close) when legal."""
+    legal = np.flatnonzero(mask)
+    for a in legal[legal >= n_cards]:
+        if rng.random() < _SPECIAL_P[_kind(int(a), n_cards) - 1]:
+            return int(a)
+    return int(legal[rng.integers(len(legal))])
+
+
+def _case_id(case) -> str:
+    ruleset, knobs = case
+    return ruleset + ("-" + "-".join(f"{k}={v}" for k, v in knobs.items()) if knobs else "-defaults")
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+def test_vector_env_lockstep_with_reference(case):
+    ruleset, knobs = case
+    rules = RuleSet.make(ruleset, **knobs)
+    seed0 = 7919 * (CASES.index(case) + 1)
+    venv = SchnapsenVectorEnv(N_SLOTS, ruleset=ruleset, **knobs)
+    obs, masks, to_move = venv.reset(seed=seed0)
+    ref_rngs = [np.random.default_rng(seed0 + i) for i in range(N_SLOTS)]
+    games = [GameState.new_hand(rules, r) for r in ref_rngs]
+    pick_rng = np.random.default_rng(seed0)
+    n_cards = rules.n_cards
+    hands_done = 0
+    ref_obs = np.empty_like(obs)
+    for t in range(N_STEPS):
+        seats = np.array([g.to_move for g in games])
+        encoding.observations_into(games, seats, ref_obs)
+        ref_masks = np.stack([g.action_mask() for g in games])
+        if not (np.array_equal(to_move, seats) and np.array_equal(masks, ref_masks)
+                and np.array_equal(obs, ref_obs)):
+            for i, g in enumerate(games):
+                assert to_move[i] == g.to_move, (i, t)
+                np.testing.assert_array_equal(masks[i], g.action_mask(), err_msg=f"slot {i} step {t}")
+                np.testing.assert_array_equal(obs[i], encoding.observation(g, g.to_move),
+                                              err_msg=f"slot {i} step {t}")
+        actions = np.array([_pick(pick_rng, m, n_cards) for m in masks], dtype=np.int64)
+        ACTIONS_SEEN[ruleset].update(_kind(int(a), n_cards) for a in actions)
+        if t % 10 == 0:
+            for i, g in enumerate(games):
+                assert venv.game(i) == g, (i, t)
+        if t % 60 == 0:
+            np.testing.assert_array_equal(venv.states(), np.stack([encoding.state_vector(g) for g in games]))
+        obs, masks, to_move, rewards, dones, infos = venv.step(actions)
+        for i, g in enumerate(games):
+            g.push(int(actions[i]))
+            r = g.result
+            assert dones[i] == (r is not None), (i, t)
+            if r is None:
+                assert infos["results"][i] is None
+                assert not rewards[i].any()
+                continue
+            hands_done += 1
+            assert infos["results"][i] == r, (i, t, infos["results"][i], r)
+            REASONS_SEEN[ruleset][r.reason] += 1
+            expect = np.zeros(2, dtype=np.float32)
+            if r.winner is not None:
+                expect[r.winner], expect[1 - r.winner] = r.game_points, -r.game_points
+            np.testing.assert_array_equal(rewards[i], expect)
+            games[i] = GameState.new_hand(rules, ref_rngs[i])
+    assert hands_done > 200
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+def test_batch_round_trip_and_both_seats(ruleset):
+    """from_game_states / to_game_state round-trip mid-hand states (also loaded ones with a partial history),
+    and observations of both seats (not only the player to move) and legal masks match the reference."""
+    rules = RuleSet.make(ruleset, false_claim="mirror")
+    rng = np.random.default_rng(5)
+    states = []
+    for k in range(200):
+        g = GameState.new_hand(rules, rng)
+        for _ in range(int(rng.integers(0, 2 * rules.n_tricks))):
+            if g.result is not None:
+                break
+            g.push(_pick(rng, g.action_mask(), rules.n_cards))
+        if k % 3 == 0 and g.result is None:  # a loaded position keeping only the last two tricks
+            pos = g.position()
+            pos["history"] = pos["history"][-2:]
+            g = GameState.from_position(rules, pos)
+        states.append(g)
+    b = BatchState.from_game_states(states)
+    for i, g in enumerate(states):
+        assert b.to_game_state(i) == g
+        assert b.to_game_state(i).position() == g.position()
+        assert int(b.legal_masks()[i]) == g.legal_mask()
+    for seat in (0, 1):
+        out = np.empty((len(states), encoding.obs_size(rules)), dtype=np.float32)
+        b.observations_into(out, np.full(len(states), seat))
+        np.testing.assert_array_equal(out, np.stack([encoding.observation(g, seat) for g in states]))
+    np.testing.assert_array_equal(b.state_vectors(), np.stack([encoding.state_vector(g) for g in states]))
+    # Step every running row once and compare with push.
+    live = [i for i, g in enumerate(states) if g.result is None]
+    actions = np.zeros(len(states), dtype=np.int64)
+    b2 = BatchState.from_game_states([states[i] for i in live])
+    for k, i in enumerate(live):
+        actions[k] = _pick(rng, states[i].action_mask(), rules.n_cards)
+    b2.step(actions[:len(live)])
+    for k, i in enumerate(live):
+        g = states[i].copy()
+        g.push(int(actions[k]))
+        assert b2.to_game_state(k) == g
+
+
+def test_vector_env_illegal_action_changes_nothing():
+    venv = SchnapsenVectorEnv(4, false_claim="pagat")
+    obs, masks, to_move = venv.reset(seed=11)
+    before = venv.get_state()
+    obs0, masks0 = obs.copy(), masks.copy()
+    actions = np.array([int(np.flatnonzero(m)[0]) for m in masks])
+    actions[2] = int(np.flatnonzero(masks[2] == 0)[0])
+    with pytest.raises(IllegalActionError, match="slot 2"):
+        venv.step(actions)
+    actions[2] = 99
+    with pytest.raises(IllegalActionError, match="slot 2"):
+        venv.step(actions)
+    actions[2] = -1
+    with pytest.raises(IllegalActionError, match="slot 2"):
+        venv.step(actions)
+    with pytest.raises(IllegalActionError, match="slot 0"):
+        venv.step(np.full(4, 0.5))
+    assert venv.get_state() == before
+    np.testing.assert_array_equal(venv.obs, obs0)
+    np.testing.assert_array_equal(venv.masks, masks0)
+
+
+def test_vector_env_get_set_state_resumes_identically():
+    a = SchnapsenVectorEnv(16, ruleset="sixtysix24", claim_mode="auto")
+    _, masks, _ = a.reset(seed=3)
+    rng = np.random.default_rng(0)
+    for _ in range(25):
+        _, masks, _, _, _, _ = a.step(np.array([_pick(rng, m, 24) for m in masks]))
+    snap = a.get_state()
+    b = SchnapsenVectorEnv(16, ruleset="sixtysix24", claim_mode="auto")
+    obs_b, masks_b, to_move_b = b.set_state(snap)
+    np.testing.assert_array_equal(obs_b, a.obs)
+    np.testing.assert_array_equal(masks_b, a.masks)
+    np.testing.assert_array_equal(to_move_b, a.to_move)
+    for i in range(16):
+        np.testing.assert_array_equal(b.states_row(i), a.states()[i])
+    for _ in range(40):
+        actions = np.array([_pick(rng, m, 24) for m in a.masks])
+        ra = a.step(actions)
+        rb = b.step(actions)
+        for x, y in zip(ra[:5], rb[:5]):
+            np.testing.assert_array_equal(x, y)
+        assert ra[5] == rb[5]
+
+
+
+
+def _harvest_endgames(ruleset: str, count: int, seed: int) -> list[dict]:
+    """Positions (dicts) with two tricks left and the leader to lead, from random play under the ruleset's
+    defaults that rarely closes and never claims, so that many hands reach the end."""
+    rules = RuleSet.make(ruleset)
+    rng = np.random.default_rng(seed)
+    out = []
+    while len(out) < count:
+        g = GameState.new_hand(rules, rng)
+        while g.result is None:
+            if g.table < 0 and g.hands[0].bit_count() == 2 and g.hands[1].bit_count() == 2:
+                out.append(g.position())
+                break
+            legal = [a for a in g.legal_actions() if a != rules.claim_action]
+            if rules.close_action in legal and rng.random() < 0.9:
+                legal.remove(rules.close_action)
+            g.push(int(legal[rng.integers(len(legal))]))
+    return out
+
+
+ENDGAME_REASONS: dict[str, Counter] = {"schnapsen20": Counter(), "sixtysix24": Counter()}
+ENDGAMES = {r: _harvest_endgames(r, 250, 21) for r in ("schnapsen20", "sixtysix24")}
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+def test_batch_endgames_every_knob(case):
+    """The last two tricks of many hands (R20 W3, R22, R23, R23a, R66-7, R66-10 endings) under every knob set:
+    the same positions loaded into the batch and into GameStates, played out in lockstep."""
+    ruleset, knobs = case
+    rules = RuleSet.make(ruleset, **knobs)
+    games = []
+    for p in ENDGAMES[ruleset]:
+        try:  # a position reached under the defaults may be impossible under the knobs (e.g. claim_mode="auto")
+            games.append(GameState.from_position(rules, p))
+        except InvalidPositionError:
+            pass
+    assert len(games) >= 100
+    b = BatchState.from_game_states(games)
+    rng = np.random.default_rng(CASES.index(case))
+    out = np.empty((len(games), encoding.obs_size(rules)), dtype=np.float32)
+    reasons = Counter()
+    while not b.over.all():
+        bits = b.legal_masks()
+        b.observations_into(out)
+        actions = np.zeros(len(games), dtype=np.int64)
+        for i, g in enumerate(games):
+            assert int(bits[i]) == g.legal_mask(), i
+            if g.result is None:
+                np.testing.assert_array_equal(out[i], encoding.observation(g, g.to_move), err_msg=str(i))
+                actions[i] = _pick(rng, g.action_mask(), rules.n_cards)
+        b.step(actions)  # rows already over are left alone
+        for i, g in enumerate(games):
+            if g.result is None:
+                g.push(int(actions[i]))
+                if g.result is not None:
+                    reasons[g.result.reason] += 1
+                    assert b.result(i) == g.result, i
+    for i, g in enumerate(games):
+        assert b.to_game_state(i) == g, i
+    ENDGAME_REASONS[ruleset].update(reasons)
+
+
+
+def test_zz_coverage():
+    """The lockstep and endgame runs above (same session) reached every result reason of each ruleset and
+    took every kind of action often (so the exactness checks cover them)."""
+    if not any(REASONS_SEEN.values()) or not any(ENDGAME_REASONS.values()):
+        pytest.skip("run together with the lockstep and endgame tests")
+    seen = {r: REASONS_SEEN[r] + ENDGAME_REASONS[r] for r in REASONS_SEEN}
+    assert set(seen["schnapsen20"]) == {"claim", "false_claim", "last_trick", "closed_hand"}, seen
+    assert set(seen["sixtysix24"]) == set(RESULT_REASONS), seen
+    for ruleset, kinds in ACTIONS_SEEN.items():
+        assert all(kinds[k] >= 500 for k in range(5)), (ruleset, kinds)  # play, marriage, exchange, close, claim
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_new_hands_draw_exactly_as_new_hand(fast, monkeypatch):
+    """BatchState.new_hands uses shuffle and a float32 draw in place of permutation and integers(2) (or, as a
+    fallback, those calls): the same deals and generator states, also several hands in a row per generator."""
+    assert batch_module._fast_draws_ok()
+    if not fast:  # the fallback used if a numpy ever draws differently
+        monkeypatch.setattr(batch_module, "_FAST_DRAWS", [False])
+    for ruleset in ("schnapsen20", "sixtysix24"):
+        rules = RuleSet.make(ruleset)
+        b = BatchState(rules, 50)
+        ref = [np.random.default_rng(s) for s in range(50)]
+        mine = [np.random.default_rng(s) for s in range(50)]
+        for _ in range(8):
+            games = [GameState.new_hand(rules, r) for r in ref]
+            b.new_hands(np.arange(50), mine)
+            for i, g in enumerate(games):
+                assert b.to_game_state(i) == g
+            assert [r.bit_generator.state for r in ref] == [r.bit_generator.state for r in mine]
