@@ -52,7 +52,7 @@ class Args:
 
     seed: int = 1
     """seed of every generator (env deals, sampling, network init, opponent pool)"""
-    total_steps: int = 4_000_000
+    total_steps: int = 6_000_000
     """learner decisions to train on (each is one action of the trained network)"""
     ruleset: str = "schnapsen20"
     """"schnapsen20" or "sixtysix24" (default rule knobs)"""
@@ -94,18 +94,18 @@ class Args:
     """earlier snapshots kept in the opponent pool"""
     pool_every: int = 10
     """updates between snapshots added to the pool"""
-    pool_prob: float = 0.4
+    pool_prob: float = 0.3
     """share of hands played against a pool opponent (once the pool is not empty)"""
-    heuristic_prob: float = 0.0
+    heuristic_prob: float = 0.3
     """share of hands played against the scripted HeuristicAgent (one seat), besides the pool"""
-    eval_every: int = 20
+    eval_every: int = 60
     """updates between evaluations (0: only the final one)"""
     eval_deals: int = 200
     """duplicate deals (2 hands each) per periodic evaluation and opponent"""
     eval_rollout_every: int = 0
     """evaluate against "rollout" every N-th evaluation (0: never; it is slow)"""
     final_eval_deals: int = 1000
-    """duplicate deals per opponent in the final evaluation table (0: skip)"""
+    """duplicate deals (2 hands each) per opponent in the final evaluation table (0: skip)"""
     final_eval_opponents: tuple[str, ...] = ("random", "heuristic")
     """opponents of the final evaluation table"""
     eval_workers: Optional[int] = None

@@ -13,11 +13,21 @@ from agents.pimc import PIMCAgent
 from agents.random_agent import RandomAgent
 from agents.rollout import RolloutAgent
 
+def _trained(seed: int | None = None, greedy: bool = True, rules=None):
+    """The policy shipped in ``agents/data`` (schnapsen20), loaded lazily so that torch is imported only here."""
+    from agents.learned import DEFAULT_POLICY, PolicyAgent
+
+    if rules is not None and getattr(rules, "name", rules) != "schnapsen20":
+        raise ValueError(f"the shipped policy plays schnapsen20, not {getattr(rules, 'name', rules)}")
+    return PolicyAgent.load(DEFAULT_POLICY, greedy=greedy, seed=seed)
+
+
 _REGISTRY: dict[str, Callable[..., Any]] = {
     "random": RandomAgent,
     "heuristic": HeuristicAgent,
     "rollout": RolloutAgent,
     "pimc": PIMCAgent,
+    "trained": _trained,
 }
 
 

@@ -154,6 +154,13 @@ def resolve_agent(spec: Any, rules: RuleSet | None = None) -> tuple[str, Callabl
             if not eq or not key.strip().isidentifier():
                 raise ValueError(f"bad agent argument {item!r} in {spec!r}: expected name:key=value,key=value")
             kwargs[key.strip()] = _parse_value(value.strip())
+        if "seed" in kwargs:
+            raise ValueError(f"agent {spec!r}: the arena seeds every agent itself; drop seed=")
+        params = inspect.signature(_REGISTRY[name]).parameters
+        unknown = sorted(k for k in kwargs if k not in params)
+        if unknown:
+            valid = sorted(k for k in params if k not in ("seed", "self"))
+            raise ValueError(f"agent {name!r} takes no argument(s) {unknown}: expected some of {valid}")
         return spec, _NameFactory(name, kwargs, rules)
     if hasattr(spec, "act"):
         return getattr(spec, "name", type(spec).__name__), _Fixed(spec)

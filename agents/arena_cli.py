@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from agents import agent_names
@@ -57,6 +58,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give either two agents or --round-robin AGENT..., not both")
     if not args.round_robin and len(args.agents) != 2:
         parser.error(f"expected two agents (or --round-robin), got {len(args.agents)}")
+    if args.json and args.json != "-":
+        folder = os.path.dirname(os.path.abspath(args.json))
+        if not os.path.isdir(folder):  # fail before a long run, not after it
+            parser.error(f"--json {args.json!r}: folder {folder!r} does not exist")
     common = dict(ruleset=args.ruleset, seed=args.seed, workers=args.workers, episode=args.episode,
                   progress=not args.no_progress, chunk_size=args.chunk_size, **dict(args.knob))
     try:

@@ -56,22 +56,33 @@ class PolicyAgent:
                 observation layout other than this version's.
         """
         ckpt = load_checkpoint(path)
-        ck_rules = RuleSet.from_dict(ckpt["rules"])
+        try:
+            ck_rules = RuleSet.from_dict(ckpt["rules"])
+        except (TypeError, ValueError, AttributeError) as e:
+            raise CheckpointError(f"checkpoint {str(path)!r} has no valid 'rules' entry ({ckpt['rules']!r}): "
+                                  f"{e}") from None
         if rules is not None:
             want = rules if isinstance(rules, str) else rules.name
             if want != ck_rules.name:
                 raise CheckpointError(f"checkpoint {str(path)!r} was trained for {ck_rules.name}, not {want}")
         sig = layout_signature(ck_rules)
-        if ckpt["layout"] != sig:
+        layout = ckpt["layout"]
+        if layout != sig:
+            version = layout.get("version") if isinstance(layout, dict) else layout
+            size = layout.get("obs_size") if isinstance(layout, dict) else None
             raise CheckpointError(
-                f"checkpoint {str(path)!r} uses observation layout version {ckpt['layout'].get('version')!r} "
-                f"(obs_size {ckpt['layout'].get('obs_size')!r}); this version of schnapsen_env expects "
-                f"version {sig['version']} (obs_size {sig['obs_size']}): retrain or use a matching version")
+                f"checkpoint {str(path)!r} uses observation layout version {version!r} (obs_size {size!r}); this "
+                f"version of schnapsen_env expects version {sig['version']} (obs_size {sig['obs_size']}): retrain "
+                "or use a matching version")
         net = ckpt["net"]
+        if not isinstance(net, dict) or net.get("obs_size") != sig["obs_size"] or \
+                net.get("n_actions") != ck_rules.n_actions:
+            raise CheckpointError(f"checkpoint {str(path)!r}: network config {net!r} does not fit {ck_rules.name} "
+                                  f"(obs_size {sig['obs_size']}, n_actions {ck_rules.n_actions})")
         try:
             model = ActorCritic(**net)
             model.load_state_dict(ckpt["model"])
-        except (TypeError, RuntimeError) as e:
+        except (TypeError, RuntimeError, AttributeError, ValueError) as e:
             raise CheckpointError(f"checkpoint {str(path)!r}: weights do not fit the network config {net}: "
                                   f"{e}") from None
         return cls(model, ck_rules, greedy=greedy, seed=seed)
@@ -94,9 +105,12 @@ class PolicyAgent:
         if legal.size == 1:
             return int(legal[0])
         probs = self.probabilities(observation)
-        if self.greedy:
-            return int(np.argmax(probs))
         p = probs[legal].astype(np.float64)
+        if not np.all(np.isfinite(p)) or p.sum() <= 0:
+            raise ValueError(f"the policy's probabilities over the legal actions are not finite ({p}): the "
+                             "checkpoint's weights are broken (NaN or inf)")
+        if self.greedy:
+            return int(legal[np.argmax(p)])  # argmax over legal actions only
         return int(legal[self.rng.choice(legal.size, p=p / p.sum())])
 
     def reset(self) -> None:

@@ -190,11 +190,10 @@ class raw_env(AECEnv, EzPickle):
             ValueError: ``deck`` without ``dealer`` (or the reverse), or ``position`` together with them.
             InvalidPositionError: a malformed deck or position.
         """
-        if seed is not None:
-            self._rng = np.random.default_rng(seed)
-        options = options or {}
+        if options is None:
+            options = {}
         if not isinstance(options, dict):
-            raise ValueError(f"options must be a dict, got {type(options).__name__}")
+            raise ValueError(f"options must be a dict or None, got {type(options).__name__}")
         unknown = sorted(set(options) - {"deck", "dealer", "position"})
         if unknown:
             # PettingZoo's api_test calls reset(options={"options": 1}) to check the signature, so unknown
@@ -212,6 +211,11 @@ class raw_env(AECEnv, EzPickle):
         elif "deck" in options:
             game = GameState.from_deck(self.rules, options["deck"], seat_of(options["dealer"], "dealer"))
         else:
+            game = None
+        # Reseed only once the options are known to be good: a failed reset changes nothing.
+        if seed is not None:
+            self._rng = np.random.default_rng(seed)
+        if game is None:
             game = GameState.new_hand(self.rules, self._rng)
         self.match = Match.from_state(self.rules, self._rng, game) if self.episode == "match" else None
         self.game = game
@@ -300,10 +304,15 @@ class raw_env(AECEnv, EzPickle):
         return info
 
     # ------------------------------------------------------------------ observe
+    def _require_reset(self) -> GameState:
+        if self.game is None:
+            raise RuntimeError("call reset() before observe(), state(), position() or render()")
+        return self.game
+
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (obs_size,), "action_mask": int8 (n_actions,)}`` for ``agent``."""
         seat = seat_of(agent, "agent")
-        game = self.game
+        game = self._require_reset()
         obs = encoding.observation(game, seat)
         if game.result is None and game.to_move == seat and not self.terminations[agent]:
             mask = mask_to_array(self._legal, self.rules.n_actions)
@@ -313,11 +322,11 @@ class raw_env(AECEnv, EzPickle):
 
     def state(self) -> np.ndarray:
         """Omniscient state vector, float32 ``(state_size,)`` (see :mod:`schnapsen_env.encoding`)."""
-        return encoding.state_vector(self.game)
+        return encoding.state_vector(self._require_reset())
 
     def position(self) -> dict[str, Any]:
         """The engine's position dict of the current hand (with ``points``, ``tricks``, ``result``)."""
-        return self.game.position()
+        return self._require_reset().position()
 
     # ------------------------------------------------------------------ render
     def render(self) -> str | None:
@@ -325,8 +334,9 @@ class raw_env(AECEnv, EzPickle):
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
+        game = self._require_reset()
         viewer = seat_of(self.agent_selection, "agent")
-        text = render_text(self.game, viewer, reveal=self.render_reveal)
+        text = render_text(game, viewer, reveal=self.render_reveal)
         if self.render_mode == "human":
             print(text)
             return None

@@ -93,23 +93,28 @@ class SchnapsenGymEnv(gymnasium.Env):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start an episode; returns ``(observation_dict, info)``. ``options`` as the AEC env's reset."""
-        super().reset(seed=seed)
-        if seed is not None:
-            self._episodes = 0  # a seeded reset replays the same seats, so seeded runs repeat exactly
-        aec_seed = int(self.np_random.integers(2**63)) if seed is not None else None
-        if seed is not None and isinstance(self._opponent_spec, str):
-            self._opponent = resolve_opponent(self._opponent_spec, int(self.np_random.integers(2**31)))
-        if self.seat_mode == "alternate":
-            self.learner = PLAYERS[self._episodes % 2]
-        elif self.seat_mode == "random":
-            self.learner = PLAYERS[int(self.np_random.integers(2))]
-        else:
-            self.learner = self.seat_mode
-        self._episodes += 1
-        if aec_seed is None and not hasattr(self, "_seeded_once"):
-            aec_seed = int(self.np_random.integers(2**63))
-        self._seeded_once = True
-        self.aec.reset(seed=aec_seed, options=options)
+        # A failed reset (bad options) must leave the env as it was: keep the old generator and counters.
+        saved = (self._np_random, self._np_random_seed, self._episodes, self.learner, self._opponent)
+        try:
+            super().reset(seed=seed)
+            episodes = 0 if seed is not None else self._episodes  # a seeded reset replays the same seats
+            aec_seed = int(self.np_random.integers(2**63)) if seed is not None else None
+            if seed is not None and isinstance(self._opponent_spec, str):
+                self._opponent = resolve_opponent(self._opponent_spec, int(self.np_random.integers(2**31)))
+            if self.seat_mode == "alternate":
+                learner = PLAYERS[episodes % 2]
+            elif self.seat_mode == "random":
+                learner = PLAYERS[int(self.np_random.integers(2))]
+            else:
+                learner = self.seat_mode
+            if aec_seed is None and self.aec.game is None:
+                aec_seed = int(self.np_random.integers(2**63))
+            self.aec.reset(seed=aec_seed, options=options)
+        except BaseException:
+            self._np_random, self._np_random_seed, self._episodes, self.learner, self._opponent = saved
+            raise
+        self.learner = learner
+        self._episodes = episodes + 1
         self._done = False
         reward = self._play_opponent()
         obs = self.aec.observe(self.learner)
@@ -121,7 +126,16 @@ class SchnapsenGymEnv(gymnasium.Env):
         reward = 0.0
         while not aec.terminations[self.learner] and aec.agent_selection != self.learner:
             opp = aec.agent_selection
-            aec.step(int(self._opponent(aec.observe(opp))))
+            obs = aec.observe(opp)
+            action = self._opponent(obs)
+            if not (isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+                    and 0 <= action < len(obs["action_mask"]) and obs["action_mask"][action]):
+                self._done = True  # the learner's move is already played: this episode cannot go on
+                raise IllegalActionError(
+                    f"the opponent returned {action!r}, not a legal action id for {opp} (legal: "
+                    f"{[self.action_names[i] for i in np.flatnonzero(obs['action_mask'])]}); the episode is "
+                    "aborted, call reset()")
+            aec.step(int(action))
             reward += aec.rewards[self.learner]
         return reward
 
@@ -139,6 +153,10 @@ class SchnapsenGymEnv(gymnasium.Env):
         if self._done:
             raise RuntimeError("episode is over: call reset()")
         aec = self.aec
+        if isinstance(action, np.ndarray) and action.shape in ((), (1,)) and action.dtype.kind in "iu":
+            action = int(action.reshape(-1)[0])  # what model.predict returns
+        if not isinstance(action, (int, np.integer)) or isinstance(action, (bool, np.bool_)):
+            raise IllegalActionError(f"action must be an int action id, got {action!r} ({type(action).__name__})")
         try:
             aec.step(int(action))
         except IllegalActionError:
@@ -147,7 +165,9 @@ class SchnapsenGymEnv(gymnasium.Env):
             self._done = True
             info = self._info()
             info["illegal_action"] = True
-            return aec.observe(self.learner), float(ILLEGAL_REWARD), True, False, info
+            obs = aec.observe(self.learner)
+            obs["action_mask"][:] = 0  # the episode is over: nothing is legal
+            return obs, float(ILLEGAL_REWARD), True, False, info
         reward = float(aec.rewards[self.learner])
         reward += self._play_opponent()
         terminated = bool(aec.terminations[self.learner])

@@ -184,6 +184,9 @@ class GameState:
             dealer: seat 0/1 or None.
         """
         rules = rules if rules is not None else RuleSet.make()
+        if dealer is not None and (not isinstance(dealer, (int, np.integer)) or isinstance(dealer, bool)
+                                   or dealer not in (0, 1)):
+            raise InvalidPositionError(f"dealer must be seat 0, 1 or None, got {dealer!r}")
         rng = rng if rng is not None else np.random.default_rng()
         order = rng.permutation(rules.deck.size).tolist()
         if dealer is None:
@@ -313,9 +316,15 @@ class GameState:
         """Legal actions as ``np.ndarray`` of shape ``(n_actions,)``, dtype int8, 1 = legal."""
         return mask_to_array(self.legal_mask(), self.rules.n_actions)
 
-    def is_legal(self, action: int) -> bool:
-        """Whether an action id is legal now."""
-        return 0 <= action < self.rules.n_actions and bool(self.legal_mask() >> action & 1)
+    def is_legal(self, action: int | str) -> bool:
+        """Whether an action (id or name) is legal now; unknown names and ids are simply not legal."""
+        if isinstance(action, str):
+            if action not in self.rules.action_names:
+                return False
+            action = self.rules.action_names.index(action)
+        if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
+            return False
+        return 0 <= action < self.rules.n_actions and bool(self.legal_mask() >> int(action) & 1)
 
     def legal_action_names(self) -> list[str]:
         """Names of the legal actions, in action-id order."""

@@ -173,7 +173,7 @@ class RuleSet:
         """
         if isinstance(ruleset, RuleSet):
             return ruleset.replace(**overrides) if overrides else ruleset
-        if ruleset not in _PRESETS:
+        if not isinstance(ruleset, str) or ruleset not in _PRESETS:
             raise RulesError(f"unknown ruleset {ruleset!r}: expected one of {', '.join(RULESETS)}")
         knobs = dict(_PRESETS[ruleset])
         for key, value in overrides.items():
@@ -217,6 +217,8 @@ class RuleSet:
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> "RuleSet":
         """Inverse of :meth:`to_dict`. Raises :class:`RulesError` on bad keys or values."""
+        if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
+            raise RulesError(f"rules must be a dict like {{'ruleset': 'schnapsen20', knob: value, ...}}, got {data!r}")
         data = dict(data)
         return cls.make(data.pop("ruleset", "schnapsen20"), **data)
 

@@ -436,3 +436,54 @@ def test_bad_agent_name_lists_valid_names():
         resolve_agent("missing/policy.pt")
     with pytest.raises(ValueError, match="bad agent argument"):
         resolve_agent("rollout:n_samples")
+
+
+# ------------------------------------------------------------------ adversarial review regressions
+def test_arena_rejects_bad_agent_arguments():
+    from agents.arena import resolve_agent
+
+    with pytest.raises(ValueError, match="takes no argument"):
+        resolve_agent("rollout:foo=1")
+    with pytest.raises(ValueError, match="seed"):
+        resolve_agent("random:seed=3")
+
+
+def test_trained_agent_ships_and_plays_legal_actions():
+    from agents import make_agent
+    from schnapsen_env import schnapsen_v0
+
+    agent = make_agent("trained", seed=0)
+    env = schnapsen_v0.raw_env()
+    for hand in range(5):
+        env.reset(seed=hand)
+        while not all(env.terminations.values()):
+            obs = env.observe(env.agent_selection)
+            a = agent.act(obs)
+            assert obs["action_mask"][a] == 1
+            env.step(a)
+
+
+def test_crafted_checkpoints_raise_checkpoint_error(tmp_path):
+    import torch
+
+    from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
+    from agents.learned import DEFAULT_POLICY, PolicyAgent
+
+    ck = load_checkpoint(DEFAULT_POLICY)
+    for key, value in (("layout", [1, 2]), ("rules", [1, 2]), ("rules", 5),
+                       ("net", {**ck["net"], "n_actions": 31})):
+        bad = dict(ck)
+        bad[key] = value
+        save_atomic(bad, tmp_path / "bad.pt")
+        with pytest.raises(CheckpointError):
+            PolicyAgent.load(tmp_path / "bad.pt")
+    nan = dict(ck)
+    nan["model"] = {k: torch.full_like(v, float("nan")) for k, v in ck["model"].items()}
+    save_atomic(nan, tmp_path / "nan.pt")
+    agent = PolicyAgent.load(tmp_path / "nan.pt")
+    from schnapsen_env import schnapsen_v0
+
+    env = schnapsen_v0.raw_env()
+    env.reset(seed=0)
+    with pytest.raises(ValueError, match="not finite"):
+        agent.act(env.observe(env.agent_selection))

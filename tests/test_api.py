@@ -311,3 +311,60 @@ def test_maskable_ppo_trains_if_installed():
     obs, _ = env.reset(seed=0)
     action, _ = model.predict(obs, action_masks=env.unwrapped.action_masks(), deterministic=True)
     assert obs["action_mask"][int(action)] == 1
+
+
+# ------------------------------------------------------------------ adversarial review regressions
+def test_gym_env_aborts_episode_when_opponent_returns_illegal_action():
+    calls = {"n": 0}
+
+    def opponent(obs):
+        calls["n"] += 1
+        return 26 if calls["n"] == 2 else int(np.flatnonzero(obs["action_mask"])[0])
+
+    env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=opponent, seat="player_0").unwrapped
+    obs, _ = env.reset(seed=0)
+    with pytest.raises(IllegalActionError, match="opponent returned"):
+        for _ in range(30):
+            obs, *_ = env.step(int(np.flatnonzero(env.action_masks())[0]))
+    with pytest.raises(RuntimeError, match="reset"):
+        env.step(0)
+
+
+def test_gym_env_failed_reset_changes_nothing():
+    env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent="random").unwrapped
+    env.reset(seed=0)
+    before = (env.learner, env.aec.position(), env.np_random.bit_generator.state)
+    with pytest.raises(InvalidPositionError):
+        env.reset(options={"position": {"bogus": 1}})
+    assert (env.learner, env.aec.position(), env.np_random.bit_generator.state) == before
+
+
+def test_aec_failed_reset_keeps_generator():
+    a, b = schnapsen_v0.raw_env(), schnapsen_v0.raw_env()
+    a.reset(seed=1)
+    b.reset(seed=1)
+    with pytest.raises(InvalidPositionError):
+        b.reset(seed=99, options={"deck": ["AS"], "dealer": "player_0"})
+    a.reset()
+    b.reset()
+    assert a.position() == b.position()
+
+
+def test_gym_env_action_types():
+    env = gymnasium.make("schnapsen_env/Schnapsen-v0").unwrapped
+    obs, _ = env.reset(seed=0)
+    legal = int(np.flatnonzero(obs["action_mask"])[0])
+    for bad in (True, float(legal), str(legal)):
+        with pytest.raises(IllegalActionError, match="int action id"):
+            env.step(bad)
+    env.step(np.array(legal))  # a 0-d array, as model.predict returns, is accepted
+    env.reset(seed=0)
+    obs, r, term, _, _ = env.step(int(np.flatnonzero(obs["action_mask"] == 0)[0]))
+    assert term and r == -3 and obs["action_mask"].sum() == 0
+
+
+def test_raw_env_before_reset_gives_clear_error():
+    env = schnapsen_v0.raw_env(render_mode="ansi")
+    for call in (lambda: env.observe("player_0"), env.state, env.position, env.render):
+        with pytest.raises(RuntimeError, match="reset"):
+            call()
