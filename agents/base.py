@@ -35,6 +35,11 @@ def legal_ids(observation: dict) -> np.ndarray:
     return ids
 
 
+def best_action(values: dict[int, float]) -> int:
+    """The action id with the highest value; ties go to the lowest id."""
+    return max(values, key=lambda a: (values[a], -a))
+
+
 def resolve_rules(rules, observation: dict | None = None):
     """The :class:`RuleSet` an agent plays under.
 

@@ -6,7 +6,7 @@ import numpy as np
 
 from agents.base import legal_ids
 from schnapsen_env.cards import Deck, iter_bits
-from schnapsen_env.encoding import layout, obs_size
+from schnapsen_env.encoding import layout, obs_size, plane_to_mask
 from schnapsen_env.ruleset import RuleSet
 
 CLAIM_TARGET = 66  # R20
@@ -23,12 +23,7 @@ def _slices(ruleset: str) -> tuple[Deck, dict[str, slice]]:
 _LAYOUT = {obs_size(RuleSet.make(name)): _slices(name) for name in ("schnapsen20", "sixtysix24")}
 
 
-def _bits(plane: np.ndarray) -> int:
-    """Bit mask of the set entries of a 0/1 card plane."""
-    m = 0
-    for i in np.flatnonzero(plane > 0.5).tolist():
-        m |= 1 << i
-    return m
+_bits = plane_to_mask
 
 
 class _View:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import legal_ids, resolve_rules
+from agents.base import best_action, legal_ids, resolve_rules
 from agents.solver import Solver
 from schnapsen_env.sampler import Determinizer
 
@@ -75,5 +75,4 @@ class PIMCAgent:
         legal = legal_ids(observation)
         if legal.size == 1:
             return int(legal[0])
-        values = self.action_values(observation)
-        return max(values, key=lambda a: (values[a], -a))
+        return best_action(self.action_values(observation))

@@ -31,7 +31,7 @@ import random
 
 import numpy as np
 
-from agents.base import legal_ids, resolve_rules
+from agents.base import best_action, legal_ids, resolve_rules
 from schnapsen_env.rules import GameState
 from schnapsen_env.sampler import Determinizer
 
@@ -121,5 +121,4 @@ class RolloutAgent:
         legal = legal_ids(observation)
         if legal.size == 1:
             return int(legal[0])
-        values = self.action_values(observation)
-        return max(values, key=lambda a: (values[a], -a))
+        return best_action(self.action_values(observation))

@@ -69,6 +69,11 @@ _BIT_TABLE_F32 = _BIT_TABLE.astype(np.float32)  # byte -> its 8 bits (little-end
 LAYOUT_VERSION = 1
 
 
+def plane_to_mask(plane: np.ndarray) -> int:
+    """A 0/1 card plane of an observation (``(n,)``) as an int bit mask (bit i set = card id i)."""
+    return int.from_bytes(np.packbits(np.asarray(plane) > 0.5, bitorder="little").tobytes(), "little")
+
+
 def obs_size(rules: RuleSet) -> int:
     """Length of an observation vector: ``11 * n_cards + 35``."""
     return len(PLANES) * rules.n_cards + _N_SCALARS
@@ -262,4 +267,5 @@ def decode_observation(obs: np.ndarray, rules: RuleSet) -> dict[str, Any]:
 
 
 __all__ = ["PLANES", "SCALARS", "decode_observation", "layout", "obs_bounds", "obs_size", "observation",
+           "plane_to_mask",
            "observations_into", "state_size", "state_vector", "PLAYERS"]

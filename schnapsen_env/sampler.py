@@ -15,17 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from schnapsen_env.encoding import layout
+from schnapsen_env.encoding import layout, plane_to_mask
 from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
-
-
-def _plane_mask(plane: np.ndarray) -> int:
-    m = 0
-    for i in np.flatnonzero(plane > 0.5).tolist():
-        m |= 1 << i
-    return m
 
 
 class Determinizer:
@@ -50,13 +43,13 @@ class Determinizer:
             raise InvalidPositionError(f"observation must have shape ({lay['match'].stop},), got {obs.shape}")
         self.rules = rules
         d = rules.deck
-        self.hand = _plane_mask(obs[lay["hand"]])
-        turn_up = _plane_mask(obs[lay["turn_up"]])
-        self.table = _plane_mask(obs[lay["table"]])
-        self.opp_known = _plane_mask(obs[lay["opp_known"]])
-        self.unseen = _plane_mask(obs[lay["unseen"]])
-        self.me_won = _plane_mask(obs[lay["me_won"]])
-        self.opp_won = _plane_mask(obs[lay["opp_won"]])
+        self.hand = plane_to_mask(obs[lay["hand"]])
+        turn_up = plane_to_mask(obs[lay["turn_up"]])
+        self.table = plane_to_mask(obs[lay["table"]])
+        self.opp_known = plane_to_mask(obs[lay["opp_known"]])
+        self.unseen = plane_to_mask(obs[lay["unseen"]])
+        self.me_won = plane_to_mask(obs[lay["me_won"]])
+        self.opp_won = plane_to_mask(obs[lay["opp_won"]])
         self.trump = int(np.argmax(obs[lay["trump"]]))
         stock_full = rules.n_cards - 2 * rules.hand_size
         self.stock_size = int(round(float(obs[lay["stock_size"]][0]) * stock_full))
