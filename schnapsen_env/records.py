@@ -1,0 +1,190 @@
+"""Game records: a played hand as data that replays exactly.
+
+A record is a JSON object::
+
+    {"rules": {"ruleset": "schnapsen20", ...knobs}, "deck": ["AS", ...], "dealer": "player_0",
+     "actions": ["marriage H", "play QH", ...], "result": {"winner": "player_1", "game_points": 3,
+     "reason": "claim"}}
+
+Many records go in a JSON Lines file, one record per line (:func:`write_records`, :func:`read_records`).
+:func:`replay` plays a record through the engine and checks its result, so a record that does not
+reproduce is refused with a message naming the line and the first bad action.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Iterator
+
+from schnapsen_env.errors import IllegalActionError, InvalidPositionError, RulesError
+from schnapsen_env.rules import PLAYERS, GameState, Result
+from schnapsen_env.ruleset import RuleSet
+
+RECORD_KEYS = ("rules", "deck", "dealer", "actions", "result")
+
+
+class RecordError(ValueError):
+    """A malformed record, or one whose actions or result do not replay."""
+
+
+@dataclass
+class HandRecord:
+    """One hand: the rules, the deck order and dealer (RULES.md R2), the action names in order, the result.
+
+    ``result`` is None for a hand recorded before its end.
+    """
+
+    rules: dict[str, Any]
+    deck: list[str]
+    dealer: str
+    actions: list[str] = field(default_factory=list)
+    result: dict[str, Any] | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"rules": self.rules, "deck": list(self.deck), "dealer": self.dealer, "actions": list(self.actions),
+                "result": self.result}
+
+    @classmethod
+    def from_dict(cls, data: Any, where: str = "record") -> "HandRecord":
+        """Raises :class:`RecordError` naming ``where`` and the bad key."""
+        if not isinstance(data, dict):
+            raise RecordError(f"{where}: expected a JSON object with keys {list(RECORD_KEYS)}, got "
+                              f"{type(data).__name__}")
+        missing = [k for k in RECORD_KEYS if k not in data]
+        unknown = sorted(map(str, set(data) - set(RECORD_KEYS)))
+        if missing or unknown:
+            raise RecordError(f"{where}: missing key(s) {missing}, unknown key(s) {unknown}; expected "
+                              f"{list(RECORD_KEYS)}")
+        if not isinstance(data["actions"], list) or not all(isinstance(a, str) for a in data["actions"]):
+            raise RecordError(f"{where}: 'actions' must be a list of action names, got {data['actions']!r}")
+        return cls(rules=data["rules"], deck=data["deck"], dealer=data["dealer"], actions=list(data["actions"]),
+                   result=data["result"])
+
+
+class Recorder:
+    """Records a hand while it is played: create it from the deal, call :meth:`add` per action.
+
+    Example::
+
+        rec = Recorder.deal(RuleSet.make(), rng)       # deals a hand and remembers the deck order
+        state = rec.state
+        while state.result is None:
+            rec.step(state.legal_actions()[0])
+        record = rec.record()
+    """
+
+    def __init__(self, rules: RuleSet, deck: list[str], dealer: str) -> None:
+        self.rules = rules
+        self.deck = list(deck)
+        self.dealer = dealer
+        self.state = GameState.from_deck(rules, self.deck, dealer)
+        self.actions: list[str] = []
+
+    @classmethod
+    def deal(cls, rules: RuleSet, rng) -> "Recorder":
+        """Shuffle with the seeded ``numpy.random.Generator`` exactly as :meth:`GameState.new_hand` does."""
+        state = GameState.new_hand(rules, rng)
+        return cls(rules, deck_of(state), PLAYERS[state.dealer])
+
+    def step(self, action: int | str) -> None:
+        """Apply an action to :attr:`state` (checked) and record its name."""
+        self.state.step(action)
+        name = action if isinstance(action, str) else self.rules.action_names[int(action)]
+        self.actions.append(name)
+
+    def record(self) -> HandRecord:
+        return HandRecord(self.rules.to_dict(), self.deck, self.dealer, list(self.actions),
+                          _result_dict(self.state.result))
+
+
+def deck_of(state: GameState) -> list[str]:
+    """The deck order c0… that deals ``state`` (a freshly dealt hand), inverting R2 / R66-2."""
+    if state.history or state.table >= 0 or state.closed_by >= 0 or state.exchanged or any(state.marriage_suits):
+        raise ValueError("deck_of needs a freshly dealt hand (no action played yet)")
+    rules = state.rules
+    codes = rules.deck.codes
+    hs = rules.hand_size
+    second = hs - 3
+    n_seat, d_seat = 1 - state.dealer, state.dealer
+    hand_n = [codes[c] for c in range(rules.n_cards) if state.hands[n_seat] >> c & 1]
+    hand_d = [codes[c] for c in range(rules.n_cards) if state.hands[d_seat] >> c & 1]
+    stock = [codes[c] for c in state.stock]
+    # Any split of each hand into the dealt packets deals the same hand: use card order.
+    return hand_n[:3] + hand_d[:3] + [stock[-1]] + hand_n[3:3 + second] + hand_d[3:3 + second] + stock[:-1]
+
+
+def _result_dict(result: Result | None) -> dict[str, Any] | None:
+    if result is None:
+        return None
+    return {"winner": None if result.winner is None else PLAYERS[result.winner], "game_points": result.game_points,
+            "reason": result.reason}
+
+
+def replay(record: HandRecord | dict, where: str = "record") -> Iterator[tuple[GameState, str | None]]:
+    """Replay a record step by step: yields ``(state, None)`` for the deal, then ``(state, action)`` after each
+    action; the state object is the same one, advanced in place.
+
+    Raises:
+        RecordError: bad rules, deck or dealer; an unknown or illegal action (naming its index and the legal
+            ones); actions after the end; or a recorded result that differs from the replayed one.
+    """
+    if isinstance(record, dict):
+        record = HandRecord.from_dict(record, where)
+    try:
+        rules = RuleSet.from_dict(record.rules)
+        state = GameState.from_deck(rules, record.deck, record.dealer)
+    except (RulesError, InvalidPositionError) as e:
+        raise RecordError(f"{where}: {e}") from None
+    yield state, None
+    for k, name in enumerate(record.actions):
+        try:
+            state.step(name)
+        except IllegalActionError as e:
+            raise RecordError(f"{where}, action {k} {name!r}: {e}") from None
+        yield state, name
+    replayed = _result_dict(state.result)
+    if record.result != replayed:
+        raise RecordError(f"{where}: the recorded result {record.result!r} differs from the replayed {replayed!r}")
+
+
+def replay_to_end(record: HandRecord | dict, where: str = "record") -> GameState:
+    """The state after replaying every action (see :func:`replay`)."""
+    state = None
+    for state, _ in replay(record, where):
+        pass
+    return state
+
+
+def write_records(path: str | os.PathLike, records: Iterable[HandRecord]) -> int:
+    """Write records as JSON Lines (one per line); returns how many."""
+    n = 0
+    with open(path, "w", encoding="utf-8") as f:
+        for r in records:
+            f.write(json.dumps(r.to_dict()) + "\n")
+            n += 1
+    return n
+
+
+def read_records(path: str | os.PathLike, check: bool = True) -> list[HandRecord]:
+    """Read a JSON Lines file of records; with ``check`` every record is replayed.
+
+    Raises:
+        RecordError: the first bad line (its 1-based number) and what is wrong with it.
+    """
+    out = []
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            if not line.strip():
+                continue
+            where = f"{os.fspath(path)} line {lineno}"
+            try:
+                data = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise RecordError(f"{where}: not JSON ({e.msg} at column {e.colno})") from None
+            rec = HandRecord.from_dict(data, where)
+            if check:
+                replay_to_end(rec, where)
+            out.append(rec)
+    return out

@@ -1,0 +1,151 @@
+"""Game records (write, read, replay, reproduce, refuse bad ones) and the terminal play program."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import numpy as np
+import pytest
+
+from agents.play_cli import main as play_main
+from schnapsen_env import GameState, RuleSet, schnapsen_v0
+from schnapsen_env.records import (HandRecord, RecordError, Recorder, deck_of, read_records, replay_to_end,
+                                   write_records)
+from schnapsen_env.replay_cli import main as replay_main
+
+
+def _random_records(n, ruleset="schnapsen20", seed=0, **knobs):
+    rules = RuleSet.make(ruleset, **knobs)
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        rec = Recorder.deal(rules, rng)
+        while rec.state.result is None:
+            legal = rec.state.legal_actions()
+            rec.step(legal[rng.integers(len(legal))])
+        out.append((rec.record(), rec.state))
+    return out
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+def test_records_write_read_replay_reproduce(tmp_path, ruleset):
+    pairs = _random_records(40, ruleset, seed=1)
+    path = tmp_path / "hands.jsonl"
+    assert write_records(path, [r for r, _ in pairs]) == 40
+    loaded = read_records(path)
+    for rec, (orig, final) in zip(loaded, pairs):
+        assert rec.to_dict() == orig.to_dict()
+        assert replay_to_end(rec).position() == final.position()
+
+
+def test_record_loads_into_the_env_and_reproduces():
+    (rec, final), = _random_records(1, seed=4)
+    env = schnapsen_v0.raw_env(**{k: v for k, v in rec.rules.items() if k != "ruleset"})
+    env.reset(options={"deck": rec.deck, "dealer": rec.dealer})
+    for name in rec.actions:
+        env.step(env.unwrapped.action_names.index(name))
+    assert env.infos["player_0"]["result"] == rec.result
+
+
+def test_deck_of_inverts_the_deal():
+    rng = np.random.default_rng(2)
+    for ruleset in ("schnapsen20", "sixtysix24"):
+        s = GameState.new_hand(RuleSet.make(ruleset), rng)
+        again = GameState.from_deck(s.rules, deck_of(s), f"player_{s.dealer}")
+        assert again == s
+
+
+def _lines(pairs):
+    return [json.dumps(r.to_dict()) for r, _ in pairs]
+
+
+@pytest.mark.parametrize("corrupt, message", [
+    (lambda d: "{not json", "line 2: not JSON"),
+    (lambda d: json.dumps({**d, "extra": 1}), "line 2: .*unknown key"),
+    (lambda d: json.dumps({**d, "actions": d["actions"][:1] + ["play XX"] + d["actions"][2:]}),
+     "line 2, action 1 'play XX'"),
+    (lambda d: json.dumps({**d, "actions": d["actions"][:-1]}), "line 2: the recorded result"),
+    (lambda d: json.dumps({**d, "deck": d["deck"][:-1]}), "line 2: .*deck"),
+    (lambda d: json.dumps({**d, "rules": {"ruleset": "bridge"}}), "line 2: .*ruleset"),
+])
+def test_bad_records_refused_naming_line_and_action(tmp_path, corrupt, message):
+    pairs = _random_records(3, seed=5)
+    lines = _lines(pairs)
+    lines[1] = corrupt(pairs[1][0].to_dict())
+    path = tmp_path / "bad.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    with pytest.raises(RecordError, match=message):
+        read_records(path)
+
+
+def test_illegal_action_in_record_named():
+    (rec, _), = _random_records(1, seed=6)
+    d = rec.to_dict()
+    first_legal = d["actions"][0]
+    illegal = next(n for n in RuleSet.make().action_names
+                   if n not in GameState.from_deck(RuleSet.make(), d["deck"], d["dealer"]).legal_action_names())
+    d["actions"][0] = illegal
+    with pytest.raises(RecordError, match=f"action 0 '{illegal}'.*legal are"):
+        replay_to_end(HandRecord.from_dict(d))
+    assert first_legal != illegal
+
+
+class _Typist:
+    """Stdin for the play program: scripted lines, then the first legal action's card or name."""
+
+    def __init__(self, lines):
+        self.lines = list(lines)
+        self.state = None
+
+    def readline(self):
+        return self.lines.pop(0) + "\n" if self.lines else ""
+
+
+def test_play_program_whole_hand_with_bad_input(tmp_path, monkeypatch):
+    import agents.play_cli as pc
+
+    typed = []
+    orig = pc.parse_action
+
+    def parse(text, state):  # "auto" types the first legal action, as a card code where possible
+        if text.strip() == "auto":
+            name = state.legal_action_names()[0]
+            text = name[5:] if name.startswith("play ") else name
+        typed.append(text.strip())
+        return orig(text, state)
+
+    monkeypatch.setattr(pc, "parse_action", parse)
+    inp = _Typist(["", "ZZ", "marriage Q", "play AC AC", "?", "help"] + ["auto"] * 40)
+    out = io.StringIO()
+    rec_path = tmp_path / "played.jsonl"
+    rc = play_main(["--opponent", "random", "--seed", "1", "--seat", "player_0", "--record", str(rec_path)],
+                   inp=inp, out=out)
+    text = out.getvalue()
+    assert rc == 0
+    assert "neither a card code" in text and "Legal:" in text and "legal: " in text
+    assert "won" in text and "opponent's remaining cards" in text
+    (rec,) = read_records(rec_path)  # the hand was recorded and replays to the same result
+    assert rec.result is not None
+
+
+def test_play_program_quits_on_end_of_input():
+    out = io.StringIO()
+    assert play_main(["--opponent", "random", "--seed", "2"], inp=_Typist([]), out=out) == 0
+    assert "bye" in out.getvalue()
+
+
+def test_play_program_bad_opponent_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit):
+        play_main(["--opponent", "grandmaster"], inp=_Typist([]), out=io.StringIO())
+    assert "unknown agent" in capsys.readouterr().err
+
+
+def test_replay_program(tmp_path, capsys):
+    path = tmp_path / "h.jsonl"
+    write_records(path, [r for r, _ in _random_records(2, seed=7)])
+    assert replay_main([str(path), "--index", "1"]) == 0
+    out = capsys.readouterr().out
+    assert "=== record 1 ===" in out and "hand over" in out
+    path.write_text("garbage\n")
+    assert replay_main([str(path)]) == 2
