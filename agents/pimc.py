@@ -75,4 +75,10 @@ class PIMCAgent:
         legal = legal_ids(observation)
         if legal.size == 1:
             return int(legal[0])
+        rules = resolve_rules(self.rules, observation)
+        det = Determinizer(observation, rules)
+        if det.stock_size == 0:
+            # Perfect information: one exact search for the best move (cheaper than every action's value).
+            self.solver.clear()
+            return int(self.solver.solve(det.sample(self.rng))[1])
         return best_action(self.action_values(observation))
