@@ -415,8 +415,8 @@ def main(args: Args) -> dict:
                 for i in idx_h.tolist():
                     actions[i] = heuristic.act({"observation": obs[i], "action_mask": masks[i]})
             obs, masks, to_move, rewards, dones, _ = venv.step(actions)
+            bar.update(max(0, min(int(idx_l.size), args.total_steps - bar.n)))  # the bar stops at its total
             global_step += int(idx_l.size)
-            bar.update(int(idx_l.size))
             for i in np.flatnonzero(dones).tolist():
                 buf.end_hand(i, rewards[i], args.gamma, args.gae_lambda)
                 hands += 1
