@@ -102,8 +102,8 @@ class Args:
     """updates between evaluations (0: only the final one)"""
     eval_deals: int = 200
     """duplicate deals (2 hands each) per periodic evaluation and opponent"""
-    eval_rollout_every: int = 0
-    """evaluate against "rollout" every N-th evaluation (0: never; it is slow)"""
+    eval_rollout_every: int = 3
+    """also evaluate against "rollout" every N-th periodic evaluation (0: never; it is slower)"""
     final_eval_deals: int = 1000
     """duplicate deals (2 hands each) per opponent in the final evaluation table (0: skip)"""
     final_eval_opponents: tuple[str, ...] = ("random", "heuristic")

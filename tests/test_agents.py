@@ -487,3 +487,16 @@ def test_crafted_checkpoints_raise_checkpoint_error(tmp_path):
     env.reset(seed=0)
     with pytest.raises(ValueError, match="not finite"):
         agent.act(env.observe(env.agent_selection))
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+def test_search_agents_legal_over_many_hands(ruleset):
+    # Cheap settings of the same code paths (sampling, search, horizon, exact endgames): hundreds of hands each.
+    play_hands(PIMCAgent(n_samples=2, depth=1, seed=5), RandomAgent(seed=6), ruleset, 150, seed=20_000)
+    play_hands(RolloutAgent(n_samples=3, depth=2, seed=7), HeuristicAgent(seed=8), ruleset, 300, seed=30_000)
+
+
+def test_trained_policy_legal_over_many_hands():
+    from agents import make_agent
+
+    play_hands(make_agent("trained", seed=1), HeuristicAgent(seed=2), "schnapsen20", 600, seed=40_000)
