@@ -52,8 +52,9 @@ class Args:
 
     seed: int = 1
     """seed of every generator (env deals, sampling, network init, opponent pool)"""
-    total_steps: int = 6_000_000
-    """learner decisions to train on (each is one action of the trained network)"""
+    total_steps: Optional[int] = None
+    """learner decisions to train on (each is one action of the trained network); default 6,000,000, or the
+    resumed run's value"""
     ruleset: str = "schnapsen20"
     """"schnapsen20" or "sixtysix24" (default rule knobs)"""
     device: str = "cpu"
@@ -125,6 +126,39 @@ class Args:
     """write TensorBoard logs to the run folder"""
     progress: bool = True
     """show a progress bar"""
+
+
+DEFAULT_TOTAL_STEPS = 6_000_000
+#: Flags taken from the command line on --resume (the rest come from the checkpoint).
+PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "threads", "tensorboard")
+
+
+def validate(args: Args) -> None:
+    """Check the arguments before any work. Raises ValueError naming the flag and what it takes."""
+    positive = ("total_steps", "num_envs", "batch_size", "minibatch_size", "threads", "pool_size", "pool_every",
+                "checkpoint_every", "hidden", "layers")
+    for name in positive:
+        if getattr(args, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+    for name in ("update_epochs", "eval_every", "eval_deals", "eval_rollout_every", "final_eval_deals"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
+    if not (0 <= args.pool_prob <= 1 and 0 <= args.heuristic_prob <= 1 and args.pool_prob + args.heuristic_prob <= 1):
+        raise ValueError(f"--pool-prob and --heuristic-prob must lie in [0, 1] with a sum <= 1, got "
+                         f"{args.pool_prob} and {args.heuristic_prob}")
+    if args.stop_after_updates is not None and args.stop_after_updates < 1:
+        raise ValueError(f"--stop-after-updates must be >= 1, got {args.stop_after_updates}")
+    RuleSet.make(args.ruleset)  # RulesError (a ValueError) names the valid rulesets
+    try:
+        device = torch.device(args.device)
+    except RuntimeError:
+        raise ValueError(f"--device {args.device!r} is not a torch device: expected 'cpu' or 'cuda'") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda, but torch sees no CUDA device here: use --device cpu")
+    from agents.arena import resolve_agent
+
+    for name in args.final_eval_opponents:
+        resolve_agent(name)  # ValueError lists the valid names
 
 
 # ----------------------------------------------------------------------------------------- PPO pieces
@@ -298,18 +332,20 @@ def evaluation_table(policy_path, results) -> str:
 # ----------------------------------------------------------------------------------------- main
 def main(args: Args) -> dict:
     resume_ckpt = None
+    if not args.resume and args.total_steps is None:
+        args = dataclasses.replace(args, total_steps=DEFAULT_TOTAL_STEPS)
     if args.resume:
         resume_ckpt = load_checkpoint(args.resume)
         if "trainer" not in resume_ckpt:
             raise CheckpointError(f"{args.resume!r} is a policy checkpoint without trainer state: cannot resume")
         saved = dict(resume_ckpt["args"])
         saved["final_eval_opponents"] = tuple(saved["final_eval_opponents"])
-        # The saved arguments win, except an explicitly changed --total-steps (to extend a run; this
-        # changes the learning-rate schedule) and the per-invocation flags.
-        total = args.total_steps if args.total_steps != Args.total_steps else saved["total_steps"]
+        # The saved arguments define the run, except a given --total-steps (to extend a run; this changes the
+        # learning-rate schedule) and the flags that belong to this machine and invocation.
+        total = args.total_steps if args.total_steps is not None else saved["total_steps"]
         args = Args(**{**saved, "resume": args.resume, "total_steps": total,
-                       "stop_after_updates": args.stop_after_updates, "progress": args.progress,
-                       "eval_workers": args.eval_workers})
+                       **{k: getattr(args, k) for k in PER_INVOCATION}})
+    validate(args)
     rules = RuleSet.make(args.ruleset)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -475,7 +511,7 @@ def main(args: Args) -> dict:
         sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
         if update % args.pool_every == 0:
             pool.append(copy.deepcopy(model.state_dict()))
-            pool = pool[-args.pool_size:]
+            pool = pool[len(pool) - args.pool_size:] if len(pool) > args.pool_size else pool
         if writer is not None:
             writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
             writer.add_scalar("charts/SPS", sps, global_step)
@@ -530,4 +566,7 @@ def main(args: Args) -> dict:
 
 
 if __name__ == "__main__":
-    main(tyro.cli(Args))
+    try:
+        main(tyro.cli(Args))
+    except (ValueError, CheckpointError) as e:  # bad flags or files: a message, not a traceback
+        raise SystemExit(f"train.py: error: {e}") from None

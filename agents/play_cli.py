@@ -14,6 +14,7 @@ explanation and the legal actions. At the end of each hand the opponent's remain
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TextIO
 
@@ -118,15 +119,23 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
     from agents.arena import resolve_agent
 
     rules = RuleSet.make(args.ruleset)
+    if args.record:
+        folder = os.path.dirname(os.path.abspath(args.record))
+        if os.path.isdir(args.record) or not os.path.isdir(folder):  # fail before play, not after it
+            p.error(f"--record {args.record!r}: expected a file path in an existing folder")
     try:
         _, factory = resolve_agent(args.opponent, rules)
         opponent = factory(seed=args.seed)
     except ValueError as e:
         p.error(str(e))
+    op_rules = getattr(opponent, "rules", None)
+    if isinstance(op_rules, RuleSet) and op_rules.name != rules.name:
+        p.error(f"--opponent {args.opponent!r} plays {op_rules.name}, but this game is {rules.name} (--ruleset)")
     rng = np.random.default_rng(args.seed)
     records = []
     match = Match(rules, rng) if args.match else None
     n = 0
+    recorder = None
     try:
         while True:
             human = n % 2 if args.seat == "alternate" else PLAYERS.index(args.seat)
@@ -152,6 +161,8 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
                 break
     except Quit:
         print("\nbye", file=out)
+        if recorder is not None and recorder.state.result is None and recorder.actions:
+            records.append(recorder.record())  # the unfinished hand, with result null
     if args.record and records:
         write_records(args.record, records)
         print(f"wrote {len(records)} record(s) to {args.record}", file=out)

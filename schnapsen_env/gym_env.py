@@ -127,7 +127,11 @@ class SchnapsenGymEnv(gymnasium.Env):
         while not aec.terminations[self.learner] and aec.agent_selection != self.learner:
             opp = aec.agent_selection
             obs = aec.observe(opp)
-            action = self._opponent(obs)
+            try:
+                action = self._opponent(obs)
+            except BaseException:
+                self._done = True  # the learner's move is already played: this episode cannot go on
+                raise
             if not (isinstance(action, (int, np.integer)) and not isinstance(action, bool)
                     and 0 <= action < len(obs["action_mask"]) and obs["action_mask"][action]):
                 self._done = True  # the learner's move is already played: this episode cannot go on

@@ -59,6 +59,13 @@ class HandRecord:
                               f"{list(RECORD_KEYS)}")
         if not isinstance(data["actions"], list) or not all(isinstance(a, str) for a in data["actions"]):
             raise RecordError(f"{where}: 'actions' must be a list of action names, got {data['actions']!r}")
+        if data["dealer"] not in PLAYERS:
+            raise RecordError(f"{where}: 'dealer' must be 'player_0' or 'player_1', got {data['dealer']!r}")
+        res = data["result"]
+        if res is not None and not (isinstance(res, dict) and isinstance(res.get("game_points"), int)
+                                    and not isinstance(res.get("game_points"), bool)):
+            raise RecordError(f"{where}: 'result' must be null or {{'winner', 'game_points' (int), 'reason'}}, "
+                              f"got {res!r}")
         return cls(rules=data["rules"], deck=data["deck"], dealer=data["dealer"], actions=list(data["actions"]),
                    result=data["result"])
 
@@ -174,17 +181,27 @@ def read_records(path: str | os.PathLike, check: bool = True) -> list[HandRecord
         RecordError: the first bad line (its 1-based number) and what is wrong with it.
     """
     out = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{os.fspath(path)} line {lineno}"
-            try:
-                data = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise RecordError(f"{where}: not JSON ({e.msg} at column {e.colno})") from None
-            rec = HandRecord.from_dict(data, where)
-            if check:
-                replay_to_end(rec, where)
-            out.append(rec)
+    try:
+        with open(path, "rb") as f:
+            raw_lines = f.read().split(b"\n")
+    except OSError as e:
+        raise RecordError(f"{os.fspath(path)}: cannot read: {e}") from None
+    for lineno, raw in enumerate(raw_lines, 1):
+        where = f"{os.fspath(path)} line {lineno}"
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise RecordError(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from None
+        if not line.strip():
+            continue
+        try:
+            data = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise RecordError(f"{where}: not JSON ({e.msg} at column {e.colno})") from None
+        except RecursionError:
+            raise RecordError(f"{where}: JSON nested too deeply for a record") from None
+        rec = HandRecord.from_dict(data, where)
+        if check:
+            replay_to_end(rec, where)
+        out.append(rec)
     return out

@@ -27,7 +27,7 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     try:
         records = read_records(args.path)
-    except (OSError, RecordError) as e:
+    except RecordError as e:
         print(f"schnapsen-replay: error: {e}", file=sys.stderr)
         return 2
     chosen = range(len(records)) if args.index is None else [args.index]
@@ -41,7 +41,10 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"-- {action}")
             print(render_text(state, viewer, reveal=not args.hide))
             if args.step:
-                input()
+                try:
+                    input()
+                except EOFError:  # no more Enter presses: finish without waiting
+                    args.step = False
     return 0
 
 

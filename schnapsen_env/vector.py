@@ -29,7 +29,7 @@ import numpy as np
 
 from schnapsen_env import encoding
 from schnapsen_env.batch import BatchState, bits_to_array
-from schnapsen_env.errors import IllegalActionError
+from schnapsen_env.errors import IllegalActionError, InvalidPositionError
 from schnapsen_env.rules import PLAYERS, GameState, Result
 from schnapsen_env.ruleset import RuleSet
 
@@ -83,14 +83,19 @@ class SchnapsenVectorEnv:
             ``(obs, masks, to_move)`` (see the module docstring).
         """
         n = self.num_envs
+        if isinstance(seed, np.ndarray) and seed.ndim == 0:
+            seed = seed.item()
         if seed is None:
             seeds: list[int | None] = [None] * n
-        elif isinstance(seed, (int, np.integer)):
+        elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             seeds = [int(seed) + i for i in range(n)]
-        else:
+        elif isinstance(seed, (list, tuple, np.ndarray)) and all(
+                isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in seed):
             seeds = [int(x) for x in seed]
             if len(seeds) != n:
                 raise ValueError(f"seed must be an int or {n} ints, got {len(seeds)}")
+        else:
+            raise ValueError(f"seed must be None, an int or a sequence of {n} ints, got {seed!r}")
         self._rngs = [np.random.default_rng(s) for s in seeds]
         self.batch.new_hands(np.arange(n), self._rngs)
         self.last_results = [None] * n
@@ -130,12 +135,17 @@ class SchnapsenVectorEnv:
         n = self.num_envs
         if actions.shape != (n,):
             raise ValueError(f"actions must have shape ({n},), got {actions.shape}")
-        if actions.dtype.kind in "iub":
+        if actions.dtype.kind in "bc":
+            raise IllegalActionError(f"actions must be integer action ids, got dtype {actions.dtype}")
+        if actions.dtype.kind == "u" and actions.size and actions.max() >= self.n_actions:
+            i = int(np.flatnonzero(actions >= self.n_actions)[0])
+            raise self._illegal(i, int(actions[i]))
+        if actions.dtype.kind in "iu":
             a = actions.astype(np.int64)
         else:
             try:
                 a = actions.astype(np.int64)
-            except (TypeError, ValueError):
+            except (TypeError, ValueError, OverflowError):
                 a = None
             if a is None or not np.array_equal(a, actions):
                 bad = 0 if a is None else int(np.flatnonzero(a != actions)[0])
@@ -178,10 +188,16 @@ class SchnapsenVectorEnv:
         Raises:
             ValueError: the snapshot has another number of slots. InvalidPositionError: a bad position.
         """
+        if not isinstance(state, dict) or set(state) != {"positions", "rng_states"}:
+            raise ValueError("state must be the dict get_state() returns, with keys 'positions' and 'rng_states'")
         positions, rng_states = state["positions"], state["rng_states"]
         if len(positions) != self.num_envs or len(rng_states) != self.num_envs:
             raise ValueError(f"snapshot has {len(positions)} slots, this env has {self.num_envs}")
         games = [GameState.from_position(self.rules, p) for p in positions]
+        for i, g in enumerate(games):
+            if g.result is not None:
+                raise InvalidPositionError(f"slot {i} holds a finished hand: nothing to play (slots hold hands in "
+                                           "progress; the next hand is dealt when one ends)")
         rngs = []
         for st in rng_states:
             rng = np.random.default_rng()

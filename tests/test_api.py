@@ -368,3 +368,26 @@ def test_raw_env_before_reset_gives_clear_error():
     for call in (lambda: env.observe("player_0"), env.state, env.position, env.render):
         with pytest.raises(RuntimeError, match="reset"):
             call()
+
+
+def test_vector_env_refuses_finished_slots_and_bad_inputs():
+    from schnapsen_env import GameState, RuleSet
+
+    venv = SchnapsenVectorEnv(2)
+    venv.reset(seed=0)
+    state = venv.get_state()
+    s = GameState.new_hand(RuleSet.make(), np.random.default_rng(0))
+    while s.result is None:
+        s.push(s.legal_actions()[0])
+    state["positions"][0] = s.position()
+    with pytest.raises(InvalidPositionError, match="slot 0 holds a finished hand"):
+        venv.set_state(state)
+    with pytest.raises(IllegalActionError, match="integer"):
+        venv.step(np.array([True, False]))
+    with pytest.raises(IllegalActionError):
+        venv.step(np.array([2**64 - 1, 0], dtype=np.uint64))
+    for bad_seed in (1.5, "12"):
+        with pytest.raises(ValueError, match="seed"):
+            venv.reset(seed=bad_seed)
+    with pytest.raises(ValueError, match="get_state"):
+        venv.set_state({})

@@ -149,3 +149,33 @@ def test_replay_program(tmp_path, capsys):
     assert "=== record 1 ===" in out and "hand over" in out
     path.write_text("garbage\n")
     assert replay_main([str(path)]) == 2
+
+
+def test_records_refuse_bad_bytes_and_types(tmp_path):
+    (rec, _), = _random_records(1, seed=8)
+    bad = tmp_path / "latin1.jsonl"
+    bad.write_bytes(b"\xff\xfe" + json.dumps(rec.to_dict()).encode())
+    with pytest.raises(RecordError, match="line 1: not UTF-8"):
+        read_records(bad)
+    for change in ({"dealer": 1}, {"result": {**rec.result, "game_points": True}}):
+        with pytest.raises(RecordError, match="line 1"):
+            p = tmp_path / "t.jsonl"
+            p.write_text(json.dumps({**rec.to_dict(), **change}) + "\n")
+            read_records(p)
+
+
+def test_play_program_checks_record_path_before_playing(tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        play_main(["--opponent", "random", "--record", str(tmp_path / "missing" / "x.jsonl")], inp=_Typist([]),
+                  out=io.StringIO())
+    assert "--record" in capsys.readouterr().err
+
+
+def test_play_program_records_an_unfinished_hand_on_quit(tmp_path):
+    path = tmp_path / "q.jsonl"
+    inp = _Typist(["?"])  # then end of input mid-hand
+    out = io.StringIO()
+    # With seed 4 the opponent (player_0) leads trick 1, so the hand has an action when the input ends.
+    play_main(["--opponent", "random", "--seed", "4", "--seat", "player_1", "--record", str(path)], inp=inp, out=out)
+    (rec,) = read_records(path)
+    assert rec.result is None and len(rec.actions) == 1

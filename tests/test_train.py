@@ -159,3 +159,22 @@ def test_learning_beats_random_clearly(tmp_path):
     # Random play scores 0 on average against random; the margin below held with room to spare.
     assert res.ci_low > 0.5, res.table()
     assert res.hand_win_rate > 0.65, res.table()
+
+
+@pytest.mark.parametrize("flags, message", [
+    (dict(batch_size=0), "--batch-size"), (dict(pool_size=0), "--pool-size"), (dict(pool_every=0), "--pool-every"),
+    (dict(heuristic_prob=0.8, pool_prob=0.3), "sum <= 1"), (dict(device="cuda:nonsense"), "--device"),
+    (dict(final_eval_opponents=("bogus",)), "unknown agent"), (dict(ruleset="bridge"), "ruleset"),
+])
+def test_bad_flags_refused_before_any_work(tmp_path, flags, message):
+    with pytest.raises(ValueError, match=message):
+        train.main(tiny_args(tmp_path, **flags))
+    assert not (tmp_path / "tiny").exists()
+
+
+def test_resume_takes_machine_flags_from_the_command_line(tmp_path):
+    train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1))
+    out = train.main(train.Args(resume=str(tmp_path / "tiny" / "checkpoint.pt"), threads=2, tensorboard=False,
+                                progress=False))
+    assert out["steps"] >= 3000
+    assert load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")["args"]["threads"] == 2
