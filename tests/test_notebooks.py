@@ -12,7 +12,8 @@ NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
-def test_notebook_runs(path, tmp_path):
+def test_notebook_runs(path, tmp_path, monkeypatch):
+    monkeypatch.setenv("SCHNAPSEN_NOTEBOOK_QUICK", "1")  # small budgets (the kernel inherits the environment)
     nb = nbformat.read(path, as_version=4)
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit notebooks without outputs"
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
