@@ -210,14 +210,25 @@ def _init_worker(config: dict) -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
+def _new_record(env, labels: list[str]) -> dict:
+    """A game record (``schnapsen_env.records``) for the hand just dealt in ``env``."""
+    from schnapsen_env.records import deck_of
+
+    game = env.game
+    return {"rules": env.rules.to_dict(), "deck": deck_of(game), "dealer": PLAYERS[game.dealer], "actions": [],
+            "result": None, "players": {PLAYERS[0]: labels[0], PLAYERS[1]: labels[1]}}
+
+
 def _play_episode(env, acts: list[Callable], agents: list[Any], labels: list[str], options: dict,
-                  env_seed: int | None) -> tuple[list[tuple[int | None, int]], int | None]:
-    """One episode. Returns ``([(hand winner seat or None, seat-0 net game points), ...], match winner seat)``."""
+                  env_seed: int | None, records: list | None = None) -> tuple[list[tuple[int | None, int]], int | None]:
+    """One episode. Returns ``([(hand winner seat or None, seat-0 net game points), ...], match winner seat)``;
+    with ``records`` (a list) each finished hand is appended to it as a game record dict."""
     env.reset(seed=env_seed, options=options)
     for ag in agents:
         if hasattr(ag, "reset"):
             ag.reset()
     hands: list[tuple[int | None, int]] = []
+    current = _new_record(env, labels) if records is not None else None
     while True:
         agent = env.agent_selection
         if env.terminations[agent]:
@@ -229,11 +240,18 @@ def _play_episode(env, acts: list[Callable], agents: list[Any], labels: list[str
             env.step(int(action))
         except IllegalActionError as e:
             raise IllegalActionError(f"agent {labels[seat]!r} as {agent} returned an illegal action: {e}") from None
+        if current is not None:
+            current["actions"].append(env.action_names[int(action)])
         info = env.infos["player_0"]
         if env.terminations[agent] or "last_hand" in info:
             res = info["result"] if env.terminations[agent] else info["last_hand"]
             winner = None if res["winner"] is None else PLAYERS.index(res["winner"])
             hands.append((winner, int(env.rewards["player_0"])))
+            if current is not None:
+                current["result"] = res
+                records.append(current)
+                if not env.terminations[agent]:
+                    current = _new_record(env, labels)
             if not env.terminations[agent]:
                 for ag in agents:
                     if hasattr(ag, "reset"):
@@ -256,14 +274,15 @@ def _play_chunk(chunk: int, first: int, deals: list) -> list[dict]:
     for k, (deck, dealer) in enumerate(deals):
         i = first + k
         env_seed = _derived_seed(seed, i, 2) if episode == "match" else None
-        rec = {"deal": i, "points": 0, "hands": 0, "a_wins": 0, "ties": 0, "a_matches": 0}
+        rec = {"deal": i, "points": 0, "hands": 0, "a_wins": 0, "ties": 0, "a_matches": 0,
+               "records": [] if cfg.get("records") else None}
         for a_seat in (0, 1):
             if a_seat == 0:
                 acts, agents, labels = [act_a, act_b], [agent_a, agent_b], [label_a, label_b]
             else:
                 acts, agents, labels = [act_b, act_a], [agent_b, agent_a], [label_b, label_a]
             hands, match_winner = _play_episode(env, acts, agents, labels, {"deck": deck, "dealer": dealer},
-                                                env_seed)
+                                                env_seed, rec["records"])
             sign = 1 if a_seat == 0 else -1
             for winner, p0 in hands:
                 rec["points"] += sign * p0
@@ -402,7 +421,7 @@ def _summarise(records: list[dict], label_a: str, label_b: str, ruleset: str, ep
 
 def play_match(agent_a: Any, agent_b: Any, n_deals: int, ruleset: str = "schnapsen20", seed: int = 0,
                workers: int | None = None, episode: str = "hand", progress: bool = True, chunk_size: int = 10,
-               **knobs: Any) -> MatchResult:
+               records_path: str | os.PathLike | None = None, **knobs: Any) -> MatchResult:
     """Play ``n_deals`` duplicate deals (``2 * n_deals`` hands or matches) between two agents.
 
     Args:
@@ -415,6 +434,8 @@ def play_match(agent_a: Any, agent_b: Any, n_deals: int, ruleset: str = "schnaps
             fixes its first hand, the env shuffles the rest from a seed shared by both seatings).
         progress: show a tqdm progress bar.
         chunk_size: deals per task; results depend on it (agent seeds are per chunk), not on ``workers``.
+        records_path: also write every hand as a game record (JSON Lines, :mod:`schnapsen_env.records`, with
+            the agents' labels under ``"players"``), in deal order.
         **knobs: rule knobs (RULES.md section 5) for the env and the agents.
 
     Returns:
@@ -439,9 +460,14 @@ def play_match(agent_a: Any, agent_b: Any, n_deals: int, ruleset: str = "schnaps
     workers = (os.cpu_count() or 1) if workers is None else int(workers)
     deals = draw_deals(int(n_deals), rules, seed)
     config = {"factory_a": factory_a, "factory_b": factory_b, "labels": (label_a, label_b), "seed": seed,
-              "ruleset": ruleset, "episode": episode, "knobs": dict(knobs)}
+              "ruleset": ruleset, "episode": episode, "knobs": dict(knobs), "records": records_path is not None}
     t0 = time.perf_counter()
     records = _run_chunks(config, deals, chunk_size, workers, progress, f"{label_a} vs {label_b}")
+    if records_path is not None:
+        from schnapsen_env.records import HandRecord, write_records
+
+        hands = [HandRecord.from_dict(h) for r in sorted(records, key=lambda r: r["deal"]) for h in r["records"]]
+        write_records(records_path, hands)
     return _summarise(records, label_a, label_b, ruleset, episode, seed, knobs, chunk_size,
                       time.perf_counter() - t0)
 

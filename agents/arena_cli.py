@@ -46,6 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--knob", type=_knob, action="append", default=[], metavar="KEY=VALUE",
                    help="a rule knob of RULES.md section 5 (repeatable)")
     p.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH ('-' for stdout)")
+    p.add_argument("--records", metavar="PATH", help="write every hand as a game record (JSON Lines; two-agent mode)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
 
@@ -58,6 +59,11 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give either two agents or --round-robin AGENT..., not both")
     if not args.round_robin and len(args.agents) != 2:
         parser.error(f"expected two agents (or --round-robin), got {len(args.agents)}")
+    if args.records and args.round_robin:
+        parser.error("--records works with two agents, not with --round-robin")
+    for flag, path in (("--records", args.records), ("--json", args.json if args.json != "-" else None)):
+        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
+            parser.error(f"{flag} {path!r}: folder {os.path.dirname(os.path.abspath(path))!r} does not exist")
     if args.json and args.json != "-":
         folder = os.path.dirname(os.path.abspath(args.json))
         if not os.path.isdir(folder):  # fail before a long run, not after it
@@ -68,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.round_robin:
             result = round_robin(args.round_robin, args.deals, **common)
         else:
-            result = play_match(args.agents[0], args.agents[1], args.deals, **common)
+            result = play_match(args.agents[0], args.agents[1], args.deals, records_path=args.records, **common)
     except IllegalActionError as e:  # an agent broke the rules during play
         print(f"schnapsen-arena: error: {e}", file=sys.stderr)
         return 1

@@ -23,6 +23,7 @@ from schnapsen_env.rules import PLAYERS, GameState, Result
 from schnapsen_env.ruleset import RuleSet
 
 RECORD_KEYS = ("rules", "deck", "dealer", "actions", "result")
+OPTIONAL_KEYS = ("players",)  # labels of the agents by seat, e.g. written by the arena
 
 
 class RecordError(ValueError):
@@ -41,10 +42,14 @@ class HandRecord:
     dealer: str
     actions: list[str] = field(default_factory=list)
     result: dict[str, Any] | None = None
+    players: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return {"rules": self.rules, "deck": list(self.deck), "dealer": self.dealer, "actions": list(self.actions),
-                "result": self.result}
+        out = {"rules": self.rules, "deck": list(self.deck), "dealer": self.dealer, "actions": list(self.actions),
+               "result": self.result}
+        if self.players is not None:
+            out["players"] = dict(self.players)
+        return out
 
     @classmethod
     def from_dict(cls, data: Any, where: str = "record") -> "HandRecord":
@@ -53,10 +58,10 @@ class HandRecord:
             raise RecordError(f"{where}: expected a JSON object with keys {list(RECORD_KEYS)}, got "
                               f"{type(data).__name__}")
         missing = [k for k in RECORD_KEYS if k not in data]
-        unknown = sorted(map(str, set(data) - set(RECORD_KEYS)))
+        unknown = sorted(map(str, set(data) - set(RECORD_KEYS) - set(OPTIONAL_KEYS)))
         if missing or unknown:
             raise RecordError(f"{where}: missing key(s) {missing}, unknown key(s) {unknown}; expected "
-                              f"{list(RECORD_KEYS)}")
+                              f"{list(RECORD_KEYS)} (optional: {list(OPTIONAL_KEYS)})")
         if not isinstance(data["actions"], list) or not all(isinstance(a, str) for a in data["actions"]):
             raise RecordError(f"{where}: 'actions' must be a list of action names, got {data['actions']!r}")
         if data["dealer"] not in PLAYERS:
@@ -66,8 +71,12 @@ class HandRecord:
                                     and not isinstance(res.get("game_points"), bool)):
             raise RecordError(f"{where}: 'result' must be null or {{'winner', 'game_points' (int), 'reason'}}, "
                               f"got {res!r}")
+        players = data.get("players")
+        if players is not None and not (isinstance(players, dict) and set(players) <= set(PLAYERS)
+                                        and all(isinstance(v, str) for v in players.values())):
+            raise RecordError(f"{where}: 'players' must map 'player_0'/'player_1' to agent labels, got {players!r}")
         return cls(rules=data["rules"], deck=data["deck"], dealer=data["dealer"], actions=list(data["actions"]),
-                   result=data["result"])
+                   result=data["result"], players=players)
 
 
 class Recorder:

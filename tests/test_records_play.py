@@ -179,3 +179,15 @@ def test_play_program_records_an_unfinished_hand_on_quit(tmp_path):
     play_main(["--opponent", "random", "--seed", "4", "--seat", "player_1", "--record", str(path)], inp=inp, out=out)
     (rec,) = read_records(path)
     assert rec.result is None and rec.actions[-1].startswith("play ")  # stopped where the human was to follow
+
+
+@pytest.mark.parametrize("episode", ["hand", "match"])
+def test_arena_writes_records_that_replay(tmp_path, episode):
+    from agents.arena import play_match
+
+    path = tmp_path / "arena.jsonl"
+    res = play_match("heuristic", "random", n_deals=4, seed=3, workers=1, progress=False, episode=episode,
+                     records_path=path)
+    recs = read_records(path)  # every record replays to its recorded result
+    assert len(recs) == res.hands
+    assert {r.players["player_0"] for r in recs} == {"heuristic", "random"}
