@@ -223,6 +223,7 @@ def _s39_won_by_a() -> GameState:
 
 
 def test_m01_end_of_match():
+    """M01: A at 6 wins a hand worth 2 against B at 4: A has 8, the match is over, the surplus is ignored."""
     rules = RuleSet.make("schnapsen20")
     # score_hand: A 6, B 4, A wins a hand worth 2 -> A 8.
     new, carry, gained = score_hand(rules, [6, 4], 0, Result(0, 2, "claim"))
