@@ -20,6 +20,7 @@ from typing import TextIO
 
 import numpy as np
 
+from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.encoding import observation
 from schnapsen_env.match import Match
 from schnapsen_env.records import Recorder, deck_of, write_records
@@ -40,6 +41,9 @@ def parse_action(text: str, state: GameState) -> tuple[int | None, str]:
     rules = state.rules
     names = {n.lower(): i for i, n in enumerate(rules.action_names)}
     key = t.lower()
+    for sym, letter in zip(SUIT_SYMBOLS, SUIT_LETTERS):  # accept what the table shows: A♥, 10♣
+        key = key.replace(sym, letter.lower())
+    key = key.replace("♡", "h").replace("♢", "d").replace("♤", "s").replace("♧", "c")
     if key in names:
         a = names[key]
     elif "play " + key in names:
@@ -107,7 +111,7 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
                    help="agent name or .pt checkpoint (default: the shipped trained policy)")
     p.add_argument("--ruleset", choices=RULESETS, default="schnapsen20")
     p.add_argument("--seat", choices=["player_0", "player_1", "alternate"], default="alternate",
-                   help="your seat (default: player_0 first, then alternating)")
+                   help="your seat (default: player_0 first, then alternating between hands; a match keeps it)")
     p.add_argument("--hands", type=int, default=1, help="hands to play (ignored with --match)")
     p.add_argument("--match", action="store_true", help="play a whole match to 7 game points")
     p.add_argument("--seed", type=int, default=None, help="seed of the deals and the opponent")
@@ -138,7 +142,10 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
     recorder = None
     try:
         while True:
-            human = n % 2 if args.seat == "alternate" else PLAYERS.index(args.seat)
+            if args.seat != "alternate":
+                human = PLAYERS.index(args.seat)
+            else:  # alternate seats between single hands; in a match the score is per seat, so keep one seat
+                human = 0 if match is not None else n % 2
             if match is not None:
                 state = match.state
                 recorder = Recorder(rules, deck_of(state), PLAYERS[state.dealer])

@@ -10,6 +10,7 @@ from __future__ import annotations
 from xml.sax.saxutils import escape
 
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS, iter_bits
+from schnapsen_env.render import tricks_text
 from schnapsen_env.rules import PLAYERS, GameState
 
 CARD_W, CARD_H = 56, 80
@@ -66,7 +67,7 @@ def table_svg(s: GameState, viewer: int = 0, reveal: bool = False) -> str:
         shown = reveal or bool(s.known[opp] >> c & 1)
         parts.append(_card(x, 30, codes[c] if shown else None))
         x += CARD_W + 8
-    parts.append(_text(20, 22, f"{PLAYERS[opp]} (opponent): {s.counted(opp)} points, {s.tricks[opp]} tricks"
+    parts.append(_text(20, 22, f"{PLAYERS[opp]} (opponent): {s.counted(opp)} points, {tricks_text(s.tricks[opp])}"
                        + (f", {s.pending_marriage_points(opp)} pending" if s.pending_marriage_points(opp) else "")))
     # Stock and turn-up (left middle).
     if s.stock:
@@ -90,7 +91,7 @@ def table_svg(s: GameState, viewer: int = 0, reveal: bool = False) -> str:
         parts.append(_text(cx + CARD_W / 2, 160, f"last trick: {PLAYERS[last.winner]}", 12, "middle"))
     # Status (right middle).
     rx = width - 170
-    status = [f"trick {min(s.trick_number, s.rules.n_tricks)}/{s.rules.n_tricks}"]
+    status = [f"trick {s.trick_number}/{s.rules.n_tricks}" if s.result is None else "hand over"]
     if s.closed_by >= 0:
         status.append(f"closed by {PLAYERS[s.closed_by]}")
     if s.result is not None:
@@ -106,7 +107,7 @@ def table_svg(s: GameState, viewer: int = 0, reveal: bool = False) -> str:
     for c in iter_bits(s.hands[viewer]):
         parts.append(_card(x, 315, codes[c]))
         x += CARD_W + 8
-    parts.append(_text(20, 410, f"{PLAYERS[viewer]} (you): {s.counted(viewer)} points, {s.tricks[viewer]} tricks"
+    parts.append(_text(20, 410, f"{PLAYERS[viewer]} (you): {s.counted(viewer)} points, {tricks_text(s.tricks[viewer])}"
                        + (f", {s.pending_marriage_points(viewer)} pending"
                           if s.pending_marriage_points(viewer) else "")))
     parts.append("</svg>")

@@ -16,6 +16,10 @@ def card_text(code: str) -> str:
     return rank + SUIT_SYMBOLS[SUIT_LETTERS.index(code[1])]
 
 
+def tricks_text(n: int) -> str:
+    return f"{n} trick" if n == 1 else f"{n} tricks"
+
+
 def render_text(s: GameState, viewer: int, reveal: bool = False) -> str:
     """A compact multi-line table of ``s`` as ``viewer`` (seat 0/1) sees it.
 
@@ -48,10 +52,10 @@ def render_text(s: GameState, viewer: int, reveal: bool = False) -> str:
     lines = [
         f"{s.rules.name}  trump {trump}  trick {min(s.trick_number, s.rules.n_tricks)}/{s.rules.n_tricks}  "
         f"stock: {stock}",
-        f"  {PLAYERS[opp]:9} (opponent): {opp_hand:32} points {s.counted(opp):3}  tricks {s.tricks[opp]}",
+        f"  {PLAYERS[opp]:9} (opponent): {opp_hand:32} points {s.counted(opp):3}  {tricks_text(s.tricks[opp])}",
         f"  table: {table}",
         f"  {PLAYERS[viewer]:9} (you)     : {cards(s.hands[viewer]):32} points {s.counted(viewer):3}  "
-        f"tricks {s.tricks[viewer]}",
+        f"{tricks_text(s.tricks[viewer])}",
     ]
     extra = []
     for p in (viewer, opp):

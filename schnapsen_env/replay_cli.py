@@ -10,6 +10,7 @@ stops the replay with a message naming its line and first bad action.
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 from schnapsen_env.records import RecordError, read_records, replay
@@ -48,5 +49,14 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
+def run() -> int:
+    """Console-script entry: :func:`main`, quiet when the reader of the output goes away (``| head``)."""
+    try:
+        return main()
+    except BrokenPipeError:
+        sys.stdout = open(os.devnull, "w")  # avoid a second error while Python flushes at exit
+        return 0
+
+
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(run())

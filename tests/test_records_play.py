@@ -191,3 +191,27 @@ def test_arena_writes_records_that_replay(tmp_path, episode):
     recs = read_records(path)  # every record replays to its recorded result
     assert len(recs) == res.hands
     assert {r.players["player_0"] for r in recs} == {"heuristic", "random"}
+
+
+def test_play_program_match_score_follows_the_player(monkeypatch):
+    import re
+
+    import agents.play_cli as pc
+
+    orig = pc.parse_action
+
+    def parse(text, state):
+        if text.strip() == "auto":
+            name = state.legal_action_names()[-1]
+            text = name[5:] if name.startswith("play ") else name
+        return orig(text, state)
+
+    monkeypatch.setattr(pc, "parse_action", parse)
+    out = io.StringIO()
+    play_main(["--opponent", "heuristic", "--seed", "5", "--match"], inp=_Typist(["auto"] * 400), out=out)
+    text = out.getvalue()
+    you = sum(int(n) for n in re.findall(r"^you won (\d+) game point", text, re.M))
+    opp = sum(int(n) for n in re.findall(r"^the opponent won (\d+) game point", text, re.M))
+    last = re.findall(r"^match: you (\d+), opponent (\d+)", text, re.M)[-1]
+    assert (int(last[0]), int(last[1])) == (you, opp)
+    assert ("you won the match" in text) == (you > opp)
