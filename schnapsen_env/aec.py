@@ -113,6 +113,25 @@ def env(**kwargs: Any) -> AECEnv:
     return e
 
 
+class WithoutInfos(wrappers.BaseWrapper):
+    """Hides ``infos`` (every agent's info is ``{}``); everything else passes through.
+
+    For libraries that turn each info entry into a tensor or a replay-buffer column: TorchRL's
+    ``PettingZooWrapper`` cannot convert this env's nested info dicts (``RuntimeError: Could not infer dtype of
+    dict``), and Tianshou's collector reads the ``result`` entry, present only at the end of a hand, as
+    missing values (``MalformedBufferError``). The rewards still carry the outcome.
+    """
+
+    @property
+    def infos(self) -> dict[str, dict]:
+        return {agent: {} for agent in self.env.agents}
+
+
+def without_infos(env: AECEnv) -> AECEnv:
+    """``env`` with empty ``infos`` (:class:`WithoutInfos`), e.g. ``without_infos(schnapsen_v0.env())``."""
+    return WithoutInfos(env)
+
+
 class raw_env(AECEnv, EzPickle):
     """The Schnapsen AEC env without wrappers (see the module docstring for the spec).
 

@@ -14,9 +14,12 @@ Usage, PettingZoo's usual loop::
             action = env.action_space(agent).sample(mask)
         env.step(action)
 
+For TorchRL's and Tianshou's PettingZoo wrappers, which cannot store this env's nested info dicts, use
+``without_infos(env())``.
+
 See :mod:`schnapsen_env.aec` for the full spec table.
 """
 
-from schnapsen_env.aec import ILLEGAL_REWARD, env, raw_env
+from schnapsen_env.aec import ILLEGAL_REWARD, env, raw_env, without_infos
 
-__all__ = ["ILLEGAL_REWARD", "env", "raw_env"]
+__all__ = ["ILLEGAL_REWARD", "env", "raw_env", "without_infos"]

@@ -391,3 +391,29 @@ def test_vector_env_refuses_finished_slots_and_bad_inputs():
             venv.reset(seed=bad_seed)
     with pytest.raises(ValueError, match="get_state"):
         venv.set_state({})
+
+
+def test_without_infos_hides_only_the_infos():
+    """``without_infos`` (for TorchRL / Tianshou): empty infos, the same observations, rewards and order."""
+    plain, bare = schnapsen_v0.env(), schnapsen_v0.without_infos(schnapsen_v0.env())
+    for e in (plain, bare):
+        e.reset(seed=11)
+    rng = np.random.default_rng(0)
+    saw_result = False
+    for agent in plain.agent_iter():
+        o1, r1, t1, tr1, i1 = plain.last()
+        o2, r2, t2, tr2, i2 = bare.last()
+        assert bare.agent_selection == agent
+        assert np.array_equal(o1["observation"], o2["observation"])
+        assert np.array_equal(o1["action_mask"], o2["action_mask"])
+        assert (r1, t1, tr1) == (r2, t2, tr2)
+        assert i1 and i2 == {} and bare.infos == {a: {} for a in bare.agents}
+        saw_result |= "result" in i1
+        a = None if t1 or tr1 else int(rng.choice(np.flatnonzero(o1["action_mask"])))
+        plain.step(a)
+        bare.step(a)
+    assert saw_result and not bare.agents
+
+
+def test_without_infos_passes_the_api_test():
+    api_test(schnapsen_v0.without_infos(schnapsen_v0.env()), num_cycles=100)
