@@ -4,6 +4,7 @@
     python train.py                          # default run: about 15 minutes on 2 CPU cores
     python train.py --total-steps 200000     # a quick run
     python train.py --resume runs/NAME/checkpoint.pt
+    python train.py --backend rllib --env-runners 2   # the same recipe on Ray RLlib (extra "rllib")
 
 * PPO (Schulman et al. 2017) with invalid-action masking by ``-inf`` logits (Huang & Ontañón 2022),
   generalised advantage estimation (Schulman et al. 2016).
@@ -20,6 +21,8 @@
   ``random`` and ``heuristic`` (and ``rollout`` every ``eval_rollout_every`` evaluations).
 * Checkpoints are written atomically with the arguments, versions, rules and observation layout;
   ``--resume`` continues exactly where the run stopped (env hands, chains, generators, optimiser).
+* ``--backend rllib`` (section at the end, :func:`main_rllib`): Ray RLlib's PPO on the PettingZoo env
+  for users who train on a Ray cluster; its ``policy.pt`` has the same format.
 """
 
 from __future__ import annotations
@@ -32,7 +35,7 @@ import platform
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Optional
+from typing import Literal, Optional
 
 import numpy as np
 import torch
@@ -126,11 +129,23 @@ class Args:
     """write TensorBoard logs to the run folder"""
     progress: bool = True
     """show a progress bar"""
+    backend: Literal["torch", "rllib"] = "torch"
+    """"torch": this file's PPO; "rllib": Ray RLlib's PPO on the PettingZoo env (extra "rllib"; see the
+    README's Ray section). With rllib, --total-steps counts env steps (decisions of both seats)"""
+    env_runners: int = 1
+    """rllib: Ray env runners (sampling processes); 0 samples in the driver"""
+    envs_per_runner: int = 1
+    """rllib: env copies stepped by each runner"""
+    ray_address: Optional[str] = None
+    """rllib: address of a running Ray cluster (e.g. "auto" or "10.0.0.1:6379"); default: start a local Ray"""
 
 
 DEFAULT_TOTAL_STEPS = 6_000_000
 #: Flags taken from the command line on --resume (the rest come from the checkpoint).
-PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "threads", "tensorboard")
+PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "threads", "tensorboard",
+                  "env_runners", "envs_per_runner", "ray_address")
+#: Flags of the torch backend that the rllib backend does not have (it refuses non-default values).
+TORCH_ONLY = ("privileged_critic", "resume", "stop_after_updates", "num_envs")
 
 
 def validate(args: Args) -> None:
@@ -155,6 +170,18 @@ def validate(args: Args) -> None:
         raise ValueError(f"--device {args.device!r} is not a torch device: expected 'cpu' or 'cuda'") from None
     if device.type == "cuda" and not torch.cuda.is_available():
         raise ValueError("--device cuda, but torch sees no CUDA device here: use --device cpu")
+    if args.env_runners < 0 or args.envs_per_runner < 1:
+        raise ValueError(f"--env-runners must be >= 0 and --envs-per-runner >= 1, got {args.env_runners} and "
+                         f"{args.envs_per_runner}")
+    if args.backend == "rllib":
+        defaults = Args()
+        for name in TORCH_ONLY:
+            if getattr(args, name) != getattr(defaults, name):
+                raise ValueError(f"--{name.replace('_', '-')} is a flag of --backend torch; --backend rllib does "
+                                 "not support it")
+        if args.minibatch_size > args.batch_size:
+            raise ValueError(f"--minibatch-size ({args.minibatch_size}) must not exceed --batch-size "
+                             f"({args.batch_size})")
     from agents.arena import resolve_agent
 
     for name in args.final_eval_opponents:
@@ -331,6 +358,8 @@ def evaluation_table(policy_path, results) -> str:
 
 # ----------------------------------------------------------------------------------------- main
 def main(args: Args) -> dict:
+    if args.backend == "rllib":
+        return main_rllib(args)
     resume_ckpt = None
     if not args.resume and args.total_steps is None:
         args = dataclasses.replace(args, total_steps=DEFAULT_TOTAL_STEPS)
@@ -559,6 +588,118 @@ def main(args: Args) -> dict:
         if writer is not None:
             for k, v in res.items():
                 writer.add_scalar(f"final/{k}_game_points_per_hand", v.mean, global_step)
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
+    if writer is not None:
+        writer.close()
+    return summary
+
+
+# ------------------------------------------------------------------------------------------ RLlib backend
+def main_rllib(args: Args) -> dict:
+    """The same self-play recipe on Ray RLlib's PPO (new API stack): ``schnapsen_v0`` through RLlib's
+    PettingZoo wrapper, the masked :class:`agents.rllib_module.MaskedActorCriticModule` shared by both seats
+    (module "main"), frozen snapshots of it as an opponent pool (modules "opponent_<k>", refreshed every
+    ``pool_every`` iterations) plus the scripted heuristic, mapped per hand by the policy mapping function.
+    Writes ``policy.pt`` (the project's checkpoint format, so ``PolicyAgent`` and the arena load it) and
+    ``rllib_checkpoint/`` (RLlib's own; ``agents.rllib_module.load_rllib_policy`` reads it)."""
+    if args.total_steps is None:
+        args = dataclasses.replace(args, total_steps=DEFAULT_TOTAL_STEPS)
+    validate(args)
+    try:
+        import ray
+        from ray.rllib.algorithms.ppo import PPOConfig
+        from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
+        from ray.rllib.core.rl_module.rl_module import RLModuleSpec
+        from ray.tune.registry import register_env
+    except ImportError:
+        raise ValueError('--backend rllib needs Ray RLlib: pip install -e ".[rllib]" '
+                         '(or: bash scripts/bootstrap.sh --extras rllib python train.py --backend rllib)') from None
+    from agents import rllib_module as rm
+
+    rules = RuleSet.make(args.ruleset)
+    torch.set_num_threads(args.threads)
+    run_dir = Path(args.run_dir) / (args.run_name or f"{rules.name}_rllib_s{args.seed}_{time.strftime('%Y%m%d-%H%M%S')}")
+    run_dir.mkdir(parents=True, exist_ok=True)
+    torch.manual_seed(args.seed)
+    if not ray.is_initialized():
+        ray.init(address=args.ray_address, include_dashboard=False, log_to_driver=False)
+    register_env("schnapsen_v0", rm.make_env)
+    net = {"hidden": args.hidden, "layers": args.layers}
+    specs = {rm.MAIN: RLModuleSpec(module_class=rm.MaskedActorCriticModule, model_config=net)}
+    specs.update({rm.opponent_id(k): RLModuleSpec(module_class=rm.MaskedActorCriticModule, model_config=net)
+                  for k in range(args.pool_size)})
+    if args.heuristic_prob > 0:
+        specs[rm.HEURISTIC] = RLModuleSpec(module_class=rm.HeuristicModule, model_config={"seed": args.seed})
+    lr = [[0, args.learning_rate], [args.total_steps, 0.0]] if args.anneal_lr else args.learning_rate
+    config = (
+        PPOConfig()
+        # RLlib's env pre-check steps unmasked random actions, which the strict env refuses by design.
+        .environment("schnapsen_v0", env_config={"ruleset": rules.name}, disable_env_checking=True)
+        .env_runners(num_env_runners=args.env_runners, num_envs_per_env_runner=args.envs_per_runner)
+        .multi_agent(policies=set(specs), policies_to_train=[rm.MAIN],
+                     policy_mapping_fn=rm.make_policy_mapping_fn(args.pool_size, args.pool_prob, args.heuristic_prob))
+        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+        .training(lr=lr, gamma=args.gamma, lambda_=args.gae_lambda, clip_param=args.clip_coef,
+                  entropy_coeff=args.ent_coef, vf_loss_coeff=args.vf_coef, grad_clip=args.max_grad_norm,
+                  train_batch_size_per_learner=args.batch_size, minibatch_size=args.minibatch_size,
+                  num_epochs=args.update_epochs)
+        .fault_tolerance(restart_failed_env_runners=False)  # an illegal action must stop the run, not be retried
+        .debugging(seed=args.seed)
+    )
+    algo = config.build_algo()
+    print(f"run {run_dir}  backend rllib  seed {args.seed}  env runners {args.env_runners}  "
+          f"rules {json.dumps(rules.to_dict())}", flush=True)
+
+    def snapshot(slots):
+        """Copy "main"'s weights into the given opponent slots, on the learner and on every env runner."""
+        state = algo.learner_group.get_state(components=f"learner/rl_module/{rm.MAIN}")
+        main_state = state["learner"]["rl_module"][rm.MAIN]
+        algo.learner_group.foreach_learner(lambda ln: [ln.module[s].set_state(main_state) for s in slots])
+        algo.env_runner_group.foreach_env_runner(lambda er: [er.module[s].set_state(main_state) for s in slots],
+                                                 local_env_runner=True)
+
+    snapshot([rm.opponent_id(k) for k in range(args.pool_size)])  # the pool starts as the initial policy
+    writer = None
+    if args.tensorboard:
+        from torch.utils.tensorboard import SummaryWriter
+
+        writer = SummaryWriter(str(run_dir))
+    bar = tqdm(total=args.total_steps, disable=not args.progress, unit="step", dynamic_ncols=True)
+    steps, it, t_start = 0, 0, time.time()
+    while steps < args.total_steps:
+        result = algo.train()
+        it += 1
+        new_steps = int(result.get("num_env_steps_sampled_lifetime", steps))
+        bar.update(max(0, min(new_steps, args.total_steps) - bar.n))
+        steps = new_steps
+        sps = steps / max(1e-9, time.time() - t_start)
+        bar.set_postfix_str(f"{sps:,.0f} steps/s")
+        if it % args.pool_every == 0 and args.pool_size:
+            snapshot([rm.opponent_id((it // args.pool_every - 1) % args.pool_size)])
+        if writer is not None:
+            writer.add_scalar("charts/steps_per_second", sps, steps)
+            learner = result.get("learners", {}).get(rm.MAIN, {})
+            for key in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "vf_explained_var"):
+                if key in learner:
+                    writer.add_scalar(f"losses/{key}", float(learner[key]), steps)
+        if it % args.checkpoint_every == 0:
+            algo.save_to_path(str((run_dir / "rllib_checkpoint").resolve()))
+    bar.close()
+    sps = steps / max(1e-9, time.time() - t_start)
+    print(f"trained {steps:,} env steps in {it} iterations, {sps:,.0f} env steps/s", flush=True)
+    algo.save_to_path(str((run_dir / "rllib_checkpoint").resolve()))
+    state = algo.learner_group.get_state(components=f"learner/rl_module/{rm.MAIN}")["learner"]["rl_module"][rm.MAIN]
+    model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers)
+    model.load_state_dict({k.removeprefix("net."): torch.as_tensor(v) for k, v in state.items()})
+    save_atomic(policy_checkpoint(model, rules, args), run_dir / "policy.pt")
+    algo.stop()
+    summary = {"run_dir": str(run_dir), "backend": "rllib", "steps": steps, "iterations": it,
+               "steps_per_second": sps, "env_runners": args.env_runners, "evaluation": {}}
+    if args.final_eval_deals:
+        res = evaluate(model, rules, args, list(args.final_eval_opponents), args.final_eval_deals,
+                       seed=999_999, run_dir=run_dir)
+        summary["evaluation"] = {k: v.to_dict() for k, v in res.items()}
+        print(evaluation_table(run_dir / "policy.pt", res), flush=True)
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
     if writer is not None:
         writer.close()

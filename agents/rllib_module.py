@@ -1,0 +1,202 @@
+"""Ray RLlib pieces for ``train.py --backend rllib`` (optional extra ``rllib``).
+
+* :class:`MaskedActorCriticModule`: an RLlib ``TorchRLModule`` (new API stack) around the project's
+  :class:`agents.policy_net.ActorCritic`, so that the weights RLlib learns are the very network that
+  :class:`agents.learned.PolicyAgent` loads. Illegal actions get the logit ``FLOAT_MIN``
+  (about ``-3.4e38``, RLlib's ``-inf`` stand-in that keeps its KL and entropy terms finite), so their
+  probability is exactly 0 (masked logits, not penalties).
+* :func:`make_env`: the PettingZoo AEC env ``schnapsen_v0`` seen through RLlib's own
+  ``ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv``; observations keep the PettingZoo keys
+  ``{"observation": float32 (obs_size,), "action_mask": int8 (n_actions,)}``. The env refuses an illegal
+  action with :class:`schnapsen_env.IllegalActionError` instead of ending the hand, so a masking bug
+  fails training loudly.
+* :func:`policy_mapping_fn`: one shared module ``"main"`` for both seats, and in a share of the hands one
+  seat played by a frozen earlier snapshot (``"opponent_<k>"``).
+* :func:`export_policy`: the ``"main"`` module's weights as a project checkpoint (``PolicyAgent.load``).
+* :func:`load_rllib_policy`: a thin adapter from an RLlib checkpoint folder to :class:`PolicyAgent`.
+
+Importing this module imports Ray; the core package never does.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+from ray.rllib.core.columns import Columns
+from ray.rllib.core.rl_module.apis.value_function_api import ValueFunctionAPI
+from ray.rllib.core.rl_module.rl_module import RLModule
+from ray.rllib.core.rl_module.torch import TorchRLModule
+from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
+from ray.rllib.utils.torch_utils import FLOAT_MIN
+
+from agents.checkpoint import CheckpointError, save_atomic
+from agents.learned import PolicyAgent
+from agents.policy_net import ActorCritic
+from schnapsen_env import RuleSet
+from schnapsen_env.encoding import layout_signature
+
+MAIN = "main"
+"""Module id of the trained policy."""
+HEURISTIC = "heuristic"
+"""Module id of the scripted heuristic opponent."""
+
+
+def opponent_id(k: int) -> str:
+    """Module id of opponent-pool slot ``k`` (frozen snapshots of ``"main"``)."""
+    return f"opponent_{k}"
+
+
+class MaskedActorCriticModule(TorchRLModule, ValueFunctionAPI):
+    """PPO RLModule over dict observations ``{"observation", "action_mask"}``.
+
+    ``model_config`` keys: ``hidden`` (int, default 256), ``layers`` (int, default 2). The observation and
+    action sizes come from the spaces (255 / 27 for schnapsen20, 299 / 31 for sixtysix24).
+
+    Outputs: ``action_dist_inputs`` float32 ``(B, n_actions)`` with ``FLOAT_MIN`` on illegal actions;
+    :meth:`compute_values` float32 ``(B,)`` in game points.
+    """
+
+    def setup(self) -> None:
+        cfg = dict(self.model_config or {})
+        obs_size = int(self.observation_space["observation"].shape[0])
+        self.net = ActorCritic(obs_size, int(self.action_space.n), hidden=int(cfg.get("hidden", 256)),
+                               layers=int(cfg.get("layers", 2)))
+
+    @staticmethod
+    def _split(batch: dict[str, Any]):
+        obs = batch[Columns.OBS]
+        return obs["observation"].float(), obs["action_mask"]
+
+    def _forward(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
+        x, mask = self._split(batch)
+        h = self.net.trunk(x)
+        logits = self.net.policy(h).masked_fill(mask == 0, FLOAT_MIN)
+        return {Columns.ACTION_DIST_INPUTS: logits, Columns.EMBEDDINGS: h}
+
+    def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> torch.Tensor:
+        if embeddings is None:
+            x, _ = self._split(batch)
+            embeddings = self.net.trunk(x)
+        return self.net.critic_net(embeddings).squeeze(-1)
+
+
+class HeuristicModule(RLModule):
+    """The scripted :class:`agents.heuristic.HeuristicAgent` as a frozen RLlib module (an opponent).
+
+    It has no weights and is not a torch module, so the PPO learner leaves it alone; it returns actions
+    directly (int64 ``(B,)``), each legal by construction. ``model_config``: ``seed`` (int, default 0) for the
+    heuristic's tie breaks.
+    """
+
+    def setup(self) -> None:
+        from agents.heuristic import HeuristicAgent
+
+        cfg = dict(self.model_config or {})
+        self.agent = HeuristicAgent(seed=int(cfg.get("seed", 0)))
+
+    def _forward(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
+        obs = batch[Columns.OBS]
+        xs, ms = (np.asarray(obs[k].detach().cpu().numpy() if hasattr(obs[k], "detach") else obs[k])
+                  for k in ("observation", "action_mask"))
+        actions = [self.agent.act({"observation": xs[i], "action_mask": ms[i]}) for i in range(xs.shape[0])]
+        return {Columns.ACTIONS: np.asarray(actions, dtype=np.int64)}
+
+    def _forward_train(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
+        raise NotImplementedError("HeuristicModule is not trainable: keep it out of policies_to_train")
+
+
+class _StrictSchnapsenEnv(PettingZooEnv):
+    """RLlib's PettingZoo wrapper, refusing illegal actions instead of ending the hand with a penalty."""
+
+    def step(self, action):
+        agent = self.env.agent_selection
+        if agent not in action:
+            raise ValueError(f"no action for {agent!r}, the agent to act (got actions for {sorted(action)})")
+        a = int(action[agent])
+        mask = self.env.observe(agent)["action_mask"]
+        if not (0 <= a < len(mask)) or not mask[a]:
+            from schnapsen_env import IllegalActionError
+            raise IllegalActionError(f"RLlib chose illegal action {a} for {agent}; legal: "
+                                     f"{[i for i in range(len(mask)) if mask[i]]}")
+        return super().step(action)
+
+
+def make_env(config: dict | None = None) -> PettingZooEnv:
+    """Env creator for ``tune.register_env``: ``config`` keys ``ruleset`` (default "schnapsen20") and
+    ``episode`` ("hand", default, or "match")."""
+    from schnapsen_env import schnapsen_v0
+
+    config = dict(config or {})
+    raw = schnapsen_v0.raw_env(ruleset=config.get("ruleset", "schnapsen20"), episode=config.get("episode", "hand"))
+    return _StrictSchnapsenEnv(raw)
+
+
+def _unit(episode_id: str, salt: str) -> float:
+    """A uniform number in [0, 1) derived from the episode id (deterministic for a given id)."""
+    h = hashlib.blake2b(f"{salt}:{episode_id}".encode(), digest_size=8).digest()
+    return int.from_bytes(h, "big") / 2.0 ** 64
+
+
+def make_policy_mapping_fn(pool_size: int, pool_prob: float, heuristic_prob: float = 0.0):
+    """``policy_mapping_fn(agent_id, episode)`` for one shared policy plus an opponent pool.
+
+    Per hand (a deterministic function of the episode id): with probability ``pool_prob`` one seat is played
+    by opponent slot ``k`` (uniform), with probability ``heuristic_prob`` by the scripted heuristic
+    (:data:`HEURISTIC`), otherwise both seats are ``"main"`` (self-play). The opponent's seat is uniform.
+    """
+
+    def policy_mapping_fn(agent_id, episode, **kwargs):
+        eid = str(getattr(episode, "id_", episode))
+        u = _unit(eid, "kind")
+        if u < pool_prob and pool_size > 0:
+            opp = opponent_id(min(pool_size - 1, int(_unit(eid, "slot") * pool_size)))
+        elif pool_prob <= u < pool_prob + heuristic_prob:
+            opp = HEURISTIC
+        else:
+            return MAIN
+        opp_seat = "player_0" if _unit(eid, "seat") < 0.5 else "player_1"
+        return opp if agent_id == opp_seat else MAIN
+
+    return policy_mapping_fn
+
+
+def export_policy(module: MaskedActorCriticModule, rules: RuleSet, args: dict, versions: dict,
+                  path: str | os.PathLike) -> None:
+    """Write ``module``'s network as a project checkpoint (the format ``train.py`` writes), atomically."""
+    net = module.net
+    state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
+    save_atomic({"model": state, "net": net.config(), "rules": rules.to_dict(), "layout": layout_signature(rules),
+                 "args": args, "versions": versions}, path)
+
+
+def load_rllib_policy(checkpoint_dir: str | os.PathLike, ruleset: str = "schnapsen20", module_id: str = MAIN,
+                      greedy: bool = True, seed: int | None = None) -> PolicyAgent:
+    """A :class:`PolicyAgent` from an RLlib algorithm checkpoint folder (``algo.save_to_path``).
+
+    Raises:
+        CheckpointError: the folder has no RLModule ``module_id`` or it is not a
+            :class:`MaskedActorCriticModule` for ``ruleset``.
+    """
+    rules = RuleSet.make(ruleset)
+    sub = Path(checkpoint_dir).resolve() / "learner_group" / "learner" / "rl_module" / module_id
+    if not sub.is_dir():
+        raise CheckpointError(f"{str(checkpoint_dir)!r} is not an RLlib checkpoint with module {module_id!r} "
+                              f"(expected the folder {str(sub)!r})")
+    module = RLModule.from_checkpoint(str(sub))
+    if not isinstance(module, MaskedActorCriticModule):
+        raise CheckpointError(f"module {module_id!r} in {str(checkpoint_dir)!r} is a {type(module).__name__}, "
+                              "expected a MaskedActorCriticModule")
+    net = module.net
+    sig = layout_signature(rules)
+    if net.obs_size != sig["obs_size"] or net.n_actions != rules.n_actions:
+        raise CheckpointError(f"module {module_id!r} has obs_size {net.obs_size} / n_actions {net.n_actions}; "
+                              f"{ruleset} needs {sig['obs_size']} / {rules.n_actions}")
+    model = ActorCritic(**net.config())
+    model.load_state_dict(net.state_dict())
+    model.eval()
+    return PolicyAgent(model, rules, greedy=greedy, seed=seed)
