@@ -37,9 +37,9 @@ def evaluate(model, opponent: str, hands: int, seed: int) -> tuple[float, int]:
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--timesteps", type=int, default=200_000, help="learner steps (default 200000)")
+    p.add_argument("--timesteps", type=int, default=200_000, help="learner steps (default: %(default)s)")
     p.add_argument("--opponent", default="random", help="agent name for the other seat (default random)")
-    p.add_argument("--eval-hands", type=int, default=200, help="hands in the final evaluation")
+    p.add_argument("--eval-hands", type=int, default=200, help="hands in the final evaluation (default: %(default)s)")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=args.opponent)

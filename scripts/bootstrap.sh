@@ -3,7 +3,7 @@
 #   bash scripts/bootstrap.sh [--extras dev,bench] COMMAND [ARGS...]
 # Installs torch==2.13.0 first (the CPU build on this machine; a bare "torch" would pull CUDA wheels),
 # then this project in editable mode with the "dev" extra (plus any --extras). Re-installs only when
-# pyproject.toml or the extras change.
+# pyproject.toml changes or an extra is asked for that no earlier install (of this pyproject.toml) covered.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 extras="dev"
@@ -12,8 +12,19 @@ py="${PYTHON:-python3}"
 if [ ! -x .venv/bin/python ]; then
   "$py" -m venv .venv
 fi
-stamp=".venv/.installed-$(cat pyproject.toml | sha1sum | cut -c1-12)-${extras//,/_}"
-if [ ! -f "$stamp" ]; then
+extras="$(echo "$extras" | tr ',' '\n' | sed '/^$/d' | sort -u | paste -sd, -)"  # order and repeats do not matter
+hash="$(sha1sum < pyproject.toml | cut -c1-12)"
+stamp=".venv/.installed-${hash}-${extras//,/_}"
+# Skip the install when an earlier one, from this pyproject.toml, already covered every requested extra.
+covered=""
+for done_stamp in .venv/.installed-"${hash}"-*; do
+  [ -f "$done_stamp" ] || continue
+  have="_${done_stamp#.venv/.installed-${hash}-}_"
+  all=1
+  for e in ${extras//,/ }; do [[ "$have" == *"_${e}_"* ]] || all=0; done
+  if [ "$all" = 1 ]; then covered=1; break; fi
+done
+if [ -z "$covered" ]; then
   .venv/bin/python -m pip install -q --upgrade pip >/dev/null
   .venv/bin/python -m pip install -q torch==2.13.0
   .venv/bin/python -m pip install -q -e ".[${extras}]"
