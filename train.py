@@ -30,6 +30,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 import json
+import math
 import os
 import platform
 import time
@@ -56,18 +57,20 @@ class Args:
     seed: int = 1
     """seed of every generator (env deals, sampling, network init, opponent pool)"""
     total_steps: Optional[int] = None
-    """learner decisions to train on (each is one action of the trained network); default 6,000,000, or the
+    """learner decisions to train on (each is one action of the trained network; with --backend rllib: env
+    steps, the decisions of both seats); default 6,000,000, or the
     resumed run's value"""
     ruleset: str = "schnapsen20"
     """"schnapsen20" or "sixtysix24" (default rule knobs)"""
     device: str = "cpu"
     """torch device: "cpu", or "cuda" when present"""
     threads: int = 1
-    """torch CPU threads (1 is fastest for this small network on 2 cores: 7.8k vs 1.5k steps/s measured)"""
+    """torch CPU threads (1 is the safe choice on 2 cores: 7.5k steps/s idle; 2 threads give 9.4k idle but 1.5k
+    as soon as anything else runs)"""
     num_envs: int = 256
     """hands played in parallel"""
     batch_size: int = 16384
-    """at least this many finished learner decisions per PPO update"""
+    """at least this many finished learner decisions per PPO update (rllib: env steps per training batch)"""
     minibatch_size: int = 2048
     """minibatch size in the PPO epochs"""
     update_epochs: int = 4
@@ -145,7 +148,10 @@ DEFAULT_TOTAL_STEPS = 6_000_000
 PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "threads", "tensorboard",
                   "env_runners", "envs_per_runner", "ray_address")
 #: Flags of the torch backend that the rllib backend does not have (it refuses non-default values).
-TORCH_ONLY = ("privileged_critic", "resume", "stop_after_updates", "num_envs")
+TORCH_ONLY = ("privileged_critic", "resume", "stop_after_updates", "num_envs", "eval_every", "eval_deals",
+              "eval_rollout_every", "device")
+#: Flags of the rllib backend (the torch backend refuses non-default values).
+RLLIB_ONLY = ("env_runners", "envs_per_runner", "ray_address")
 
 
 def validate(args: Args) -> None:
@@ -161,6 +167,15 @@ def validate(args: Args) -> None:
     if not (0 <= args.pool_prob <= 1 and 0 <= args.heuristic_prob <= 1 and args.pool_prob + args.heuristic_prob <= 1):
         raise ValueError(f"--pool-prob and --heuristic-prob must lie in [0, 1] with a sum <= 1, got "
                          f"{args.pool_prob} and {args.heuristic_prob}")
+    ranges = {"learning_rate": (0, False, None, False), "gamma": (0, False, 1, True), "gae_lambda": (0, True, 1, True),
+              "clip_coef": (0, False, None, False), "ent_coef": (0, True, None, False),
+              "vf_coef": (0, True, None, False), "max_grad_norm": (0, False, None, False)}
+    for name, (lo, lo_in, hi, hi_in) in ranges.items():
+        v = getattr(args, name)
+        ok = math.isfinite(v) and (v >= lo if lo_in else v > lo) and (hi is None or (v <= hi if hi_in else v < hi))
+        if not ok:
+            want = f"{'[' if lo_in else '('}{lo}, {hi if hi is not None else 'inf'}{']' if hi_in else ')'}"
+            raise ValueError(f"--{name.replace('_', '-')} must be a finite number in {want}, got {v}")
     if args.stop_after_updates is not None and args.stop_after_updates < 1:
         raise ValueError(f"--stop-after-updates must be >= 1, got {args.stop_after_updates}")
     RuleSet.make(args.ruleset)  # RulesError (a ValueError) names the valid rulesets
@@ -173,8 +188,8 @@ def validate(args: Args) -> None:
     if args.env_runners < 0 or args.envs_per_runner < 1:
         raise ValueError(f"--env-runners must be >= 0 and --envs-per-runner >= 1, got {args.env_runners} and "
                          f"{args.envs_per_runner}")
+    defaults = Args()
     if args.backend == "rllib":
-        defaults = Args()
         for name in TORCH_ONLY:
             if getattr(args, name) != getattr(defaults, name):
                 raise ValueError(f"--{name.replace('_', '-')} is a flag of --backend torch; --backend rllib does "
@@ -182,6 +197,17 @@ def validate(args: Args) -> None:
         if args.minibatch_size > args.batch_size:
             raise ValueError(f"--minibatch-size ({args.minibatch_size}) must not exceed --batch-size "
                              f"({args.batch_size})")
+        if args.update_epochs < 1:
+            raise ValueError(f"--update-epochs must be >= 1 with --backend rllib, got {args.update_epochs}")
+        cpus = os.cpu_count() or 1
+        if args.ray_address is None and args.env_runners > cpus:
+            raise ValueError(f"--env-runners {args.env_runners} needs {args.env_runners} CPUs, but the local Ray on "
+                             f"this machine has {cpus}: use at most {cpus}, or --ray-address for a cluster")
+    else:
+        for name in RLLIB_ONLY:
+            if getattr(args, name) != getattr(defaults, name):
+                raise ValueError(f"--{name.replace('_', '-')} is a flag of --backend rllib; --backend torch does "
+                                 "not support it")
     from agents.arena import resolve_agent
 
     for name in args.final_eval_opponents:
@@ -619,82 +645,96 @@ def main_rllib(args: Args) -> dict:
     rules = RuleSet.make(args.ruleset)
     torch.set_num_threads(args.threads)
     run_dir = Path(args.run_dir) / (args.run_name or f"{rules.name}_rllib_s{args.seed}_{time.strftime('%Y%m%d-%H%M%S')}")
-    run_dir.mkdir(parents=True, exist_ok=True)
     torch.manual_seed(args.seed)
-    if not ray.is_initialized():
-        ray.init(address=args.ray_address, include_dashboard=False, log_to_driver=False)
-    register_env("schnapsen_v0", rm.make_env)
-    net = {"hidden": args.hidden, "layers": args.layers}
-    specs = {rm.MAIN: RLModuleSpec(module_class=rm.MaskedActorCriticModule, model_config=net)}
-    specs.update({rm.opponent_id(k): RLModuleSpec(module_class=rm.MaskedActorCriticModule, model_config=net)
-                  for k in range(args.pool_size)})
-    if args.heuristic_prob > 0:
-        specs[rm.HEURISTIC] = RLModuleSpec(module_class=rm.HeuristicModule, model_config={"seed": args.seed})
-    lr = [[0, args.learning_rate], [args.total_steps, 0.0]] if args.anneal_lr else args.learning_rate
-    config = (
-        PPOConfig()
-        # RLlib's env pre-check steps unmasked random actions, which the strict env refuses by design.
-        .environment("schnapsen_v0", env_config={"ruleset": rules.name}, disable_env_checking=True)
-        .env_runners(num_env_runners=args.env_runners, num_envs_per_env_runner=args.envs_per_runner)
-        .multi_agent(policies=set(specs), policies_to_train=[rm.MAIN],
-                     policy_mapping_fn=rm.make_policy_mapping_fn(args.pool_size, args.pool_prob, args.heuristic_prob))
-        .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
-        .training(lr=lr, gamma=args.gamma, lambda_=args.gae_lambda, clip_param=args.clip_coef,
-                  entropy_coeff=args.ent_coef, vf_loss_coeff=args.vf_coef, grad_clip=args.max_grad_norm,
-                  train_batch_size_per_learner=args.batch_size, minibatch_size=args.minibatch_size,
-                  num_epochs=args.update_epochs)
-        .fault_tolerance(restart_failed_env_runners=False)  # an illegal action must stop the run, not be retried
-        .debugging(seed=args.seed)
-    )
-    algo = config.build_algo()
-    print(f"run {run_dir}  backend rllib  seed {args.seed}  env runners {args.env_runners}  "
-          f"rules {json.dumps(rules.to_dict())}", flush=True)
+    started_ray = not ray.is_initialized()
+    if started_ray:
+        # Worker output (an env runner's traceback, e.g. an IllegalActionError) reaches this console.
+        ray.init(address=args.ray_address, include_dashboard=False)
+    algo = None
+    try:
+        register_env("schnapsen_v0", rm.make_env)
+        net = {"hidden": args.hidden, "layers": args.layers}
+        specs = {rm.MAIN: RLModuleSpec(module_class=rm.MaskedActorCriticModule, model_config=net)}
+        specs.update({rm.opponent_id(k): RLModuleSpec(module_class=rm.MaskedActorCriticModule, model_config=net)
+                      for k in range(args.pool_size)})
+        if args.heuristic_prob > 0:
+            specs[rm.HEURISTIC] = RLModuleSpec(module_class=rm.HeuristicModule, model_config={"seed": args.seed})
+        lr = [[0, args.learning_rate], [args.total_steps, 0.0]] if args.anneal_lr else args.learning_rate
+        mapping = rm.make_policy_mapping_fn(args.pool_size, args.pool_prob, args.heuristic_prob, seed=args.seed)
+        config = (
+            PPOConfig()
+            # RLlib's env pre-check steps unmasked random actions, which the strict env refuses by design.
+            .environment("schnapsen_v0", env_config={"ruleset": rules.name}, disable_env_checking=True)
+            .env_runners(num_env_runners=args.env_runners, num_envs_per_env_runner=args.envs_per_runner)
+            .multi_agent(policies=set(specs), policies_to_train=[rm.MAIN], policy_mapping_fn=mapping)
+            .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
+            # As the torch backend: no KL penalty (RLlib's default adds one), the same PPO coefficients.
+            .training(lr=lr, gamma=args.gamma, lambda_=args.gae_lambda, clip_param=args.clip_coef,
+                      entropy_coeff=args.ent_coef, vf_loss_coeff=args.vf_coef, grad_clip=args.max_grad_norm,
+                      use_kl_loss=False, train_batch_size_per_learner=args.batch_size,
+                      minibatch_size=args.minibatch_size, num_epochs=args.update_epochs)
+            .fault_tolerance(restart_failed_env_runners=False)  # an illegal action must stop the run, not be retried
+            .debugging(seed=args.seed)
+        )
+        algo = config.build_algo()
+        run_dir.mkdir(parents=True, exist_ok=True)
+        print(f"run {run_dir}  backend rllib  seed {args.seed}  env runners {args.env_runners}  "
+              f"rules {json.dumps(rules.to_dict())}", flush=True)
 
-    def snapshot(slots):
-        """Copy "main"'s weights into the given opponent slots, on the learner and on every env runner."""
-        state = algo.learner_group.get_state(components=f"learner/rl_module/{rm.MAIN}")
-        main_state = state["learner"]["rl_module"][rm.MAIN]
-        algo.learner_group.foreach_learner(lambda ln: [ln.module[s].set_state(main_state) for s in slots])
-        algo.env_runner_group.foreach_env_runner(lambda er: [er.module[s].set_state(main_state) for s in slots],
-                                                 local_env_runner=True)
+        def snapshot(slots):
+            """Copy "main"'s weights into the given opponent slots, on the learner and on every env runner."""
+            state = algo.learner_group.get_state(components=f"learner/rl_module/{rm.MAIN}")
+            main_state = state["learner"]["rl_module"][rm.MAIN]
+            algo.learner_group.foreach_learner(lambda ln: [ln.module[s].set_state(main_state) for s in slots])
+            algo.env_runner_group.foreach_env_runner(lambda er: [er.module[s].set_state(main_state) for s in slots],
+                                                     local_env_runner=True)
 
-    snapshot([rm.opponent_id(k) for k in range(args.pool_size)])  # the pool starts as the initial policy
-    writer = None
-    if args.tensorboard:
-        from torch.utils.tensorboard import SummaryWriter
+        snapshot([rm.opponent_id(k) for k in range(args.pool_size)])  # the pool starts as the initial policy
+        writer = None
+        if args.tensorboard:
+            from torch.utils.tensorboard import SummaryWriter
 
-        writer = SummaryWriter(str(run_dir))
-    bar = tqdm(total=args.total_steps, disable=not args.progress, unit="step", dynamic_ncols=True)
-    steps, it, t_start = 0, 0, time.time()
-    while steps < args.total_steps:
-        result = algo.train()
-        it += 1
-        new_steps = int(result.get("num_env_steps_sampled_lifetime", steps))
-        bar.update(max(0, min(new_steps, args.total_steps) - bar.n))
-        steps = new_steps
+            writer = SummaryWriter(str(run_dir))
+            writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
+                f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
+            writer.add_text("rules", json.dumps(rules.to_dict()))
+        bar = tqdm(total=args.total_steps, disable=not args.progress, unit="step", dynamic_ncols=True)
+        steps, it, t_start, module_steps = 0, 0, time.time(), {}
+        while steps < args.total_steps:
+            result = algo.train()
+            it += 1
+            new_steps = int(result.get("num_env_steps_sampled_lifetime", steps))
+            bar.update(max(0, min(new_steps, args.total_steps) - bar.n))
+            steps = new_steps
+            module_steps = dict(result.get("env_runners", {}).get("num_module_steps_sampled_lifetime", module_steps))
+            sps = steps / max(1e-9, time.time() - t_start)
+            bar.set_postfix_str(f"{sps:,.0f} steps/s")
+            if it % args.pool_every == 0 and args.pool_size:
+                snapshot([rm.opponent_id((it // args.pool_every - 1) % args.pool_size)])
+            if writer is not None:
+                writer.add_scalar("charts/steps_per_second", sps, steps)
+                learner = result.get("learners", {}).get(rm.MAIN, {})
+                for key in ("policy_loss", "vf_loss", "entropy", "vf_explained_var"):
+                    if key in learner:
+                        writer.add_scalar(f"losses/{key}", float(learner[key]), steps)
+            if it % args.checkpoint_every == 0:
+                algo.save_to_path(str((run_dir / "rllib_checkpoint").resolve()))
+        bar.close()
         sps = steps / max(1e-9, time.time() - t_start)
-        bar.set_postfix_str(f"{sps:,.0f} steps/s")
-        if it % args.pool_every == 0 and args.pool_size:
-            snapshot([rm.opponent_id((it // args.pool_every - 1) % args.pool_size)])
-        if writer is not None:
-            writer.add_scalar("charts/steps_per_second", sps, steps)
-            learner = result.get("learners", {}).get(rm.MAIN, {})
-            for key in ("policy_loss", "vf_loss", "entropy", "mean_kl_loss", "vf_explained_var"):
-                if key in learner:
-                    writer.add_scalar(f"losses/{key}", float(learner[key]), steps)
-        if it % args.checkpoint_every == 0:
-            algo.save_to_path(str((run_dir / "rllib_checkpoint").resolve()))
-    bar.close()
-    sps = steps / max(1e-9, time.time() - t_start)
-    print(f"trained {steps:,} env steps in {it} iterations, {sps:,.0f} env steps/s", flush=True)
-    algo.save_to_path(str((run_dir / "rllib_checkpoint").resolve()))
-    state = algo.learner_group.get_state(components=f"learner/rl_module/{rm.MAIN}")["learner"]["rl_module"][rm.MAIN]
-    model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers)
-    model.load_state_dict({k.removeprefix("net."): torch.as_tensor(v) for k, v in state.items()})
-    save_atomic(policy_checkpoint(model, rules, args), run_dir / "policy.pt")
-    algo.stop()
+        print(f"trained {steps:,} env steps in {it} iterations, {sps:,.0f} env steps/s", flush=True)
+        algo.save_to_path(str((run_dir / "rllib_checkpoint").resolve()))
+        state = algo.learner_group.get_state(components=f"learner/rl_module/{rm.MAIN}")["learner"]["rl_module"][rm.MAIN]
+        model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers)
+        model.load_state_dict({k.removeprefix("net."): torch.as_tensor(v) for k, v in state.items()})
+        save_atomic(policy_checkpoint(model, rules, args), run_dir / "policy.pt")
+    finally:
+        if algo is not None:
+            algo.stop()
+        if started_ray:
+            ray.shutdown()
     summary = {"run_dir": str(run_dir), "backend": "rllib", "steps": steps, "iterations": it,
-               "steps_per_second": sps, "env_runners": args.env_runners, "evaluation": {}}
+               "steps_per_second": sps, "env_runners": args.env_runners, "envs_per_runner": args.envs_per_runner,
+               "module_steps": {k: int(v) for k, v in module_steps.items()}, "evaluation": {}}
     if args.final_eval_deals:
         res = evaluate(model, rules, args, list(args.final_eval_opponents), args.final_eval_deals,
                        seed=999_999, run_dir=run_dir)

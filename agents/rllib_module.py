@@ -4,23 +4,22 @@
   :class:`agents.policy_net.ActorCritic`, so that the weights RLlib learns are the very network that
   :class:`agents.learned.PolicyAgent` loads. Illegal actions get the logit ``FLOAT_MIN``
   (about ``-3.4e38``, RLlib's ``-inf`` stand-in that keeps its KL and entropy terms finite), so their
-  probability is exactly 0 (masked logits, not penalties).
+  probability is exactly 0 whenever at least one action is legal (masked logits, not penalties).
 * :func:`make_env`: the PettingZoo AEC env ``schnapsen_v0`` seen through RLlib's own
   ``ray.rllib.env.wrappers.pettingzoo_env.PettingZooEnv``; observations keep the PettingZoo keys
   ``{"observation": float32 (obs_size,), "action_mask": int8 (n_actions,)}``. The env refuses an illegal
   action with :class:`schnapsen_env.IllegalActionError` instead of ending the hand, so a masking bug
   fails training loudly.
-* :func:`policy_mapping_fn`: one shared module ``"main"`` for both seats, and in a share of the hands one
-  seat played by a frozen earlier snapshot (``"opponent_<k>"``).
-* :func:`export_policy`: the ``"main"`` module's weights as a project checkpoint (``PolicyAgent.load``).
-* :func:`load_rllib_policy`: a thin adapter from an RLlib checkpoint folder to :class:`PolicyAgent`.
+* :func:`make_policy_mapping_fn`: one shared module ``"main"`` for both seats, and in a share of the hands one
+  seat played by a frozen earlier snapshot (``"opponent_<k>"``) or the scripted heuristic (``"heuristic"``).
+* :func:`load_rllib_policy`: a thin adapter from an RLlib checkpoint folder to :class:`PolicyAgent`
+  (``train.py`` also writes ``policy.pt``, the project's format, which ``PolicyAgent.load`` reads).
 
 Importing this module imports Ray; the core package never does.
 """
 
 from __future__ import annotations
 
-import hashlib
 import os
 from pathlib import Path
 from typing import Any
@@ -34,7 +33,7 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from agents.checkpoint import CheckpointError, save_atomic
+from agents.checkpoint import CheckpointError
 from agents.learned import PolicyAgent
 from agents.policy_net import ActorCritic
 from schnapsen_env import RuleSet
@@ -114,10 +113,16 @@ class _StrictSchnapsenEnv(PettingZooEnv):
     """RLlib's PettingZoo wrapper, refusing illegal actions instead of ending the hand with a penalty."""
 
     def step(self, action):
+        if not self.env.agents:
+            raise ValueError("the hand is over: call reset() before step()")
         agent = self.env.agent_selection
-        if agent not in action:
-            raise ValueError(f"no action for {agent!r}, the agent to act (got actions for {sorted(action)})")
-        a = int(action[agent])
+        if not isinstance(action, dict) or agent not in action:
+            got = sorted(action) if isinstance(action, dict) else repr(action)
+            raise ValueError(f"expected a dict with an action for {agent!r}, the agent to act; got {got}")
+        a = action[agent]
+        if isinstance(a, (bool, np.bool_)) or not isinstance(a, (int, np.integer)):
+            raise ValueError(f"the action for {agent!r} must be an int, got {a!r}")
+        a = int(a)
         mask = self.env.observe(agent)["action_mask"]
         if not (0 <= a < len(mask)) or not mask[a]:
             from schnapsen_env import IllegalActionError
@@ -126,68 +131,84 @@ class _StrictSchnapsenEnv(PettingZooEnv):
         return super().step(action)
 
 
+ENV_CONFIG_KEYS = ("ruleset", "episode")
+
+
 def make_env(config: dict | None = None) -> PettingZooEnv:
     """Env creator for ``tune.register_env``: ``config`` keys ``ruleset`` (default "schnapsen20") and
-    ``episode`` ("hand", default, or "match")."""
+    ``episode`` ("hand", default, or "match"). RLlib's own keys in an ``EnvContext`` (worker and vector
+    indices) are ignored.
+
+    Raises:
+        ValueError: an unknown key in ``config``; RulesError: an unknown ruleset.
+    """
     from schnapsen_env import schnapsen_v0
 
     config = dict(config or {})
+    unknown = sorted(set(config) - set(ENV_CONFIG_KEYS))
+    if unknown:
+        raise ValueError(f"unknown env_config key(s) {unknown}: expected some of {list(ENV_CONFIG_KEYS)}")
     raw = schnapsen_v0.raw_env(ruleset=config.get("ruleset", "schnapsen20"), episode=config.get("episode", "hand"))
     return _StrictSchnapsenEnv(raw)
 
 
-def _unit(episode_id: str, salt: str) -> float:
-    """A uniform number in [0, 1) derived from the episode id (deterministic for a given id)."""
-    h = hashlib.blake2b(f"{salt}:{episode_id}".encode(), digest_size=8).digest()
-    return int.from_bytes(h, "big") / 2.0 ** 64
-
-
-def make_policy_mapping_fn(pool_size: int, pool_prob: float, heuristic_prob: float = 0.0):
+def make_policy_mapping_fn(pool_size: int, pool_prob: float, heuristic_prob: float = 0.0, seed: int = 0):
     """``policy_mapping_fn(agent_id, episode)`` for one shared policy plus an opponent pool.
 
-    Per hand (a deterministic function of the episode id): with probability ``pool_prob`` one seat is played
-    by opponent slot ``k`` (uniform), with probability ``heuristic_prob`` by the scripted heuristic
-    (:data:`HEURISTIC`), otherwise both seats are ``"main"`` (self-play). The opponent's seat is uniform.
+    Per hand: with probability ``pool_prob`` one seat is played by opponent slot ``k`` (uniform), with
+    probability ``heuristic_prob`` by the scripted heuristic (:data:`HEURISTIC`), otherwise both seats are
+    ``"main"`` (self-play). The opponent's seat is uniform. The draws come from a ``numpy.random.Generator``
+    seeded with ``seed``, one triple per new episode in the order the env runner starts them (RLlib's episode
+    ids are random UUIDs, so they cannot be the source), and are remembered per episode id so that both
+    seats of a hand see the same draw.
     """
+    rng = np.random.default_rng(seed)
+    draws: dict[str, tuple[float, float, float]] = {}
 
     def policy_mapping_fn(agent_id, episode, **kwargs):
         eid = str(getattr(episode, "id_", episode))
-        u = _unit(eid, "kind")
-        if u < pool_prob and pool_size > 0:
-            opp = opponent_id(min(pool_size - 1, int(_unit(eid, "slot") * pool_size)))
-        elif pool_prob <= u < pool_prob + heuristic_prob:
+        draw = draws.get(eid)
+        if draw is None:
+            draw = draws[eid] = tuple(float(x) for x in rng.random(3))
+            if len(draws) > 100_000:  # episodes are mapped when they start; old ones are not asked again
+                draws.pop(next(iter(draws)))
+        u_kind, u_slot, u_seat = draw
+        if u_kind < pool_prob and pool_size > 0:
+            opp = opponent_id(min(pool_size - 1, int(u_slot * pool_size)))
+        elif pool_prob <= u_kind < pool_prob + heuristic_prob:
             opp = HEURISTIC
         else:
             return MAIN
-        opp_seat = "player_0" if _unit(eid, "seat") < 0.5 else "player_1"
+        opp_seat = "player_0" if u_seat < 0.5 else "player_1"
         return opp if agent_id == opp_seat else MAIN
 
     return policy_mapping_fn
-
-
-def export_policy(module: MaskedActorCriticModule, rules: RuleSet, args: dict, versions: dict,
-                  path: str | os.PathLike) -> None:
-    """Write ``module``'s network as a project checkpoint (the format ``train.py`` writes), atomically."""
-    net = module.net
-    state = {k: v.detach().cpu().clone() for k, v in net.state_dict().items()}
-    save_atomic({"model": state, "net": net.config(), "rules": rules.to_dict(), "layout": layout_signature(rules),
-                 "args": args, "versions": versions}, path)
 
 
 def load_rllib_policy(checkpoint_dir: str | os.PathLike, ruleset: str = "schnapsen20", module_id: str = MAIN,
                       greedy: bool = True, seed: int | None = None) -> PolicyAgent:
     """A :class:`PolicyAgent` from an RLlib algorithm checkpoint folder (``algo.save_to_path``).
 
+    RLlib checkpoints are pickles (not ``weights_only``): load only checkpoints you trust. For sharing, use the
+    ``policy.pt`` that ``train.py --backend rllib`` writes beside it.
+
     Raises:
-        CheckpointError: the folder has no RLModule ``module_id`` or it is not a
+        CheckpointError: the folder has no RLModule ``module_id``, it cannot be read, or it is not a
             :class:`MaskedActorCriticModule` for ``ruleset``.
+        RulesError: an unknown ``ruleset``.
     """
     rules = RuleSet.make(ruleset)
+    if not (isinstance(module_id, str) and module_id.replace("_", "").isalnum()):
+        raise CheckpointError(f"module_id must be a module name such as 'main' or 'opponent_0', got {module_id!r}")
     sub = Path(checkpoint_dir).resolve() / "learner_group" / "learner" / "rl_module" / module_id
     if not sub.is_dir():
         raise CheckpointError(f"{str(checkpoint_dir)!r} is not an RLlib checkpoint with module {module_id!r} "
                               f"(expected the folder {str(sub)!r})")
-    module = RLModule.from_checkpoint(str(sub))
+    try:
+        module = RLModule.from_checkpoint(str(sub))
+    except Exception as e:  # RLlib raises whatever its unpickling and file reading raise
+        raise CheckpointError(f"cannot load RLlib module {module_id!r} from {str(checkpoint_dir)!r}: "
+                              f"{type(e).__name__}: {e}") from None
     if not isinstance(module, MaskedActorCriticModule):
         raise CheckpointError(f"module {module_id!r} in {str(checkpoint_dir)!r} is a {type(module).__name__}, "
                               "expected a MaskedActorCriticModule")

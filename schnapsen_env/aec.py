@@ -128,7 +128,13 @@ class WithoutInfos(wrappers.BaseWrapper):
 
 
 def without_infos(env: AECEnv) -> AECEnv:
-    """``env`` with empty ``infos`` (:class:`WithoutInfos`), e.g. ``without_infos(schnapsen_v0.env())``."""
+    """``env`` with empty ``infos`` (:class:`WithoutInfos`), e.g. ``without_infos(schnapsen_v0.env())``.
+
+    Raises:
+        TypeError: ``env`` is not a PettingZoo AEC env.
+    """
+    if not isinstance(env, AECEnv):
+        raise TypeError(f"without_infos expects a PettingZoo AEC env such as schnapsen_v0.env(), got {type(env).__name__}")
     return WithoutInfos(env)
 
 

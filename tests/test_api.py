@@ -417,3 +417,9 @@ def test_without_infos_hides_only_the_infos():
 
 def test_without_infos_passes_the_api_test():
     api_test(schnapsen_v0.without_infos(schnapsen_v0.env()), num_cycles=100)
+
+
+def test_without_infos_refuses_a_non_env():
+    for bad in (None, object(), "schnapsen_v0"):
+        with pytest.raises(TypeError, match="PettingZoo AEC env"):
+            schnapsen_v0.without_infos(bad)

@@ -73,6 +73,13 @@ def _module():
                                       model_config={"hidden": 32, "layers": 1})
 
 
+def _unmasked_forward(self, batch, **kwargs):
+    """A broken module: uniform over all actions, mask ignored."""
+    x, _ = self._split(batch)
+    h = self.net.trunk(x)
+    return {Columns.ACTION_DIST_INPUTS: self.net.policy(h) * 0.0, Columns.EMBEDDINGS: h}
+
+
 def test_module_puts_no_probability_on_illegal_actions():
     torch.manual_seed(0)
     module = _module()
@@ -111,18 +118,26 @@ def test_strict_env_refuses_an_illegal_action_and_keeps_state():
         env.step({agent: illegal})
     after = env.env.observe(agent)
     assert np.array_equal(before["observation"], after["observation"])
-    with pytest.raises(ValueError, match="no action for"):
+    with pytest.raises(ValueError, match="expected a dict with an action for"):
         env.step({"player_9": 0})
+    with pytest.raises(ValueError, match="must be an int, got None"):
+        env.step({agent: None})
+    # play the hand out, then a step is refused as such
+    while env.env.agents:
+        a = env.env.agent_selection
+        env.step({a: int(np.flatnonzero(env.env.observe(a)["action_mask"])[0])})
+    with pytest.raises(ValueError, match="the hand is over"):
+        env.step({agent: 0})
 
 
 def test_policy_mapping_shares_and_determinism():
-    fn = rm.make_policy_mapping_fn(pool_size=3, pool_prob=0.3, heuristic_prob=0.2)
+    fn = rm.make_policy_mapping_fn(pool_size=3, pool_prob=0.3, heuristic_prob=0.2, seed=5)
     kinds = Counter()
     seats = Counter()
     for i in range(6000):
         eid = f"episode-{i}"
         pair = (fn("player_0", eid), fn("player_1", eid))
-        assert pair == (fn("player_0", eid), fn("player_1", eid))  # deterministic per episode
+        assert pair == (fn("player_1", eid) and fn("player_0", eid), fn("player_1", eid))  # one draw per episode
         assert rm.MAIN in pair  # the learner plays every hand
         other = [m for m in pair if m != rm.MAIN]
         kinds["self" if not other else ("heuristic" if other[0] == rm.HEURISTIC else "pool")] += 1
@@ -136,6 +151,29 @@ def test_policy_mapping_shares_and_determinism():
     assert {only_self(a, f"e{i}") for i in range(200) for a in ("player_0", "player_1")} == {rm.MAIN}
 
 
+def test_policy_mapping_follows_the_seed_not_the_random_episode_ids():
+    """RLlib's episode ids are random UUIDs: the mapping must depend on the seed and the order of episodes only."""
+    import uuid
+
+    def sequence(seed):
+        fn = rm.make_policy_mapping_fn(pool_size=4, pool_prob=0.4, heuristic_prob=0.3, seed=seed)
+        out = []
+        for _ in range(300):
+            eid = uuid.uuid4().hex
+            out.append((fn("player_0", eid), fn("player_1", eid)))
+        return out
+
+    assert sequence(1) == sequence(1)
+    assert sequence(1) != sequence(2)
+
+
+def test_make_env_refuses_unknown_config_keys():
+    with pytest.raises(ValueError, match=r"unknown env_config key\(s\) \['rulset'\]"):
+        rm.make_env({"rulset": "sixtysix24"})
+    env = rm.make_env({"ruleset": "sixtysix24"})
+    assert env.action_space["player_0"].n == 31
+
+
 def test_rllib_flags_of_the_torch_backend_are_refused(tmp_path):
     for kw, flag in [({"privileged_critic": True}, "--privileged-critic"), ({"num_envs": 8}, "--num-envs"),
                      ({"stop_after_updates": 2}, "--stop-after-updates")]:
@@ -143,6 +181,21 @@ def test_rllib_flags_of_the_torch_backend_are_refused(tmp_path):
             train.validate(_tiny(tmp_path, **kw))
     with pytest.raises(ValueError, match="--env-runners"):
         train.validate(_tiny(tmp_path, env_runners=-1))
+    with pytest.raises(ValueError, match="--update-epochs must be >= 1"):
+        train.validate(_tiny(tmp_path, update_epochs=0))
+    with pytest.raises(ValueError, match="needs 99 CPUs"):
+        train.validate(_tiny(tmp_path, env_runners=99))
+    train.validate(_tiny(tmp_path, env_runners=99, ray_address="auto"))  # a cluster may have them
+    for kw, flag in [({"env_runners": 3}, "--env-runners"), ({"envs_per_runner": 2}, "--envs-per-runner"),
+                     ({"ray_address": "auto"}, "--ray-address")]:
+        with pytest.raises(ValueError, match=f"{flag} is a flag of --backend rllib"):
+            train.validate(train.Args(total_steps=1000, **kw))
+    for kw in [{"learning_rate": -1.0}, {"learning_rate": float("nan")}, {"gamma": 1.5}, {"gamma": 0.0},
+               {"gae_lambda": -2.0}, {"clip_coef": -0.2}, {"ent_coef": float("inf")}, {"max_grad_norm": -1.0},
+               {"vf_coef": -1.0}]:
+        (name,) = kw
+        with pytest.raises(ValueError, match=f"--{name.replace('_', '-')} must be a finite number in"):
+            train.validate(train.Args(total_steps=1000, **kw))
 
 
 def test_tiny_rllib_training_run_is_legal_and_loads(tmp_path, local_ray):
@@ -151,8 +204,12 @@ def test_tiny_rllib_training_run_is_legal_and_loads(tmp_path, local_ray):
     run = tmp_path / "rl"
     agent = PolicyAgent.load(run / "policy.pt", rules="schnapsen20")
     adapted = rm.load_rllib_policy(run / "rllib_checkpoint")
-    for (k, v), (k2, v2) in zip(agent.model.state_dict().items(), adapted.model.state_dict().items()):
-        assert k == k2 and torch.equal(v, v2)
+    mine, theirs = agent.model.state_dict(), adapted.model.state_dict()
+    assert mine.keys() == theirs.keys() and all(torch.equal(mine[k], theirs[k]) for k in mine)
+    # the opponent mix really played: pool snapshots and the heuristic took seats
+    steps = summary["module_steps"]
+    assert steps.get(rm.HEURISTIC, 0) > 0 and sum(v for k, v in steps.items() if k.startswith("opponent_")) > 0
+    assert steps[rm.MAIN] > steps[rm.HEURISTIC]
     # the learned policy plays only legal actions (the arena's env raises on an illegal one)
     res = play_match(str(run / "policy.pt"), "random", n_deals=10, seed=3, workers=1, progress=False)
     assert res.hands == 20
@@ -162,12 +219,7 @@ def test_tiny_rllib_training_run_is_legal_and_loads(tmp_path, local_ray):
 def test_unmasked_module_makes_training_fail(tmp_path, local_ray, monkeypatch):
     """The legality check can fail: a module that ignores the mask stops the run with IllegalActionError."""
 
-    def unmasked(self, batch, **kwargs):
-        x, _ = self._split(batch)
-        h = self.net.trunk(x)
-        return {Columns.ACTION_DIST_INPUTS: self.net.policy(h) * 0.0, Columns.EMBEDDINGS: h}
-
-    monkeypatch.setattr(rm.MaskedActorCriticModule, "_forward", unmasked)
+    monkeypatch.setattr(rm.MaskedActorCriticModule, "_forward", _unmasked_forward)
     with pytest.raises(Exception) as info:
         train.main(_tiny(tmp_path, env_runners=0, total_steps=1000, batch_size=500, minibatch_size=250))
     chain, e = [], info.value
@@ -175,3 +227,27 @@ def test_unmasked_module_makes_training_fail(tmp_path, local_ray, monkeypatch):
         chain.append(e)
         e = e.__cause__ or e.__context__
     assert any(isinstance(c, IllegalActionError) for c in chain)
+
+
+def test_seeded_rllib_runs_are_reproducible(tmp_path, local_ray):
+    """Same seed, same weights, with the opponent pool and the heuristic in the mix (one local env runner)."""
+    weights = []
+    for name in ("a", "b"):
+        train.main(_tiny(tmp_path, run_name=name, env_runners=0, heuristic_prob=0.3, pool_prob=0.3,
+                         final_eval_deals=0))
+        weights.append(PolicyAgent.load(tmp_path / name / "policy.pt").model.state_dict())
+    assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
+
+
+def test_load_rllib_policy_refuses_bad_folders(tmp_path):
+    from agents.checkpoint import CheckpointError
+
+    with pytest.raises(CheckpointError, match="is not an RLlib checkpoint"):
+        rm.load_rllib_policy(tmp_path)
+    with pytest.raises(CheckpointError, match="module_id must be a module name"):
+        rm.load_rllib_policy(tmp_path, module_id="..")
+    broken = tmp_path / "learner_group" / "learner" / "rl_module" / "main"
+    broken.mkdir(parents=True)
+    (broken / "class_and_ctor_args.pkl").write_bytes(b"not a pickle")
+    with pytest.raises(CheckpointError, match="cannot load RLlib module 'main'"):
+        rm.load_rllib_policy(tmp_path)

@@ -1,0 +1,56 @@
+"""Training throughput of ``train.py --backend rllib`` with 1 and 2 env runners, against the torch backend.
+
+    bash scripts/bootstrap.sh --extras rllib python benchmarks/rllib.py
+    bash scripts/bootstrap.sh --extras rllib python benchmarks/rllib.py --runners 1 2 --envs-per-runner 1 8
+
+Each configuration trains from scratch for ``--steps`` env steps (no evaluation) and reports env steps per
+second over the training loop (the Ray start and the algorithm build are not counted). The peer, measured in the
+same run, is this project's own PPO (``--backend torch``, one torch thread), whose steps are learner decisions
+(the decisions of the trained network; env steps are about 1.4 times as many, since pool and heuristic
+opponents also move). Numbers go to stdout and, with ``--json``, to a file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+
+import train
+
+
+def measure(backend: str, steps: int, runners: int = 1, envs_per_runner: int = 1, batch: int = 4000) -> float:
+    """Env steps (rllib) or learner decisions (torch) per second of one fresh training run."""
+    per_backend = {"rllib": dict(env_runners=runners, envs_per_runner=envs_per_runner, minibatch_size=500),
+                   "torch": dict(eval_every=0)}[backend]
+    with tempfile.TemporaryDirectory() as tmp:
+        args = train.Args(backend=backend, total_steps=steps, batch_size=batch, final_eval_deals=0, run_dir=tmp,
+                          run_name="bench", progress=False, tensorboard=False, **per_backend)
+        return float(train.main(args)["steps_per_second"])
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--steps", type=int, default=40_000, help="env steps per RLlib configuration (default: %(default)s)")
+    p.add_argument("--runners", type=int, nargs="+", default=[1, 2], help="env runner counts (default: 1 2)")
+    p.add_argument("--envs-per-runner", type=int, nargs="+", default=[1], help="envs per runner (default: 1)")
+    p.add_argument("--json", help="also write the numbers to this file")
+    args = p.parse_args(argv)
+    out = {"torch": measure("torch", 400_000, batch=16384)}
+    for n in args.runners:
+        for k in args.envs_per_runner:
+            out[f"rllib_{n}x{k}"] = measure("rllib", args.steps, runners=n, envs_per_runner=k)
+    print(f"{'trainer':<28}{'steps/s':>10}{'vs torch':>10}")
+    print(f"{'torch backend (1 thread)':<28}{out['torch']:>10,.0f}{1.0:>10.3f}")
+    for n in args.runners:
+        for k in args.envs_per_runner:
+            v = out[f"rllib_{n}x{k}"]
+            print(f"{f'rllib, {n} runner(s) x {k} env(s)':<28}{v:>10,.0f}{v / out['torch']:>10.3f}")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(out, f, indent=2)
+    return out
+
+
+if __name__ == "__main__":
+    main()
