@@ -13,13 +13,23 @@ from agents.pimc import PIMCAgent
 from agents.random_agent import RandomAgent
 from agents.rollout import RolloutAgent
 
-def _trained(seed: int | None = None, greedy: bool = True, rules=None):
-    """The policy shipped in ``agents/data`` (schnapsen20), loaded lazily so that torch is imported only here."""
-    from agents.learned import DEFAULT_POLICY, PolicyAgent
+def _shipped(file: str, seed: int | None = None, greedy: bool = True, rules=None):
+    """A policy shipped in ``agents/data`` (schnapsen20), loaded lazily so that torch is imported only here."""
+    from agents.learned import DATA_DIR, PolicyAgent
 
     if rules is not None and getattr(rules, "name", rules) != "schnapsen20":
         raise ValueError(f"the shipped policy plays schnapsen20, not {getattr(rules, 'name', rules)}")
-    return PolicyAgent.load(DEFAULT_POLICY, greedy=greedy, seed=seed)
+    return PolicyAgent.load(DATA_DIR / file, greedy=greedy, seed=seed)
+
+
+def _trained(seed: int | None = None, greedy: bool = True, rules=None):
+    """The default run's policy (``python train.py``, about 15 minutes): ``agents/data/schnapsen20_policy.pt``."""
+    return _shipped("schnapsen20_policy.pt", seed=seed, greedy=greedy, rules=rules)
+
+
+def _trained_long(seed: int | None = None, greedy: bool = True, rules=None):
+    """The long run's policy (36M decisions, README "Training"): ``agents/data/schnapsen20_policy_long.pt``."""
+    return _shipped("schnapsen20_policy_long.pt", seed=seed, greedy=greedy, rules=rules)
 
 
 _REGISTRY: dict[str, Callable[..., Any]] = {
@@ -28,6 +38,7 @@ _REGISTRY: dict[str, Callable[..., Any]] = {
     "rollout": RolloutAgent,
     "pimc": PIMCAgent,
     "trained": _trained,
+    "trained-long": _trained_long,
 }
 
 

@@ -20,7 +20,8 @@ from schnapsen_env.encoding import layout_signature
 from schnapsen_env.ruleset import RuleSet
 
 #: The policy shipped with the package (``make_agent("trained")``); reproduce with the command in the README.
-DEFAULT_POLICY = Path(__file__).with_name("data") / "schnapsen20_policy.pt"
+DATA_DIR = Path(__file__).with_name("data")
+DEFAULT_POLICY = DATA_DIR / "schnapsen20_policy.pt"
 
 
 class PolicyAgent:

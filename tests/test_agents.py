@@ -448,11 +448,12 @@ def test_arena_rejects_bad_agent_arguments():
         resolve_agent("random:seed=3")
 
 
-def test_trained_agent_ships_and_plays_legal_actions():
+@pytest.mark.parametrize("name", ["trained", "trained-long"])
+def test_trained_agent_ships_and_plays_legal_actions(name):
     from agents import make_agent
     from schnapsen_env import schnapsen_v0
 
-    agent = make_agent("trained", seed=0)
+    agent = make_agent(name, seed=0)
     env = schnapsen_v0.raw_env()
     for hand in range(5):
         env.reset(seed=hand)
