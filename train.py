@@ -136,9 +136,10 @@ class Args:
     """"torch": this file's PPO; "rllib": Ray RLlib's PPO on the PettingZoo env (extra "rllib"; see the
     README's Ray section). With rllib, --total-steps counts env steps (decisions of both seats)"""
     env_runners: int = 1
-    """rllib: Ray env runners (sampling processes); 0 samples in the driver"""
-    envs_per_runner: int = 1
-    """rllib: env copies stepped by each runner"""
+    """rllib: Ray env runners (sampling processes, one CPU each; at most the CPUs of a local Ray); 0 samples in
+    the driver"""
+    envs_per_runner: int = 8
+    """rllib: env copies stepped by each runner (batched through the module: 8 gave 4.6x the steps/s of 1)"""
     ray_address: Optional[str] = None
     """rllib: address of a running Ray cluster (e.g. "auto" or "10.0.0.1:6379"); default: start a local Ray"""
 
