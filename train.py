@@ -354,6 +354,20 @@ def critic_inputs(venv: SchnapsenVectorEnv, idx: np.ndarray, seats: np.ndarray) 
     return np.concatenate([states, onehot], axis=1)
 
 
+def tensorboard_writer(args, rules, run_dir):
+    """A TensorBoard ``SummaryWriter`` in ``run_dir`` with the arguments and rules as text (None without
+    ``--tensorboard``)."""
+    if not args.tensorboard:
+        return None
+    from torch.utils.tensorboard import SummaryWriter
+
+    writer = SummaryWriter(str(run_dir))
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
+        f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
+    writer.add_text("rules", json.dumps(rules.to_dict()))
+    return writer
+
+
 def policy_checkpoint(model, rules, args) -> dict:
     return {"model": model.state_dict(), "net": model.config(), "rules": rules.to_dict(),
             "layout": layout_signature(rules), "args": dataclasses.asdict(args), "versions": versions()}
@@ -446,14 +460,7 @@ def main(args: Args) -> dict:
         global_step, update, hands, evals = tr["global_step"], tr["update"], tr["hands"], tr["evals"]
         history = list(tr["history"])
 
-    writer = None
-    if args.tensorboard:
-        from torch.utils.tensorboard import SummaryWriter
-
-        writer = SummaryWriter(str(run_dir))
-        writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
-            f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
-        writer.add_text("rules", json.dumps(rules.to_dict()))
+    writer = tensorboard_writer(args, rules, run_dir)
     print(f"run {run_dir}  seed {args.seed}  rules {json.dumps(rules.to_dict())}", flush=True)
 
     n_updates_total = max(1, args.total_steps // args.batch_size)
@@ -691,14 +698,7 @@ def main_rllib(args: Args) -> dict:
                                                      local_env_runner=True)
 
         snapshot([rm.opponent_id(k) for k in range(args.pool_size)])  # the pool starts as the initial policy
-        writer = None
-        if args.tensorboard:
-            from torch.utils.tensorboard import SummaryWriter
-
-            writer = SummaryWriter(str(run_dir))
-            writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
-                f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
-            writer.add_text("rules", json.dumps(rules.to_dict()))
+        writer = tensorboard_writer(args, rules, run_dir)
         bar = tqdm(total=args.total_steps, disable=not args.progress, unit="step", dynamic_ncols=True)
         steps, it, t_start, module_steps = 0, 0, time.time(), {}
         while steps < args.total_steps:
