@@ -1,7 +1,7 @@
 """Training throughput of ``train.py --backend rllib`` with 1 and 2 env runners, against the torch backend.
 
     bash scripts/bootstrap.sh --extras rllib python benchmarks/rllib.py
-    bash scripts/bootstrap.sh --extras rllib python benchmarks/rllib.py --runners 1 2 --envs-per-runner 1 8
+    bash scripts/bootstrap.sh --extras rllib python benchmarks/rllib.py --steps 40000 --runners 1 2 4 --envs-per-runner 8
 
 Each configuration trains from scratch for ``--steps`` env steps (no evaluation) and reports env steps per
 second over the training loop (the Ray start and the algorithm build are not counted). The peer, measured in the
@@ -31,9 +31,9 @@ def measure(backend: str, steps: int, runners: int = 1, envs_per_runner: int = 1
 
 def main(argv: list[str] | None = None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--steps", type=int, default=40_000, help="env steps per RLlib configuration (default: %(default)s)")
+    p.add_argument("--steps", type=int, default=20_000, help="env steps per RLlib configuration (default: %(default)s)")
     p.add_argument("--runners", type=int, nargs="+", default=[1, 2], help="env runner counts (default: 1 2)")
-    p.add_argument("--envs-per-runner", type=int, nargs="+", default=[1], help="envs per runner (default: 1)")
+    p.add_argument("--envs-per-runner", type=int, nargs="+", default=[1, 8], help="envs per runner (default: 1 8)")
     p.add_argument("--json", help="also write the numbers to this file")
     args = p.parse_args(argv)
     out = {"torch": measure("torch", 400_000, batch=16384)}
