@@ -199,9 +199,10 @@ def test_rllib_flags_of_the_torch_backend_are_refused(tmp_path):
 
 
 def test_tiny_rllib_training_run_is_legal_and_loads(tmp_path, local_ray):
-    summary = train.main(_tiny(tmp_path, heuristic_prob=0.3))
+    summary = train.main(_tiny(tmp_path, heuristic_prob=0.3, tensorboard=True))
     assert summary["backend"] == "rllib" and summary["steps"] >= 2000 and summary["iterations"] >= 2
     run = tmp_path / "rl"
+    assert list(run.glob("events.out.tfevents.*"))  # TensorBoard logs
     agent = PolicyAgent.load(run / "policy.pt", rules="schnapsen20")
     adapted = rm.load_rllib_policy(run / "rllib_checkpoint")
     mine, theirs = agent.model.state_dict(), adapted.model.state_dict()
