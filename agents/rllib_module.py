@@ -106,7 +106,7 @@ class HeuristicModule(RLModule):
         return {Columns.ACTIONS: np.asarray(actions, dtype=np.int64)}
 
     def _forward_train(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
-        raise NotImplementedError("HeuristicModule is not trainable: keep it out of policies_to_train")
+        raise RuntimeError("HeuristicModule is not trainable: keep it out of policies_to_train")
 
 
 class _StrictSchnapsenEnv(PettingZooEnv):

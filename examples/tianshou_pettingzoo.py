@@ -37,7 +37,7 @@ from tianshou.env import DummyVectorEnv, PettingZooEnv
 from tianshou.trainer import OffPolicyTrainerParams
 from tianshou.utils.net.common import Net
 
-from agents.random_agent import RandomAgent
+from aec_evaluation import evaluate_vs_random
 from schnapsen_env import schnapsen_v0
 
 #: More AEC steps than any schnapsen20 hand has (10 tricks = 20 cards, plus at most 4 marriages, an exchange,
@@ -89,28 +89,13 @@ def train(steps: int, seed: int, n_envs: int = 4) -> DiscreteQLearningPolicy:
 def evaluate(policy: DiscreteQLearningPolicy, hands: int, seed: int) -> tuple[float, int]:
     """Mean game points per hand of the greedy policy against ``RandomAgent`` and its illegal choices (0)."""
     policy.eval()
-    env = schnapsen_v0.env()
-    opponent = RandomAgent(seed=seed)
-    total, illegal = 0.0, 0
-    for hand in range(hands):
-        env.reset(seed=seed + hand // 2)  # every deal twice (same cards and dealer), once from each seat
-        learner = env.possible_agents[hand % 2]
-        for agent in env.agent_iter():
-            obs, reward, termination, truncation, _ = env.last()
-            if agent == learner:
-                total += reward  # hand episodes pay only at the end, through this last() of the learner
-            if termination or truncation:
-                action = None
-            elif agent == learner:
-                mask = obs["action_mask"].astype(bool)
-                batch = Batch(obs=Batch(obs=obs["observation"][None], mask=mask[None]), info=Batch())
-                with torch.no_grad():
-                    action = int(policy(batch).act[0])
-                illegal += int(not mask[action])
-            else:
-                action = opponent.act(obs)
-            env.step(action)
-    return total / hands, illegal
+
+    def choose(observation, mask):
+        batch = Batch(obs=Batch(obs=observation[None], mask=mask[None]), info=Batch())
+        with torch.no_grad():
+            return int(policy(batch).act[0])
+
+    return evaluate_vs_random(choose, hands, seed)
 
 
 def main(argv: list[str] | None = None) -> dict:

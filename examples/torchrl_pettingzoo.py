@@ -31,7 +31,7 @@ from torchrl.envs.utils import MarlGroupMapType
 from torchrl.modules import MLP, MaskedCategorical, ProbabilisticActor
 from torchrl.objectives import ClipPPOLoss, ValueEstimators
 
-from agents.random_agent import RandomAgent
+from aec_evaluation import evaluate_vs_random
 from schnapsen_env import schnapsen_v0
 
 OBS = ("agents", "observation", "observation")  # the Dict space minus "action_mask", which the wrapper moves:
@@ -96,28 +96,13 @@ def train(steps: int, seed: int, batch: int = 1024, epochs: int = 4, minibatch: 
 def evaluate(actor: ProbabilisticActor, hands: int, seed: int) -> tuple[float, int]:
     """Mean game points per hand of the greedy policy against ``RandomAgent`` and its illegal choices (0)."""
     net = actor.module[0].module  # the logits MLP
-    env = schnapsen_v0.env()
-    opponent = RandomAgent(seed=seed)
-    total, illegal = 0.0, 0
-    for hand in range(hands):
-        env.reset(seed=seed + hand // 2)  # every deal twice (same cards and dealer), once from each seat
-        learner = env.possible_agents[hand % 2]
-        for agent in env.agent_iter():
-            obs, reward, termination, truncation, _ = env.last()
-            if agent == learner:
-                total += reward  # hand episodes pay only at the end, through this last() of the learner
-            if termination or truncation:
-                action = None
-            elif agent == learner:
-                mask = obs["action_mask"].astype(bool)
-                with torch.no_grad():
-                    logits = net(torch.as_tensor(obs["observation"]))
-                action = int(torch.where(torch.as_tensor(mask), logits, -torch.inf).argmax())
-                illegal += int(not mask[action])
-            else:
-                action = opponent.act(obs)
-            env.step(action)
-    return total / hands, illegal
+
+    def choose(observation, mask):
+        with torch.no_grad():
+            logits = net(torch.as_tensor(observation))
+        return int(torch.where(torch.as_tensor(mask), logits, -torch.inf).argmax())
+
+    return evaluate_vs_random(choose, hands, seed)
 
 
 def main(argv: list[str] | None = None) -> dict:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ EXAMPLES = Path(__file__).resolve().parent.parent / "examples"
 
 
 def _load(name):
+    if str(EXAMPLES) not in sys.path:  # as when run as a script: the examples' shared module is importable
+        sys.path.insert(0, str(EXAMPLES))
     spec = importlib.util.spec_from_file_location(name, EXAMPLES / f"{name}.py")
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)

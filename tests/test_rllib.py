@@ -106,6 +106,8 @@ def test_heuristic_module_plays_as_the_heuristic_agent():
     ref = HeuristicAgent(seed=3)
     assert [int(a) for a in actions] == [ref.act(o) for o in obs]
     assert all(o["action_mask"][a] for o, a in zip(obs, actions))
+    with pytest.raises(RuntimeError, match="not trainable"):
+        module.forward_train(_batch(obs))
 
 
 def test_strict_env_refuses_an_illegal_action_and_keeps_state():
