@@ -211,8 +211,9 @@ def validate(args: Args) -> None:
                                  "not support it")
     from agents.arena import resolve_agent
 
+    rules = RuleSet.make(args.ruleset)
     for name in args.final_eval_opponents:
-        resolve_agent(name)  # ValueError lists the valid names
+        resolve_agent(name, rules)  # ValueError lists the valid names
 
 
 # ----------------------------------------------------------------------------------------- PPO pieces
@@ -666,7 +667,8 @@ def main_rllib(args: Args) -> dict:
         specs.update({rm.opponent_id(k): RLModuleSpec(module_class=rm.MaskedActorCriticModule, model_config=net)
                       for k in range(args.pool_size)})
         if args.heuristic_prob > 0:
-            specs[rm.HEURISTIC] = RLModuleSpec(module_class=rm.HeuristicModule, model_config={"seed": args.seed})
+            specs[rm.HEURISTIC] = RLModuleSpec(module_class=rm.HeuristicModule,
+                                               model_config={"seed": args.seed, "rules": rules.to_dict()})
         lr = [[0, args.learning_rate], [args.total_steps, 0.0]] if args.anneal_lr else args.learning_rate
         mapping = rm.make_policy_mapping_fn(args.pool_size, args.pool_prob, args.heuristic_prob, seed=args.seed)
         config = (

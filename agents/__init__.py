@@ -1,35 +1,46 @@
-"""Agents from random play to strong search, all behind one protocol: ``act(observation_dict) -> int``.
+"""Agents from random play to strong search, all behind one contract (:mod:`agents.base`).
 
-Build one by name with :func:`make_agent`.
+Build one by name with :func:`make_agent`, giving the env's rules: ``make_agent("pimc", env.rules, seed=0)``.
+Every registered factory has the signature ``(rules: RuleSet, seed: int | None, **options)``.
 """
 
 from __future__ import annotations
 
 from typing import Any, Callable
 
-from agents.base import Agent, legal_ids
+from agents.base import Agent, as_rules, legal_ids
 from agents.heuristic import HeuristicAgent
 from agents.pimc import PIMCAgent
 from agents.random_agent import RandomAgent
 from agents.rollout import RolloutAgent
+from schnapsen_env.ruleset import RuleSet
 
-def _shipped(file: str, seed: int | None = None, greedy: bool = True, rules=None):
-    """A policy shipped in ``agents/data`` (schnapsen20), loaded lazily so that torch is imported only here."""
+#: The ruleset the shipped policies were trained for (the observation layout of another ruleset differs).
+SHIPPED_RULESET = "schnapsen20"
+
+
+def _shipped(file: str, rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
+    """A policy shipped in ``agents/data`` (schnapsen20), loaded lazily so that torch is imported only here.
+
+    It plays ``schnapsen20`` under any knobs (the observation layout is the same); another ruleset is refused.
+    """
+    rules = as_rules(rules)
+    if rules.name != SHIPPED_RULESET:
+        raise ValueError(f"the shipped policy {file} plays {SHIPPED_RULESET}, not {rules.name}: choose another agent "
+                         f"for {rules.name} or train a policy for it (train.py --ruleset {rules.name})")
     from agents.learned import DATA_DIR, PolicyAgent
 
-    if rules is not None and getattr(rules, "name", rules) != "schnapsen20":
-        raise ValueError(f"the shipped policy plays schnapsen20, not {getattr(rules, 'name', rules)}")
-    return PolicyAgent.load(DATA_DIR / file, greedy=greedy, seed=seed)
+    return PolicyAgent.load(DATA_DIR / file, rules=rules, greedy=greedy, seed=seed)
 
 
-def _trained(seed: int | None = None, greedy: bool = True, rules=None):
+def _trained(rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
     """The default run's policy (``python train.py``, about 15 minutes): ``agents/data/schnapsen20_policy.pt``."""
-    return _shipped("schnapsen20_policy.pt", seed=seed, greedy=greedy, rules=rules)
+    return _shipped("schnapsen20_policy.pt", rules, seed=seed, greedy=greedy)
 
 
-def _trained_long(seed: int | None = None, greedy: bool = True, rules=None):
+def _trained_long(rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
     """The long run's policy (36M decisions, README "Training"): ``agents/data/schnapsen20_policy_long.pt``."""
-    return _shipped("schnapsen20_policy_long.pt", seed=seed, greedy=greedy, rules=rules)
+    return _shipped("schnapsen20_policy_long.pt", rules, seed=seed, greedy=greedy)
 
 
 _REGISTRY: dict[str, Callable[..., Any]] = {
@@ -40,6 +51,8 @@ _REGISTRY: dict[str, Callable[..., Any]] = {
     "trained": _trained,
     "trained-long": _trained_long,
 }
+#: Registered names of the shipped policies (``schnapsen20`` only).
+_SHIPPED = ("trained", "trained-long")
 
 
 def agent_names() -> list[str]:
@@ -47,18 +60,33 @@ def agent_names() -> list[str]:
     return sorted(_REGISTRY)
 
 
-def make_agent(name: str, seed: int | None = None, **kwargs: Any) -> Agent:
-    """Build an agent by name, e.g. ``make_agent("random", seed=0)``.
+def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **kwargs: Any) -> Agent:
+    """Build an agent by name for the given rules, e.g. ``make_agent("pimc", env.rules, seed=0, n_samples=4)``.
+
+    Args:
+        name: a name of :func:`agent_names`.
+        rules: the env's :class:`RuleSet`, knobs included (or a ruleset name, meaning its default knobs).
+        seed: seed of the agent's generator.
+        **kwargs: the agent's own options.
 
     Raises:
-        ValueError: an unknown name; the message lists the valid names.
+        ValueError: an unknown name (the message lists the valid names), or an agent that cannot play these rules
+            (the shipped policies play ``schnapsen20`` only).
+        TypeError: ``rules`` is missing or not a RuleSet / ruleset name.
     """
     try:
         factory = _REGISTRY[name]
     except (KeyError, TypeError):
         raise ValueError(f"unknown agent {name!r}: expected one of {agent_names()}") from None
-    return factory(seed=seed, **kwargs)
+    return factory(rules=as_rules(rules), seed=seed, **kwargs)
 
 
-__all__ = ["Agent", "HeuristicAgent", "PIMCAgent", "RandomAgent", "RolloutAgent", "agent_names", "legal_ids",
-           "make_agent"]
+def can_play(name: str, rules: RuleSet | str) -> bool:
+    """Whether the registered agent ``name`` plays ``rules`` (the shipped policies play ``schnapsen20`` only)."""
+    if name not in _REGISTRY:
+        raise ValueError(f"unknown agent {name!r}: expected one of {agent_names()}")
+    return name not in _SHIPPED or as_rules(rules).name == SHIPPED_RULESET
+
+
+__all__ = ["Agent", "HeuristicAgent", "PIMCAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
+           "legal_ids", "make_agent"]

@@ -20,12 +20,14 @@ Play is spread over processes (:class:`concurrent.futures.ProcessPoolExecutor`, 
 default) in chunks of ``chunk_size`` deals; each chunk builds its own agents with seeds derived from
 ``(seed, chunk index)``, so a result depends on ``seed`` and ``chunk_size`` but not on the number of workers.
 
-Agents are given as *specs*:
+Agents are given as *specs*, each built for the match's rules (the ruleset with its knobs, :mod:`agents.base`):
 
 * a registry name (:func:`agents.agent_names`), optionally with keyword arguments: ``"rollout:n_samples=8,depth=2"``;
-* a checkpoint path ending in ``.pt``, loaded with ``agents.learned.PolicyAgent.load(path)``;
-* a factory: any callable taking ``seed=`` and returning an agent (an object with ``act(observation) -> int``)
-  or a plain callable ``observation -> int``, e.g. ``functools.partial(RolloutAgent, n_samples=4)``;
+  it is built with ``make_agent(name, rules, seed=...)``;
+* a checkpoint path ending in ``.pt``, loaded with ``agents.learned.PolicyAgent.load(path, rules=rules)``;
+* a factory: any callable taking ``seed=`` (and ``rules=``, which it is then given) and returning an agent (an
+  object with ``act(observation) -> int``) or a plain callable ``observation -> int``, e.g. an agent class or
+  ``functools.partial(RolloutAgent, n_samples=4)``;
 * an agent object (has ``act``): used as it is in every chunk (it is not reseeded);
 * a pair ``(label, spec)`` to name any of the above in tables.
 
@@ -87,19 +89,31 @@ class _NameFactory:
         self.name, self.kwargs, self.rules = name, kwargs, rules
 
     def __call__(self, seed: int | None = None):
-        from agents import _REGISTRY, make_agent
+        from agents import make_agent
 
-        kwargs = dict(self.kwargs)
-        if "rules" not in kwargs and _accepts(_REGISTRY[self.name], "rules"):
-            kwargs["rules"] = self.rules
-        return make_agent(self.name, seed=seed, **kwargs)
+        return make_agent(self.name, self.rules, seed=seed, **self.kwargs)
+
+
+class _CallableFactory:
+    """A user's factory; given ``rules=`` (the match's rules) when it takes that keyword. Picklable when the
+    factory is."""
+
+    def __init__(self, factory: Callable[..., Any], rules: RuleSet) -> None:
+        self.factory, self.rules = factory, rules
+        self.takes_rules = _accepts(factory, "rules")
+
+    def __call__(self, seed: int | None = None):
+        if self.takes_rules:
+            return self.factory(rules=self.rules, seed=seed)
+        return self.factory(seed=seed)
 
 
 class _CheckpointFactory:
-    """Loads a checkpoint with ``agents.learned.PolicyAgent.load`` (passing ``seed=`` when it accepts one)."""
+    """Loads a checkpoint with ``agents.learned.PolicyAgent.load`` for the match's rules (passing ``seed=`` when it
+    accepts one)."""
 
-    def __init__(self, path: str) -> None:
-        self.path = path
+    def __init__(self, path: str, rules: RuleSet) -> None:
+        self.path, self.rules = path, rules
 
     def __call__(self, seed: int | None = None):
         try:
@@ -110,8 +124,8 @@ class _CheckpointFactory:
             raise ValueError(f"agent {self.path!r} is a checkpoint path, but agents.learned (PolicyAgent) is not "
                              "available in this installation") from None
         if _accepts(PolicyAgent.load, "seed"):
-            return PolicyAgent.load(self.path, seed=seed)
-        return PolicyAgent.load(self.path)
+            return PolicyAgent.load(self.path, rules=self.rules, seed=seed)
+        return PolicyAgent.load(self.path, rules=self.rules)
 
 
 class _Fixed:
@@ -124,17 +138,24 @@ class _Fixed:
         return self.agent
 
 
-def resolve_agent(spec: Any, rules: RuleSet | None = None) -> tuple[str, Callable[..., Any]]:
-    """Turn an agent spec (module docstring) into ``(label, factory)``; ``factory(seed=...)`` builds the agent.
+def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., Any]]:
+    """Turn an agent spec (module docstring) into ``(label, factory)``; ``factory(seed=...)`` builds the agent for
+    ``rules``.
+
+    Args:
+        spec: an agent spec (module docstring).
+        rules: the rules the agent plays (a RuleSet with its knobs, or a ruleset name for its default knobs).
 
     Raises:
         ValueError: an unknown agent name (the message lists the valid names), a missing checkpoint file, a
             checkpoint when ``agents.learned`` is missing, a malformed ``name:key=value`` list, or a spec of an
             unsupported type.
+        TypeError: ``rules`` is missing or not a RuleSet / ruleset name.
     """
     from agents import _REGISTRY, agent_names
+    from agents.base import as_rules
 
-    rules = rules if rules is not None else RuleSet.make()
+    rules = as_rules(rules)
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
         _, factory = resolve_agent(spec[1], rules)
         return spec[0], factory
@@ -143,7 +164,7 @@ def resolve_agent(spec: Any, rules: RuleSet | None = None) -> tuple[str, Callabl
             if not os.path.isfile(spec):
                 raise ValueError(f"no checkpoint file {spec!r}: an agent is a name in {agent_names()} or a path "
                                  "to a .pt checkpoint")
-            return os.path.basename(spec), _CheckpointFactory(spec)
+            return os.path.basename(spec), _CheckpointFactory(spec, rules)
         name, _, arg_text = spec.partition(":")
         if name not in _REGISTRY:
             raise ValueError(f"unknown agent {name!r}: expected one of {agent_names()} or a path to a .pt "
@@ -154,23 +175,28 @@ def resolve_agent(spec: Any, rules: RuleSet | None = None) -> tuple[str, Callabl
             if not eq or not key.strip().isidentifier():
                 raise ValueError(f"bad agent argument {item!r} in {spec!r}: expected name:key=value,key=value")
             kwargs[key.strip()] = _parse_value(value.strip())
-        if "seed" in kwargs:
-            raise ValueError(f"agent {spec!r}: the arena seeds every agent itself; drop seed=")
+        for own in ("seed", "rules"):
+            if own in kwargs:
+                raise ValueError(f"agent {spec!r}: the arena gives every agent its {own} itself; drop {own}=")
         params = inspect.signature(_REGISTRY[name]).parameters
         unknown = sorted(k for k in kwargs if k not in params)
         if unknown:
-            valid = sorted(k for k in params if k not in ("seed", "self"))
+            valid = sorted(k for k in params if k not in ("seed", "rules", "self"))
             raise ValueError(f"agent {name!r} takes no argument(s) {unknown}: expected some of {valid}")
         return spec, _NameFactory(name, kwargs, rules)
-    if hasattr(spec, "act"):
+    if hasattr(spec, "act") and not isinstance(spec, type):  # an agent object; a class is a factory
         return getattr(spec, "name", type(spec).__name__), _Fixed(spec)
+    if isinstance(spec, (_NameFactory, _CallableFactory, _CheckpointFactory)):  # already built for some rules
+        if spec.rules != rules:
+            raise ValueError(f"agent factory {spec!r} was built for other rules ({spec.rules}) than {rules}")
+        return getattr(spec, "name", None) or getattr(spec, "path", None) or type(spec).__name__, spec
     if callable(spec):
         label = getattr(spec, "name", None) or getattr(spec, "__name__", None)
         if label is None and hasattr(spec, "func"):  # functools.partial
             label = getattr(spec.func, "name", None) or getattr(spec.func, "__name__", None)
-        return str(label or type(spec).__name__), spec
+        return str(label or type(spec).__name__), _CallableFactory(spec, rules)
     raise ValueError(f"cannot use {spec!r} as an agent: expected a name in {agent_names()}, a .pt path, a factory "
-                     "taking seed=, or an object with act()")
+                     "taking seed= (and rules=), or an object with act()")
 
 
 def _act_fn(agent: Any) -> Callable[[dict], int]:

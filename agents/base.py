@@ -1,8 +1,28 @@
-"""The agent protocol (API.md): ``act(observation_dict) -> int``.
+"""The agent contract (API.md), shared by every agent of this package and by every caller that builds one.
 
-An agent sees only the env's ``{"observation", "action_mask"}`` dict of the player to move,
-so no agent can peek at hidden cards. Randomness comes from a ``numpy.random.Generator``
-created from the ``seed=`` keyword at construction.
+**Factory.** An agent is built by a factory with the signature ``(rules: RuleSet, seed: int | None, **options)``:
+
+* ``rules``: the env's :class:`~schnapsen_env.ruleset.RuleSet`, knobs included (``env.rules``; a ruleset name such
+  as ``"schnapsen20"`` is accepted for convenience and means that ruleset's default knobs). It is required: an
+  agent never guesses the rules from the observation (its length tells only the deck, not the knobs), so a
+  factory given no rules raises :class:`TypeError` at construction, and an agent that cannot play the given
+  ruleset (the shipped policies play ``schnapsen20`` only) raises :class:`ValueError` there.
+* ``seed``: the seed of the agent's ``numpy.random.Generator`` (``None``: fresh entropy); all of an agent's
+  randomness comes from it.
+* ``**options``: the agent's own keyword arguments (``n_samples=``, ``depth=``, ``greedy=``, ...).
+
+Every registered factory (:func:`agents.make_agent`) and every agent class (``RandomAgent``, ``HeuristicAgent``,
+``RolloutAgent``, ``PIMCAgent``; ``PolicyAgent`` through ``make_agent("trained", rules)``) takes ``rules`` and
+``seed`` this way; callers (the arena, ``schnapsen-play``, the Gymnasium env's ``opponent=``, ``train.py``)
+always pass the env's own rules.
+
+**Agent.** The object built has
+
+* ``act(observation_dict) -> int``: the env's ``{"observation", "action_mask"}`` dict of the player to move in,
+  a legal action id out. An agent sees only that dict, so it cannot peek at hidden cards;
+* ``reset()`` (optional): called between hands;
+* ``name``: a short label (``"random"``, ``"pimc"``, ...);
+* ``rules``: the :class:`RuleSet` it plays (the one it was given).
 """
 
 from __future__ import annotations
@@ -11,10 +31,12 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
+from schnapsen_env.ruleset import RULESETS, RuleSet
+
 
 @runtime_checkable
 class Agent(Protocol):
-    """Anything with ``act(observation: dict) -> int`` (and optionally ``reset()`` between hands)."""
+    """Anything with ``act(observation: dict) -> int`` (and optionally ``reset()`` between hands, a ``name``)."""
 
     def act(self, observation: dict) -> int: ...
 
@@ -40,27 +62,21 @@ def best_action(values: dict[int, float]) -> int:
     return max(values, key=lambda a: (values[a], -a))
 
 
-def resolve_rules(rules, observation: dict | None = None):
-    """The :class:`RuleSet` an agent plays under.
+def as_rules(rules: RuleSet | str) -> RuleSet:
+    """The :class:`RuleSet` an agent plays under, from what its factory was given.
 
     Args:
-        rules: a RuleSet, a ruleset name, or None (then inferred from the observation's length with the
-            ruleset's default knobs: 255 entries is ``schnapsen20``, 299 is ``sixtysix24``).
-        observation: the env's observation dict (needed when ``rules`` is None).
+        rules: a RuleSet (returned as it is, knobs included) or a ruleset name (``"schnapsen20"``,
+            ``"sixtysix24"``: that ruleset's default knobs).
 
     Raises:
-        ValueError: ``rules`` is None and the observation length matches neither ruleset.
+        TypeError: ``rules`` is missing (None) or neither a RuleSet nor a string; agents never infer the rules
+            from the observation.
+        RulesError: an unknown ruleset name (a ``ValueError``).
     """
-    from schnapsen_env.encoding import obs_size
-    from schnapsen_env.ruleset import RuleSet
-
     if isinstance(rules, RuleSet):
         return rules
     if isinstance(rules, str):
         return RuleSet.make(rules)
-    size = np.asarray(observation["observation"]).shape[-1]
-    for name in ("schnapsen20", "sixtysix24"):
-        r = RuleSet.make(name)
-        if obs_size(r) == size:
-            return r
-    raise ValueError(f"cannot infer the ruleset from an observation of length {size}: pass rules=")
+    raise TypeError(f"an agent needs the env's rules: expected rules= a RuleSet (e.g. env.rules) or a ruleset name "
+                    f"in {list(RULESETS)}, got {rules!r}; agents do not infer the rules from the observation")

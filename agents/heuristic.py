@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import legal_ids
+from agents.base import as_rules, legal_ids
 from schnapsen_env.cards import Deck, iter_bits
 from schnapsen_env.encoding import layout, obs_size, plane_to_mask
 from schnapsen_env.ruleset import RuleSet
@@ -12,15 +12,6 @@ from schnapsen_env.ruleset import RuleSet
 CLAIM_TARGET = 66  # R20
 #: Card points credited for the opponent's card in every trick counted as a sure win by the close rule (a jack).
 CLOSE_OPP_CARD_POINTS = 2
-
-
-def _slices(ruleset: str) -> tuple[Deck, dict[str, slice]]:
-    rules = RuleSet.make(ruleset)
-    return rules.deck, layout(rules)
-
-
-#: observation length -> (deck, the observation layout of :func:`schnapsen_env.encoding.layout`)
-_LAYOUT = {obs_size(RuleSet.make(name)): _slices(name) for name in ("schnapsen20", "sixtysix24")}
 
 
 _bits = plane_to_mask
@@ -31,12 +22,10 @@ class _View:
 
     __slots__ = ("deck", "hand", "table", "unseen", "gone", "trump", "strict", "me_points", "me_pending")
 
-    def __init__(self, obs: np.ndarray) -> None:
-        try:
-            deck, lay = _LAYOUT[obs.shape[-1]]
-        except KeyError:
-            raise ValueError(f"cannot read an observation of length {obs.shape[-1]}: expected one of "
-                             f"{sorted(_LAYOUT)} entries") from None
+    def __init__(self, obs: np.ndarray, deck: Deck, lay: dict[str, slice], size: int) -> None:
+        if obs.shape != (size,):
+            raise ValueError(f"cannot read an observation of shape {obs.shape}: the agent's rules need "
+                             f"({size},) entries (was the agent built with the env's rules?)")
         self.deck: Deck = deck
         self.hand = _bits(obs[lay["hand"]])
         table = _bits(obs[lay["table"]])
@@ -80,16 +69,18 @@ class HeuristicAgent:
     layout of :mod:`schnapsen_env.encoding`); the agent is deterministic, the seed is kept for the protocol.
 
     Args:
-        rules: accepted for the common constructor signature; the agent reads the deck size from the
-            observation length and never needs the other knobs.
+        rules: the env's RuleSet or a ruleset name (required, :mod:`agents.base`); it gives the deck and the
+            observation layout. The rules of thumb above do not depend on the other knobs.
         seed: seed of the agent's ``numpy.random.Generator`` (unused: the rules above decide every move).
     """
 
     name = "heuristic"
 
-    def __init__(self, rules=None, seed: int | None = None) -> None:
-        self.rules = rules
+    def __init__(self, rules: RuleSet | str, seed: int | None = None) -> None:
+        self.rules = as_rules(rules)
         self.rng = np.random.default_rng(seed)
+        self._layout = layout(self.rules)
+        self._obs_size = obs_size(self.rules)
 
     def reset(self) -> None:
         pass
@@ -134,7 +125,8 @@ class HeuristicAgent:
         legal = legal_ids(observation)
         if legal.size == 1:
             return int(legal[0])
-        v = _View(np.asarray(observation["observation"], dtype=np.float32))
+        v = _View(np.asarray(observation["observation"], dtype=np.float32), self.rules.deck, self._layout,
+                  self._obs_size)
         d = v.deck
         n = d.size
         mask = 0

@@ -13,10 +13,10 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from agents.base import legal_ids
+from agents.base import as_rules, legal_ids
 from agents.checkpoint import CheckpointError, load_checkpoint
 from agents.policy_net import ActorCritic, masked_logits
-from schnapsen_env.encoding import layout_signature
+from schnapsen_env.encoding import layout_signature, obs_size
 from schnapsen_env.ruleset import RuleSet
 
 #: The policy shipped with the package (``make_agent("trained")``); reproduce with the command in the README.
@@ -29,7 +29,8 @@ class PolicyAgent:
 
     Args:
         model: an :class:`ActorCritic`.
-        rules: the rule set it was trained for (observations of another length are refused).
+        rules: the rule set it plays: the one it was trained for, or the same ruleset with other knobs (the
+            observation layout depends only on the ruleset; observations of another length are refused).
         greedy: pick the most probable legal action; False samples from the masked distribution.
         seed: seed of the sampling generator.
     """
@@ -38,7 +39,10 @@ class PolicyAgent:
 
     def __init__(self, model: ActorCritic, rules: RuleSet, greedy: bool = True, seed: int | None = None) -> None:
         self.model = model.eval()
-        self.rules = rules
+        self.rules = as_rules(rules)
+        if obs_size(self.rules) != model.obs_size:
+            raise ValueError(f"this policy reads observations of length {model.obs_size}, but {self.rules.name} "
+                             f"observations have {obs_size(self.rules)} entries: it cannot play {self.rules.name}")
         self.greedy = greedy
         self.rng = np.random.default_rng(seed)
         self.obs_size = model.obs_size
@@ -50,7 +54,9 @@ class PolicyAgent:
 
         Args:
             path: checkpoint written by ``train.py`` (default: the shipped policy).
-            rules: if given, the checkpoint must have been trained under this ruleset name.
+            rules: the rules to play (a RuleSet, knobs included, or a ruleset name): the checkpoint must have been
+                trained under this ruleset name, and a RuleSet becomes the agent's ``rules``. None: the rules stored
+                in the checkpoint.
 
         Raises:
             CheckpointError: unreadable or incomplete file, another ruleset than ``rules``, or an
@@ -86,7 +92,8 @@ class PolicyAgent:
         except (TypeError, RuntimeError, AttributeError, ValueError) as e:
             raise CheckpointError(f"checkpoint {str(path)!r}: weights do not fit the network config {net}: "
                                   f"{e}") from None
-        return cls(model, ck_rules, greedy=greedy, seed=seed)
+        play_rules = rules if isinstance(rules, RuleSet) else ck_rules
+        return cls(model, play_rules, greedy=greedy, seed=seed)
 
     def probabilities(self, observation: dict) -> np.ndarray:
         """Masked action probabilities, float32 ``(n_actions,)``; 0 on illegal actions."""

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents.base import best_action, legal_ids, resolve_rules
+from agents.base import as_rules, best_action, legal_ids
 from agents.solver import Solver
 from schnapsen_env.sampler import Determinizer
 
@@ -26,7 +26,7 @@ class PIMCAgent:
     """PIMC with an exact solver once the stock is exhausted.
 
     Args:
-        rules: RuleSet or ruleset name; None infers it from the observation (default knobs).
+        rules: the env's RuleSet (knobs included) or a ruleset name (required, see :mod:`agents.base`).
         n_samples: determinisations per decision while cards are hidden.
         depth: search horizon in tricks while the stock is open.
         exact_closed: search closed-stock determinisations to the end (no horizon).
@@ -35,11 +35,11 @@ class PIMCAgent:
 
     name = "pimc"
 
-    def __init__(self, rules=None, n_samples: int = 12, depth: int = 2, exact_closed: bool = True,
+    def __init__(self, rules, n_samples: int = 12, depth: int = 2, exact_closed: bool = True,
                  seed: int | None = None) -> None:
         if n_samples < 1 or depth < 1:
             raise ValueError(f"n_samples and depth must be >= 1, got {n_samples}, {depth}")
-        self.rules = rules
+        self.rules = as_rules(rules)
         self.n_samples = n_samples
         self.depth = depth
         self.exact_closed = exact_closed
@@ -51,7 +51,7 @@ class PIMCAgent:
 
     def action_values(self, observation: dict) -> dict[int, float]:
         """Mean value (game points for the agent) of every legal action over the determinisations."""
-        rules = resolve_rules(self.rules, observation)
+        rules = self.rules
         legal = legal_ids(observation)
         det = Determinizer(observation, rules)
         n = 1 if det.stock_size == 0 else self.n_samples
@@ -75,7 +75,7 @@ class PIMCAgent:
         legal = legal_ids(observation)
         if legal.size == 1:
             return int(legal[0])
-        rules = resolve_rules(self.rules, observation)
+        rules = self.rules
         det = Determinizer(observation, rules)
         if det.stock_size == 0:
             # Perfect information: one exact search for the best move (cheaper than every action's value).

@@ -88,15 +88,19 @@ class HeuristicModule(RLModule):
     """The scripted :class:`agents.heuristic.HeuristicAgent` as a frozen RLlib module (an opponent).
 
     It has no weights and is not a torch module, so the PPO learner leaves it alone; it returns actions
-    directly (int64 ``(B,)``), each legal by construction. ``model_config``: ``seed`` (int, default 0) for the
-    heuristic's tie breaks.
+    directly (int64 ``(B,)``), each legal by construction. ``model_config``: ``rules`` (required: the env's
+    ``RuleSet.to_dict()``, or a ruleset name; the agent contract of :mod:`agents.base`) and ``seed`` (int, default 0)
+    for the heuristic's tie breaks.
     """
 
     def setup(self) -> None:
         from agents.heuristic import HeuristicAgent
 
         cfg = dict(self.model_config or {})
-        self.agent = HeuristicAgent(seed=int(cfg.get("seed", 0)))
+        rules = cfg.get("rules")
+        if isinstance(rules, dict):
+            rules = RuleSet.from_dict(rules)
+        self.agent = HeuristicAgent(rules=rules, seed=int(cfg.get("seed", 0)))
 
     def _forward(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
         obs = batch[Columns.OBS]

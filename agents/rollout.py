@@ -31,7 +31,7 @@ import random
 
 import numpy as np
 
-from agents.base import best_action, legal_ids, resolve_rules
+from agents.base import as_rules, best_action, legal_ids
 from schnapsen_env.rules import GameState
 from schnapsen_env.sampler import Determinizer
 
@@ -77,7 +77,7 @@ class RolloutAgent:
     """Random rollouts from sampled determinisations ("rdeep", see the module docstring).
 
     Args:
-        rules: RuleSet or ruleset name; None infers it from the observation (default knobs).
+        rules: the env's RuleSet (knobs included) or a ruleset name (required, see :mod:`agents.base`).
         n_samples: determinisations per decision (rdeep: 16).
         depth: rollout length in completed tricks (rdeep: 4).
         seed: seed of the agent's ``numpy.random.Generator``.
@@ -88,10 +88,10 @@ class RolloutAgent:
 
     name = "rollout"
 
-    def __init__(self, rules=None, n_samples: int = 16, depth: int = 4, seed: int | None = None) -> None:
+    def __init__(self, rules, n_samples: int = 16, depth: int = 4, seed: int | None = None) -> None:
         if n_samples < 1 or depth < 1:
             raise ValueError(f"n_samples and depth must be >= 1, got {n_samples}, {depth}")
-        self.rules = rules
+        self.rules = as_rules(rules)
         self.n_samples = n_samples
         self.depth = depth
         self.rng = np.random.default_rng(seed)
@@ -101,7 +101,7 @@ class RolloutAgent:
 
     def action_values(self, observation: dict) -> dict[int, float]:
         """Mean rollout score (``[0, 1]``, for the agent) of every legal action."""
-        rules = resolve_rules(self.rules, observation)
+        rules = self.rules
         legal = [int(a) for a in legal_ids(observation)]
         det = Determinizer(observation, rules)
         r = random.Random(int(self.rng.integers(2 ** 63)))

@@ -20,7 +20,7 @@ What is measured (one *move decision* per position; the milliseconds are wall ti
 * **ours Solver**: ``Solver().solve(state)`` (``agents/solver.py``: alpha-beta with a transposition
   table, searched to the end of the hand), a fresh solver per position (an empty table, as in one
   move decision). Nodes are ``Solver.nodes`` (calls of its ``_search``).
-* **ours PIMC**: ``PIMCAgent(seed=0).act(obs)`` (``agents/pimc.py``) on the same positions, with
+* **ours PIMC**: ``PIMCAgent(RuleSet.make(), seed=0).act(obs)`` (``agents/pimc.py``) on the same positions, with
   ``obs = {"observation": encoding.observation(state, state.to_move), "action_mask":
   state.action_mask()}`` built before the clock starts. With S = 0 it solves the one determinisation
   (the true position), scoring every legal action with a full window (``Solver.action_values``),
@@ -114,12 +114,12 @@ def time_solver(states: list[GameState]) -> tuple[list[float], list[int], float]
 
 
 def time_pimc(states: list[GameState]) -> tuple[list[float], list[int], float]:
-    """ms per ``PIMCAgent(seed=0).act(obs)``, the agent's solver nodes, and CPU/wall."""
-    agent = PIMCAgent(seed=0)
+    """ms per ``PIMCAgent(RuleSet.make(), seed=0).act(obs)``, the agent's solver nodes, and CPU/wall."""
+    agent = PIMCAgent(RuleSet.make(), seed=0)
     obs = [{"observation": observation(st, st.to_move), "action_mask": st.action_mask()} for st in states]
     for o in obs[:WARMUP]:
         agent.act(o)
-    agent = PIMCAgent(seed=0)
+    agent = PIMCAgent(RuleSet.make(), seed=0)
     ms, nodes = [], []
     clock, cpu = time.perf_counter, time.process_time
     wall_sum = cpu_sum = 0.0

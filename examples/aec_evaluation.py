@@ -24,7 +24,7 @@ def evaluate_vs_random(choose: Callable[[np.ndarray, np.ndarray], int], hands: i
         seed: seeds the deals and the opponent.
     """
     env = schnapsen_v0.env()
-    opponent = RandomAgent(seed=seed)
+    opponent = RandomAgent(rules=env.unwrapped.rules, seed=seed)
     total, illegal = 0.0, 0
     for hand in range(hands):
         env.reset(seed=seed + hand // 2)  # every deal twice (same cards and dealer), once from each seat

@@ -26,26 +26,42 @@ import numpy as np
 from schnapsen_env.aec import ILLEGAL_REWARD, raw_env
 from schnapsen_env.errors import IllegalActionError
 from schnapsen_env.rules import PLAYERS, seat_of
+from schnapsen_env.ruleset import RuleSet
 
 SEATS = ("alternate", "random", "player_0", "player_1")
 
 
-def resolve_opponent(opponent: Any, seed: int | None) -> Callable[[dict], int]:
-    """An agent name (see ``agents.agent_names()``), an object with ``act(obs)``, or a callable.
+def resolve_opponent(opponent: Any, seed: int | None, rules: RuleSet,
+                     options: dict | None = None) -> Any:
+    """The opponent agent: an agent name (see ``agents.agent_names()``) is built with
+    ``make_agent(opponent, rules, seed=seed, **options)`` (the agent contract of :mod:`agents.base`); an object
+    with ``act(obs)`` or a callable is returned as it is.
 
     Raises:
-        ValueError: an unknown agent name (the message lists the valid ones) or an unusable object.
+        ValueError: an unknown agent name (the message lists the valid ones), an agent that cannot play ``rules``
+            (or an agent object whose ``rules`` are another ruleset), ``options`` with an opponent that is not a
+            name, or an unusable object.
     """
     if isinstance(opponent, str):
         from agents import make_agent  # the agents package; imported lazily
 
-        return make_agent(opponent, seed=seed).act
+        return make_agent(opponent, rules, seed=seed, **(options or {}))
+    if options:
+        raise ValueError(f"opponent_kwargs {options!r} need an opponent given by name, got {opponent!r}")
     if hasattr(opponent, "act") and callable(opponent.act):
-        return opponent.act
+        own = getattr(opponent, "rules", None)
+        if isinstance(own, RuleSet) and own.name != rules.name:
+            raise ValueError(f"the opponent agent plays {own.name}, but this env is {rules.name}: build it with the "
+                             "env's rules")
+        return opponent
     if callable(opponent):
         return opponent
     raise ValueError(f"opponent must be an agent name, an object with act(observation) or a callable, "
                      f"got {opponent!r}")
+
+
+def _act_fn(opponent: Any) -> Callable[[dict], int]:
+    return opponent.act if hasattr(opponent, "act") and callable(opponent.act) else opponent
 
 
 class SchnapsenGymEnv(gymnasium.Env):
@@ -53,7 +69,10 @@ class SchnapsenGymEnv(gymnasium.Env):
 
     Args:
         opponent: agent name (default ``"random"``), an agent with ``act(obs_dict) -> int``, or a callable.
-            A named opponent is rebuilt with a seed drawn from the env's generator at every seeded reset.
+            A named opponent is built for this env's rules (``self.rules``: the ruleset with its knobs) and
+            rebuilt with a seed drawn from the env's generator at every seeded reset. The agent (or callable) is
+            ``self.opponent``; an agent's ``reset()``, if it has one, is called at every reset.
+        opponent_kwargs: options of a named opponent, e.g. ``{"n_samples": 4}`` for ``"pimc"``.
         seat: ``"alternate"`` (default: player_0 first, then switching every episode; a seeded reset
             starts again with player_0), ``"random"``,
             ``"player_0"`` or ``"player_1"``.
@@ -67,7 +86,7 @@ class SchnapsenGymEnv(gymnasium.Env):
 
     def __init__(self, opponent: Any = "random", seat: str = "alternate", illegal_action: str = "terminate",
                  ruleset: str = "schnapsen20", episode: str = "hand", reward: str = "match",
-                 render_mode: str | None = None, **knobs: Any) -> None:
+                 render_mode: str | None = None, opponent_kwargs: dict | None = None, **knobs: Any) -> None:
         if seat not in SEATS:
             raise ValueError(f"seat must be one of {SEATS}, got {seat!r}")
         if illegal_action not in ("terminate", "raise"):
@@ -82,7 +101,9 @@ class SchnapsenGymEnv(gymnasium.Env):
         self.seat_mode = seat
         self.illegal_action = illegal_action
         self._opponent_spec = opponent
-        self._opponent = resolve_opponent(opponent, None)
+        self._opponent_kwargs = dict(opponent_kwargs or {})
+        self.opponent = resolve_opponent(opponent, None, self.rules, self._opponent_kwargs)
+        self._opponent = _act_fn(self.opponent)
         self._episodes = 0
         self.learner = PLAYERS[0]
         self._done = True
@@ -94,13 +115,15 @@ class SchnapsenGymEnv(gymnasium.Env):
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Start an episode; returns ``(observation_dict, info)``. ``options`` as the AEC env's reset."""
         # A failed reset (bad options) must leave the env as it was: keep the old generator and counters.
-        saved = (self._np_random, self._np_random_seed, self._episodes, self.learner, self._opponent)
+        saved = (self._np_random, self._np_random_seed, self._episodes, self.learner)
         try:
             super().reset(seed=seed)
             episodes = 0 if seed is not None else self._episodes  # a seeded reset replays the same seats
             aec_seed = int(self.np_random.integers(2**63)) if seed is not None else None
+            opponent = self.opponent
             if seed is not None and isinstance(self._opponent_spec, str):
-                self._opponent = resolve_opponent(self._opponent_spec, int(self.np_random.integers(2**31)))
+                opponent = resolve_opponent(self._opponent_spec, int(self.np_random.integers(2**31)), self.rules,
+                                            self._opponent_kwargs)
             if self.seat_mode == "alternate":
                 learner = PLAYERS[episodes % 2]
             elif self.seat_mode == "random":
@@ -111,8 +134,11 @@ class SchnapsenGymEnv(gymnasium.Env):
                 aec_seed = int(self.np_random.integers(2**63))
             self.aec.reset(seed=aec_seed, options=options)
         except BaseException:
-            self._np_random, self._np_random_seed, self._episodes, self.learner, self._opponent = saved
+            self._np_random, self._np_random_seed, self._episodes, self.learner = saved
             raise
+        self.opponent, self._opponent = opponent, _act_fn(opponent)
+        if callable(getattr(opponent, "reset", None)):
+            opponent.reset()
         self.learner = learner
         self._episodes = episodes + 1
         self._done = False

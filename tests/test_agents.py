@@ -120,10 +120,10 @@ def obs_dict(s: GameState) -> dict:
 # ------------------------------------------------------------------------------------------------ legality
 @pytest.mark.parametrize("ruleset", RULESETS)
 def test_random_and_heuristic_always_legal(ruleset):
-    h = HeuristicAgent(seed=1)
-    pts = play_hands(h, RandomAgent(seed=2), ruleset, 700, seed=1000)
-    pts += play_hands(HeuristicAgent(seed=3), h, ruleset, 200, seed=5000)
-    pts += play_hands(RandomAgent(seed=4), RandomAgent(seed=5), ruleset, 300, seed=9000)
+    h = HeuristicAgent(ruleset, seed=1)
+    pts = play_hands(h, RandomAgent(ruleset, seed=2), ruleset, 700, seed=1000)
+    pts += play_hands(HeuristicAgent(ruleset, seed=3), h, ruleset, 200, seed=5000)
+    pts += play_hands(RandomAgent(ruleset, seed=4), RandomAgent(ruleset, seed=5), ruleset, 300, seed=9000)
     assert len(pts) == 1200
 
 
@@ -132,36 +132,40 @@ def test_random_and_heuristic_always_legal(ruleset):
                                    dict(marriage_declaration="optional"), dict(claim_mode="auto"),
                                    dict(closed_hand_end="must_claim", marriage_on_opening_lead=False)])
 def test_heuristic_legal_under_other_knobs(ruleset, knobs):
-    play_hands(HeuristicAgent(seed=1), RandomAgent(seed=2), ruleset, 150, seed=77, **knobs)
+    rules = RuleSet.make(ruleset, **knobs)
+    play_hands(HeuristicAgent(rules, seed=1), RandomAgent(rules, seed=2), ruleset, 150, seed=77, **knobs)
 
 
 @pytest.mark.parametrize("ruleset", RULESETS)
 def test_rollout_always_legal(ruleset):
-    play_hands(RolloutAgent(n_samples=2, depth=2, seed=1), RandomAgent(seed=2), ruleset, 16, seed=300)
-    play_hands(RolloutAgent(n_samples=2, depth=1, seed=3), HeuristicAgent(seed=4), ruleset, 8, seed=400)
+    play_hands(RolloutAgent(ruleset, n_samples=2, depth=2, seed=1), RandomAgent(ruleset, seed=2), ruleset, 16,
+               seed=300)
+    play_hands(RolloutAgent(ruleset, n_samples=2, depth=1, seed=3), HeuristicAgent(ruleset, seed=4), ruleset, 8,
+               seed=400)
 
 
 def test_rollout_legal_under_mirror_claims():
     rules = RuleSet.make("schnapsen20", false_claim="mirror")
-    play_hands(RolloutAgent(rules=rules, n_samples=2, depth=2, seed=1), RandomAgent(seed=2), "schnapsen20", 8,
+    play_hands(RolloutAgent(rules=rules, n_samples=2, depth=2, seed=1), RandomAgent(rules, seed=2), "schnapsen20", 8,
                seed=600, false_claim="mirror")
 
 
 @pytest.mark.parametrize("ruleset", RULESETS)
 def test_pimc_always_legal(ruleset):
-    play_hands(PIMCAgent(n_samples=2, seed=1), HeuristicAgent(seed=2), ruleset, 4, seed=700)
+    play_hands(PIMCAgent(ruleset, n_samples=2, seed=1), HeuristicAgent(ruleset, seed=2), ruleset, 4, seed=700)
 
 
 def test_make_agent_builds_every_registered_agent():
     assert {"random", "heuristic", "rollout", "pimc"} <= set(agent_names())
     for name in agent_names():
-        agent = make_agent(name, seed=0)
+        agent = make_agent(name, RuleSet.make("schnapsen20"), seed=0)
         assert hasattr(agent, "act")
 
 
 def test_agents_are_reproducible_from_seed():
-    a = play_hands(RolloutAgent(n_samples=2, depth=2, seed=9), RandomAgent(seed=8), "schnapsen20", 6, seed=1)
-    b = play_hands(RolloutAgent(n_samples=2, depth=2, seed=9), RandomAgent(seed=8), "schnapsen20", 6, seed=1)
+    r = "schnapsen20"
+    a = play_hands(RolloutAgent(r, n_samples=2, depth=2, seed=9), RandomAgent(r, seed=8), r, 6, seed=1)
+    b = play_hands(RolloutAgent(r, n_samples=2, depth=2, seed=9), RandomAgent(r, seed=8), r, 6, seed=1)
     assert a == b
 
 
@@ -169,13 +173,13 @@ def test_agents_are_reproducible_from_seed():
 def test_heuristic_claims_exchanges_and_announces_trump_marriage():
     # S29: A leads with 70 counted points: the claim is legal and taken at once.
     st = load(S29)
-    assert HeuristicAgent().act(obs_dict(st)) == st.rules.action_id("claim")
+    assert HeuristicAgent(st.rules).act(obs_dict(st)) == st.rules.action_id("claim")
     # player_0 (non-dealer) holds JH KH QH KS QS under the turn-up TH: exchange first, then the 40 marriage.
     rules = RuleSet.make("schnapsen20")
     st = GameState.from_deck(rules, ["JH", "KH", "QH", "AC", "TC", "JC", "TH", "KS", "QS", "AS", "TS", "AD", "TD",
                                      "KD", "QD", "JD", "AH", "KC", "QC", "JS"], dealer="player_1")
     assert st.to_move == 0 and st.stock[-1] == rules.deck.index("TH")
-    agent = HeuristicAgent()
+    agent = HeuristicAgent(rules)
     assert agent.act(obs_dict(st)) == rules.action_id("exchange")
     st.step("exchange")
     assert agent.act(obs_dict(st)) == rules.action_id("marriage H")
@@ -190,12 +194,12 @@ def test_heuristic_takes_a_led_ten_with_a_low_trump():
                                      "QC", "JC", "AD", "TD", "KH", "QH", "TS"], dealer="player_1")
     st.step("play TC")
     assert st.to_move == 1
-    assert HeuristicAgent().act(obs_dict(st)) == rules.deck.index("JH")
+    assert HeuristicAgent(rules).act(obs_dict(st)) == rules.deck.index("JH")
     # a led jack is not worth a trump: discard the lowest non-trump (JS, 2 points)
     st = GameState.from_deck(rules, ["JC", "KD", "QD", "JH", "AH", "QS", "TH", "AS", "JD", "KS", "JS", "AC", "KC",
                                      "QC", "TC", "AD", "TD", "KH", "QH", "TS"], dealer="player_1")
     st.step("play JC")
-    assert HeuristicAgent().act(obs_dict(st)) == rules.deck.index("JS")
+    assert HeuristicAgent(rules).act(obs_dict(st)) == rules.deck.index("JS")
 
 
 # ------------------------------------------------------------------------------------------------ solver
@@ -247,7 +251,7 @@ def test_solver_s34_line_b_claims_after_taking_the_queen():
 
 @pytest.mark.parametrize("ruleset", RULESETS)
 def test_pimc_plays_exactly_once_the_stock_is_exhausted(ruleset):
-    agent = PIMCAgent(n_samples=2, seed=5)
+    agent = PIMCAgent(ruleset, n_samples=2, seed=5)
     for s in exhausted_positions(ruleset, 25, seed=21):
         exact = Solver().action_values(s)
         chosen = agent.act(obs_dict(s))
@@ -398,8 +402,8 @@ def test_arena_result_does_not_depend_on_workers():
 
 def test_arena_match_episodes_and_factories():
     factory = functools.partial(RolloutAgent, n_samples=2, depth=1)
-    r = play_match(("rollout2", factory), lambda seed=None: RandomAgent(seed=seed), 3, ruleset="sixtysix24",
-                   episode="match", seed=5, workers=2, progress=False)
+    r = play_match(("rollout2", factory), lambda seed=None: RandomAgent("sixtysix24", seed=seed), 3,
+                   ruleset="sixtysix24", episode="match", seed=5, workers=2, progress=False)
     assert r.agent_a == "rollout2" and r.matches == 6 and r.hands >= 6 * 4
     assert 0 <= r.match_win_rate <= 1
     assert "match win rate" in r.table()
@@ -431,11 +435,11 @@ def test_bad_agent_name_lists_valid_names():
     with pytest.raises(ValueError, match="heuristic.*pimc.*random.*rollout"):
         play_match("random", "randmo", 2, workers=1, progress=False)
     with pytest.raises(ValueError, match="random"):
-        make_agent("no-such-agent")
+        make_agent("no-such-agent", "schnapsen20")
     with pytest.raises(ValueError, match="no checkpoint file"):
-        resolve_agent("missing/policy.pt")
+        resolve_agent("missing/policy.pt", "schnapsen20")
     with pytest.raises(ValueError, match="bad agent argument"):
-        resolve_agent("rollout:n_samples")
+        resolve_agent("rollout:n_samples", "schnapsen20")
 
 
 # ------------------------------------------------------------------ adversarial review regressions
@@ -443,9 +447,11 @@ def test_arena_rejects_bad_agent_arguments():
     from agents.arena import resolve_agent
 
     with pytest.raises(ValueError, match="takes no argument"):
-        resolve_agent("rollout:foo=1")
+        resolve_agent("rollout:foo=1", "schnapsen20")
     with pytest.raises(ValueError, match="seed"):
-        resolve_agent("random:seed=3")
+        resolve_agent("random:seed=3", "schnapsen20")
+    with pytest.raises(ValueError, match="rules"):
+        resolve_agent("random:rules='sixtysix24'", "schnapsen20")
 
 
 @pytest.mark.parametrize("name", ["trained", "trained-long"])
@@ -453,8 +459,8 @@ def test_trained_agent_ships_and_plays_legal_actions(name):
     from agents import make_agent
     from schnapsen_env import schnapsen_v0
 
-    agent = make_agent(name, seed=0)
     env = schnapsen_v0.raw_env()
+    agent = make_agent(name, env.rules, seed=0)
     for hand in range(5):
         env.reset(seed=hand)
         while not all(env.terminations.values()):
@@ -493,11 +499,14 @@ def test_crafted_checkpoints_raise_checkpoint_error(tmp_path):
 @pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
 def test_search_agents_legal_over_many_hands(ruleset):
     # Cheap settings of the same code paths (sampling, search, horizon, exact endgames): hundreds of hands each.
-    play_hands(PIMCAgent(n_samples=2, depth=1, seed=5), RandomAgent(seed=6), ruleset, 150, seed=20_000)
-    play_hands(RolloutAgent(n_samples=3, depth=2, seed=7), HeuristicAgent(seed=8), ruleset, 300, seed=30_000)
+    play_hands(PIMCAgent(ruleset, n_samples=2, depth=1, seed=5), RandomAgent(ruleset, seed=6), ruleset, 150,
+               seed=20_000)
+    play_hands(RolloutAgent(ruleset, n_samples=3, depth=2, seed=7), HeuristicAgent(ruleset, seed=8), ruleset, 300,
+               seed=30_000)
 
 
 def test_trained_policy_legal_over_many_hands():
     from agents import make_agent
 
-    play_hands(make_agent("trained", seed=1), HeuristicAgent(seed=2), "schnapsen20", 600, seed=40_000)
+    play_hands(make_agent("trained", "schnapsen20", seed=1), HeuristicAgent("schnapsen20", seed=2), "schnapsen20",
+               600, seed=40_000)

@@ -24,7 +24,7 @@ from agents import rllib_module as rm  # noqa: E402
 from agents.arena import play_match  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
 from agents.learned import PolicyAgent  # noqa: E402
-from schnapsen_env import IllegalActionError, schnapsen_v0  # noqa: E402
+from schnapsen_env import IllegalActionError, RuleSet, schnapsen_v0  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -101,9 +101,10 @@ def test_heuristic_module_plays_as_the_heuristic_agent():
     obs = _observations(200, seed=9)
     env = rm.make_env({})
     module = rm.HeuristicModule(observation_space=env.observation_space["player_0"],
-                                action_space=env.action_space["player_0"], model_config={"seed": 3})
+                                action_space=env.action_space["player_0"],
+                                model_config={"seed": 3, "rules": RuleSet.make("schnapsen20").to_dict()})
     actions = module.forward_inference(_batch(obs))[Columns.ACTIONS]
-    ref = HeuristicAgent(seed=3)
+    ref = HeuristicAgent("schnapsen20", seed=3)
     assert [int(a) for a in actions] == [ref.act(o) for o in obs]
     assert all(o["action_mask"][a] for o, a in zip(obs, actions))
     with pytest.raises(RuntimeError, match="not trainable"):
