@@ -15,10 +15,10 @@ Arrays (N = ``num_envs``, D = ``obs_size``, A = ``n_actions``):
 * ``dones``: bool ``(N,)``, the hand in that slot ended at this step (the slot already holds the next
   hand, so ``obs``/``masks``/``to_move`` are the new hand's).
 
-The N hands live in one :class:`~schnapsen_env.batch.BatchState` (numpy arrays, stepped with array
-operations over the batch, exactly as the reference engine :class:`~schnapsen_env.rules.GameState`:
-``tests/test_vector_exact.py`` checks it in lockstep for every rule knob). ``games`` and
-:meth:`SchnapsenVectorEnv.game` give ``GameState`` copies of slots.
+The N hands are the rows of one ``(N, STATE_SIZE)`` int64 array of the compiled rules core
+(:mod:`schnapsen_env.core`), stepped, masked and observed by compiled loops over the rows, exactly as the
+reference engine :class:`~schnapsen_env.rules.GameState` (``tests/test_vector_exact.py`` checks it in lockstep
+for every rule knob). ``games`` and :meth:`SchnapsenVectorEnv.game` give ``GameState`` copies of slots.
 """
 
 from __future__ import annotations
@@ -27,11 +27,30 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from schnapsen_env import encoding
-from schnapsen_env.batch import BatchState, bits_to_array
+from schnapsen_env import core, encoding
+from schnapsen_env.core import F
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
 from schnapsen_env.rules import PLAYERS, GameState, Result
 from schnapsen_env.ruleset import RuleSet
+
+_FAST_DRAWS: list[bool] = []
+
+
+def _fast_draws_ok() -> bool:
+    """Whether ``shuffle(arange(n))`` and ``random(dtype=float32) >= 0.5`` draw exactly what ``permutation(n)``
+    and ``integers(2)`` draw with the installed numpy (same values, same generator state); checked once."""
+    if not _FAST_DRAWS:
+        ok = True
+        for seed in range(8):
+            a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            for n in (20, 24, 20, 24, 20):
+                p, d = a.permutation(n), int(a.integers(2))
+                q = np.arange(n)
+                b.shuffle(q)
+                ok &= bool(np.array_equal(p, q)) and d == int(b.random(None, np.float32) >= 0.5)
+            ok &= a.bit_generator.state == b.bit_generator.state
+        _FAST_DRAWS.append(ok)
+    return _FAST_DRAWS[0]
 
 
 class SchnapsenVectorEnv:
@@ -54,8 +73,9 @@ class SchnapsenVectorEnv:
         self.obs_size = encoding.obs_size(self.rules)
         self.n_actions = self.rules.n_actions
         self.action_names = list(self.rules.action_names)
-        #: The N hands as numpy arrays (:class:`~schnapsen_env.batch.BatchState`).
-        self.batch = BatchState(self.rules, self.num_envs)
+        self._R = core.rule_table(self.rules)
+        #: The N hands: int64 ``(N, core.STATE_SIZE)`` state arrays of :mod:`schnapsen_env.core`.
+        self.state_arrays = np.zeros((self.num_envs, core.STATE_SIZE), dtype=np.int64)
         self._rngs: list[np.random.Generator] = []
         self._legal = np.zeros(self.num_envs, dtype=np.int64)  # legal actions per slot, int bits
         self.obs = np.zeros((self.num_envs, self.obs_size), dtype=np.float32)
@@ -67,11 +87,11 @@ class SchnapsenVectorEnv:
     @property
     def games(self) -> list[GameState]:
         """The N hands as :class:`GameState` **copies** (changing them does not change the env)."""
-        return [self.batch.to_game_state(i) for i in range(self.num_envs)]
+        return [core.to_game_state(st, self.rules) for st in self.state_arrays]
 
     def game(self, i: int) -> GameState:
         """Slot ``i`` as a :class:`GameState` copy."""
-        return self.batch.to_game_state(i)
+        return core.to_game_state(self.state_arrays[i], self.rules)
 
     def reset(self, seed: int | Sequence[int] | None = None):
         """Deal a new hand in every slot.
@@ -97,24 +117,51 @@ class SchnapsenVectorEnv:
         else:
             raise ValueError(f"seed must be None, an int or a sequence of {n} ints, got {seed!r}")
         self._rngs = [np.random.default_rng(s) for s in seeds]
-        self.batch.new_hands(np.arange(n), self._rngs)
+        self._new_hands(np.arange(n))
         self.last_results = [None] * n
         self._refresh()
         return self.obs, self.masks, self.to_move
 
+    def _new_hands(self, rows: np.ndarray) -> None:
+        """Deal a new hand into each of ``rows`` with its slot's generator, drawing exactly as
+        ``GameState.new_hand(rules, rng)``: ``rng.permutation(n)`` then ``rng.integers(2)`` for the dealer.
+
+        Two equivalent, faster calls are used (same values, same generator state afterwards; a test checks
+        this): ``rng.shuffle`` of ``arange(n)`` is what ``permutation(n)`` does, and ``integers(2)`` is the top
+        bit of one 32-bit draw (Lemire's method with range 2 never rejects), which
+        ``random(dtype=float32) >= 0.5`` reads from the same single draw. This is checked once against the
+        installed numpy (:func:`_fast_draws_ok`); if it ever differs, the plain calls are used.
+        """
+        if len(rows) == 0:
+            return
+        n = self.rules.n_cards
+        orders = np.empty((len(rows), n), dtype=np.int64)
+        dealers = np.empty(len(rows), dtype=np.int64)
+        rngs = self._rngs
+        if _fast_draws_ok():
+            orders[:] = np.arange(n)
+            f32 = np.float32
+            for k, i in enumerate(rows.tolist()):
+                rngs[i].shuffle(orders[k])
+                dealers[k] = rngs[i].random(None, f32) >= 0.5
+        else:  # a numpy whose streams differ: draw as GameState.new_hand does
+            for k, i in enumerate(rows.tolist()):
+                orders[k] = rngs[i].permutation(n)
+                dealers[k] = rngs[i].integers(2)
+        core.deal_rows(self.state_arrays, self._R, np.asarray(rows, dtype=np.int64), orders, dealers)
+
     def _refresh(self) -> None:
         """Recompute ``obs``, ``masks``, ``to_move`` (and the cached legal bits) of every slot."""
-        b = self.batch
-        self._legal = b.legal_masks()
-        bits_to_array(self._legal, self.n_actions, self.masks)
-        self.to_move[:] = b.to_move
-        b.observations_into(self.obs)
+        core.legal_masks(self.state_arrays, self._R, self._legal)
+        core.masks_into(self._legal, self.n_actions, self.masks)
+        self.to_move[:] = self.state_arrays[:, F.to_move]
+        core.observe_all(self.state_arrays, self._R, self.state_arrays[:, F.to_move], self.obs)
 
     def _illegal(self, i: int, a: Any) -> IllegalActionError:
         names = self.action_names
         name = names[a] if isinstance(a, int) and 0 <= a < self.n_actions else a
         legal = [names[k] for k in range(self.n_actions) if int(self._legal[i]) >> k & 1]
-        return IllegalActionError(f"slot {i}: illegal action {name!r} for {PLAYERS[int(self.batch.to_move[i])]}: "
+        return IllegalActionError(f"slot {i}: illegal action {name!r} for {PLAYERS[int(self.state_arrays[i, F.to_move])]}: "
                                   f"legal are {legal}")
 
     def step(self, actions: np.ndarray):
@@ -155,31 +202,29 @@ class SchnapsenVectorEnv:
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
             raise self._illegal(i, int(a[i]))
-        b = self.batch
-        b.step(a)
+        arrays = self.state_arrays
+        core.apply_all(arrays, self._R, a)
         rewards = np.zeros((n, 2), dtype=np.float32)
-        done_rows = np.flatnonzero(b.over)
-        dones = np.zeros(n, dtype=bool)
-        dones[done_rows] = True
+        dones = arrays[:, F.over] != 0
+        done_rows = np.flatnonzero(dones)
         results: list[Result | None] = [None] * n
         if len(done_rows):
-            winners = b.res_winner[done_rows]
-            points = b.res_points[done_rows].astype(np.float32)
+            winners = arrays[done_rows, F.res_winner]
+            points = arrays[done_rows, F.res_points].astype(np.float32)
             won = winners >= 0
             wr, ww, wp = done_rows[won], winners[won], points[won]
             rewards[wr, ww] = wp
             rewards[wr, 1 - ww] = -wp
-            for i, r in zip(done_rows.tolist(), b.results(done_rows)):
-                results[i] = r
-            rngs = self._rngs
-            b.new_hands(done_rows, [rngs[i] for i in done_rows.tolist()])
+            for i in done_rows.tolist():
+                results[i] = core.result_of(arrays[i])
+            self._new_hands(done_rows)
         self.last_results = results
         self._refresh()
         return self.obs, self.masks, self.to_move, rewards, dones, {"results": results}
 
     def get_state(self) -> dict:
         """JSON-compatible snapshot of every slot (position dicts and generator states), for checkpoints."""
-        return {"positions": [self.batch.to_game_state(i).position() for i in range(self.num_envs)],
+        return {"positions": [g.position() for g in self.games],
                 "rng_states": [rng.bit_generator.state for rng in self._rngs]}
 
     def set_state(self, state: dict):
@@ -203,10 +248,10 @@ class SchnapsenVectorEnv:
             rng = np.random.default_rng()
             rng.bit_generator.state = st
             rngs.append(rng)
-        batch = BatchState(self.rules, self.num_envs)
+        arrays = np.zeros_like(self.state_arrays)
         for i, g in enumerate(games):
-            batch.set_row(i, g)
-        self.batch = batch
+            core.from_game_state(g, arrays[i])
+        self.state_arrays = arrays
         self._rngs = rngs
         self.last_results = [None] * self.num_envs
         self._refresh()
@@ -214,8 +259,12 @@ class SchnapsenVectorEnv:
 
     def states_row(self, i: int) -> np.ndarray:
         """Omniscient state vector of slot ``i``: float32 ``(state_size,)``."""
-        return encoding.state_vector(self.batch.to_game_state(i))
+        out = np.empty(encoding.state_size(self.rules), dtype=np.float32)
+        core.state_vector(self.state_arrays[i], self._R, out)
+        return out
 
     def states(self) -> np.ndarray:
         """Omniscient state vectors of all slots: float32 ``(N, state_size)`` (centralised critics)."""
-        return self.batch.state_vectors()
+        out = np.empty((self.num_envs, encoding.state_size(self.rules)), dtype=np.float32)
+        core.state_vectors(self.state_arrays, self._R, out)
+        return out

@@ -1,6 +1,6 @@
-"""The numpy-batched engine (schnapsen_env.batch) and the vector env built on it agree exactly with the
-reference engine GameState: random hands in lockstep, for both rulesets and every knob value of
-RULES.md section 5, comparing observations, masks, to_move, rewards, results and full states."""
+"""The vector env, on the compiled core (schnapsen_env.core), agrees exactly with the reference engine GameState:
+random hands in lockstep, for both rulesets and every knob value of RULES.md section 5, comparing observations,
+masks, to_move, rewards, results and full states; loaded positions and endgames through the core's batch loops."""
 
 from __future__ import annotations
 
@@ -9,59 +9,14 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from schnapsen_env import encoding
-from schnapsen_env import batch as batch_module
-from schnapsen_env.batch import BatchState
+from knob_cases import CASES
+from schnapsen_env import core, encoding
+from schnapsen_env import vector as vector_module
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
 from schnapsen_env.rules import RESULT_REASONS, GameState
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.vector import SchnapsenVectorEnv
 
-# Every knob value of RULES.md section 5 other than the defaults, alone and in a few combinations.
-KNOBS_20 = [
-    {},
-    {"false_claim": "mirror"},
-    {"false_claim": "pagat"},
-    {"claim_mode": "auto"},
-    {"marriage_declaration": "optional"},
-    {"marriage_on_opening_lead": False},
-    {"marriage_window": "stock_open"},
-    {"marriage_window": "first_6_tricks"},
-    {"must_head": False},
-    {"exchange_min_stock": 2, "close_min_stock": 2},
-    {"closed_hand_end": "must_claim"},
-    {"closing_reference": "at_end"},
-    {"failed_close_value": "flat3"},
-    {"unclaimed_last_trick_value": "one"},
-    {"last_trick_bonus": 10, "last_trick_bonus_when_closed": True, "match_target": 11},
-    {"false_claim": "mirror", "closing_reference": "at_end", "failed_close_value": "flat3",
-     "close_min_stock": 2, "marriage_declaration": "optional"},
-    {"false_claim": "pagat", "closed_hand_end": "must_claim", "exchange_min_stock": 2,
-     "marriage_on_opening_lead": False, "next_dealer": "loser"},
-    {"claim_mode": "auto", "closed_hand_end": "must_claim", "closing_reference": "at_end",
-     "marriage_window": "stock_open", "close_min_stock": 2},
-]
-KNOBS_24 = [
-    {},
-    {"false_claim": "mirror"},
-    {"false_claim": "pagat"},
-    {"claim_mode": "auto"},
-    {"marriage_declaration": "optional", "marriage_on_opening_lead": False},
-    {"marriage_window": "any"},
-    {"marriage_window": "stock_open"},
-    {"must_head": True},
-    {"exchange_min_stock": 4, "close_min_stock": 4},
-    {"exchange_rank": "J"},
-    {"closed_hand_end": "must_claim", "closing_reference": "at_end"},
-    {"failed_close_value": "flat3", "last_trick_bonus_when_closed": True},
-    {"tie": "none"},
-    {"tie": "last_trick"},
-    {"last_trick_bonus": 0, "next_dealer": "winner", "match_target": 11},
-    {"false_claim": "pagat", "closed_hand_end": "must_claim", "failed_close_value": "flat3",
-     "last_trick_bonus_when_closed": True, "exchange_rank": "J"},
-    {"claim_mode": "auto", "closing_reference": "at_end", "must_head": True, "tie": "last_trick"},
-]
-CASES = [("schnapsen20", k) for k in KNOBS_20] + [("sixtysix24", k) for k in KNOBS_24]
 N_SLOTS = 32
 N_STEPS = 200
 REASONS_SEEN: dict[str, Counter] = {"schnapsen20": Counter(), "sixtysix24": Counter()}
@@ -144,8 +99,8 @@ def test_vector_env_lockstep_with_reference(case):
 
 
 @pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
-def test_batch_round_trip_and_both_seats(ruleset):
-    """from_game_states / to_game_state round-trip mid-hand states (also loaded ones with a partial history),
+def test_core_round_trip_and_both_seats(ruleset):
+    """from_game_state / to_game_state round-trip mid-hand states (also loaded ones with a partial history),
     and observations of both seats (not only the player to move) and legal masks match the reference."""
     rules = RuleSet.make(ruleset, false_claim="mirror")
     rng = np.random.default_rng(5)
@@ -161,27 +116,35 @@ def test_batch_round_trip_and_both_seats(ruleset):
             pos["history"] = pos["history"][-2:]
             g = GameState.from_position(rules, pos)
         states.append(g)
-    b = BatchState.from_game_states(states)
+    R = core.rule_table(rules)
+    b = np.stack([core.from_game_state(g) for g in states])
+    bits = np.zeros(len(states), dtype=np.int64)
+    core.legal_masks(b, R, bits)
     for i, g in enumerate(states):
-        assert b.to_game_state(i) == g
-        assert b.to_game_state(i).position() == g.position()
-        assert int(b.legal_masks()[i]) == g.legal_mask()
+        assert core.to_game_state(b[i], rules) == g
+        assert core.to_game_state(b[i], rules).position() == g.position()
+        assert int(bits[i]) == g.legal_mask()
     for seat in (0, 1):
         out = np.empty((len(states), encoding.obs_size(rules)), dtype=np.float32)
-        b.observations_into(out, np.full(len(states), seat))
+        core.observe_all(b, R, np.full(len(states), seat, dtype=np.int64), out)
         np.testing.assert_array_equal(out, np.stack([encoding.observation(g, seat) for g in states]))
-    np.testing.assert_array_equal(b.state_vectors(), np.stack([encoding.state_vector(g) for g in states]))
-    # Step every running row once and compare with push.
-    live = [i for i, g in enumerate(states) if g.result is None]
+    vectors = np.empty((len(states), encoding.state_size(rules)), dtype=np.float32)
+    core.state_vectors(b, R, vectors)
+    np.testing.assert_array_equal(vectors, np.stack([encoding.state_vector(g) for g in states]))
+    # Step every running row once and compare with push; finished rows are left alone.
     actions = np.zeros(len(states), dtype=np.int64)
-    b2 = BatchState.from_game_states([states[i] for i in live])
-    for k, i in enumerate(live):
-        actions[k] = _pick(rng, states[i].action_mask(), rules.n_cards)
-    b2.step(actions[:len(live)])
-    for k, i in enumerate(live):
-        g = states[i].copy()
-        g.push(int(actions[k]))
-        assert b2.to_game_state(k) == g
+    for i, g in enumerate(states):
+        if g.result is None:
+            actions[i] = _pick(rng, g.action_mask(), rules.n_cards)
+    before = b.copy()
+    core.apply_all(b, R, actions)
+    for i, g in enumerate(states):
+        if g.result is None:
+            g = g.copy()
+            g.push(int(actions[i]))
+            assert core.to_game_state(b[i], rules) == g
+        else:
+            np.testing.assert_array_equal(b[i], before[i])
 
 
 def test_vector_env_illegal_action_changes_nothing():
@@ -255,9 +218,9 @@ ENDGAMES = {r: _harvest_endgames(r, 250, 21) for r in ("schnapsen20", "sixtysix2
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
-def test_batch_endgames_every_knob(case):
+def test_core_endgames_every_knob(case):
     """The last two tricks of many hands (R20 W3, R22, R23, R23a, R66-7, R66-10 endings) under every knob set:
-    the same positions loaded into the batch and into GameStates, played out in lockstep."""
+    the same positions loaded into core state arrays and into GameStates, played out in lockstep."""
     ruleset, knobs = case
     rules = RuleSet.make(ruleset, **knobs)
     games = []
@@ -267,28 +230,30 @@ def test_batch_endgames_every_knob(case):
         except InvalidPositionError:
             pass
     assert len(games) >= 100
-    b = BatchState.from_game_states(games)
+    R = core.rule_table(rules)
+    b = np.stack([core.from_game_state(g) for g in games])
     rng = np.random.default_rng(CASES.index(case))
     out = np.empty((len(games), encoding.obs_size(rules)), dtype=np.float32)
+    bits = np.zeros(len(games), dtype=np.int64)
     reasons = Counter()
-    while not b.over.all():
-        bits = b.legal_masks()
-        b.observations_into(out)
+    while not b[:, core.F.over].all():
+        core.legal_masks(b, R, bits)
+        core.observe_all(b, R, b[:, core.F.to_move].copy(), out)
         actions = np.zeros(len(games), dtype=np.int64)
         for i, g in enumerate(games):
             assert int(bits[i]) == g.legal_mask(), i
             if g.result is None:
                 np.testing.assert_array_equal(out[i], encoding.observation(g, g.to_move), err_msg=str(i))
                 actions[i] = _pick(rng, g.action_mask(), rules.n_cards)
-        b.step(actions)  # rows already over are left alone
+        core.apply_all(b, R, actions)  # rows already over are left alone
         for i, g in enumerate(games):
             if g.result is None:
                 g.push(int(actions[i]))
                 if g.result is not None:
                     reasons[g.result.reason] += 1
-                    assert b.result(i) == g.result, i
+                    assert core.result_of(b[i]) == g.result, i
     for i, g in enumerate(games):
-        assert b.to_game_state(i) == g, i
+        assert core.to_game_state(b[i], rules) == g, i
     ENDGAME_REASONS[ruleset].update(reasons)
 
 
@@ -307,19 +272,20 @@ def test_zz_coverage():
 
 @pytest.mark.parametrize("fast", [True, False])
 def test_new_hands_draw_exactly_as_new_hand(fast, monkeypatch):
-    """BatchState.new_hands uses shuffle and a float32 draw in place of permutation and integers(2) (or, as a
+    """The vector env deals with shuffle and a float32 draw in place of permutation and integers(2) (or, as a
     fallback, those calls): the same deals and generator states, also several hands in a row per generator."""
-    assert batch_module._fast_draws_ok()
+    assert vector_module._fast_draws_ok()
     if not fast:  # the fallback used if a numpy ever draws differently
-        monkeypatch.setattr(batch_module, "_FAST_DRAWS", [False])
+        monkeypatch.setattr(vector_module, "_FAST_DRAWS", [False])
     for ruleset in ("schnapsen20", "sixtysix24"):
         rules = RuleSet.make(ruleset)
-        b = BatchState(rules, 50)
+        venv = SchnapsenVectorEnv(50, ruleset=ruleset)
+        venv.reset(seed=0)
         ref = [np.random.default_rng(s) for s in range(50)]
-        mine = [np.random.default_rng(s) for s in range(50)]
+        venv._rngs = [np.random.default_rng(s) for s in range(50)]
         for _ in range(8):
             games = [GameState.new_hand(rules, r) for r in ref]
-            b.new_hands(np.arange(50), mine)
+            venv._new_hands(np.arange(50))
             for i, g in enumerate(games):
-                assert b.to_game_state(i) == g
-            assert [r.bit_generator.state for r in ref] == [r.bit_generator.state for r in mine]
+                assert venv.game(i) == g
+            assert [r.bit_generator.state for r in ref] == [r.bit_generator.state for r in venv._rngs]

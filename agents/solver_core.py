@@ -1,0 +1,457 @@
+"""The compiled alpha-beta solver: the perfect-information game on :mod:`schnapsen_env.core`.
+
+The same search as the reference :mod:`agents.solver` (fail-soft alpha-beta with a transposition table, values
+in game points for the player to move at the root, an optional horizon in completed tricks scored by
+:func:`agents.solver.evaluate`), compiled with numba. Full-depth values equal the reference solver's exactly
+(``tests/test_solver_core.py``; ``benchmarks/solver.py --exactness`` checks thousands of positions). A *world*
+(a determinisation: every hand and the stock order known) is solved to the end of the hand in a few
+milliseconds, which is what the expert agent (:mod:`agents.expert`) needs thousands of times a move.
+
+Transposition table: ``2 ** tt_bits`` entries of one cache line each (default ``2 ** 16``, 4 MiB: measured faster than larger tables on full solves) indexed by a hash of the state; an entry
+keeps two 64-bit keys (hands and turn state; points, closing snapshot, stock size and a Zobrist hash of the
+stock order while it can still be drawn), so a lookup is exact barring a 64-bit hash collision. Entries of an
+earlier solve are ignored (a generation counter), so no table is cleared between solves.
+
+Move ordering: the table's move first, then claim, marriages, exchange and close, then cards by card points,
+highest first (the reference solver's order).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+from schnapsen_env.core import F, K, SEARCH_SIZE, STATE_SIZE, apply, counted, from_game_state, legal_mask, rule_table
+from schnapsen_env.rules import CLAIM_TARGET, GameState
+from schnapsen_env.ruleset import RuleSet
+
+INF = 1000.0
+EXACT = 10_000  # "no horizon" in completed tricks
+MAX_PLY = 96
+_Z = np.random.default_rng(20150725).integers(1, 2 ** 63 - 1, size=(16, 32), dtype=np.int64)  # stock Zobrist keys
+_M1 = np.int64(0x9E3779B97F4A7C15 - 2 ** 64)  # odd multipliers of the table index hash
+_M2 = np.int64(0xBF58476D1CE4E5B9 - 2 ** 64)
+#: Indices into a solver's ``counters`` array.
+NODES, GENERATION = 0, 1
+
+
+@njit(cache=True)
+def _evaluate(st, root):
+    """:func:`agents.solver.evaluate`: counted-point difference (+ half the pending marriages) / 33, clipped to
+    +-1.9 game points."""
+    opp = 1 - root
+    pend_r = 0 if st[F.tricks + root] else st[F.marriage_points + root]
+    pend_o = 0 if st[F.tricks + opp] else st[F.marriage_points + opp]
+    v = (counted(st, root) - counted(st, opp) + 0.5 * (pend_r - pend_o)) / 33.0
+    return max(-1.9, min(1.9, v))
+
+
+@njit(cache=True)
+def _terminal(st, root):
+    w = st[F.res_winner]
+    if w < 0:
+        return 0.0
+    return float(st[F.res_points]) if w == root else -float(st[F.res_points])
+
+
+@njit(cache=True)
+def _keys(st):
+    """Two 64-bit keys of everything that can change a value (see the module docstring)."""
+    k1 = (st[F.hands] | (st[F.hands + 1] << 24) | (st[F.to_move] << 48) | ((st[F.table] + 1) << 49)
+          | ((st[F.closed_by] + 1) << 54) | ((st[F.announced] + 1) << 56)
+          | (min(st[F.tricks], 1) << 59) | (min(st[F.tricks + 1], 1) << 60))
+    top = st[F.stock_top]
+    end = st[F.stock_end]
+    k2 = (st[F.card_points] | (st[F.card_points + 1] << 8) | (st[F.marriage_points] << 16)
+          | (st[F.marriage_points + 1] << 24) | (st[F.snap_points] << 32) | (st[F.snap_tricks] << 40)
+          | ((end - top) << 44))
+    if st[F.closed_by] < 0:
+        for k in range(top, end):
+            k2 ^= _Z[k, st[F.stock + k]]
+    return k1, k2
+
+
+@njit(cache=True)
+def _ordered(st, R, tt_move, moves, keys):
+    """Legal actions into ``moves``, best guesses first; returns their count.
+
+    Order (measured on full solves from trick 1; a history heuristic doubled the nodes): the table's move;
+    claim; marriages (trump first); exchange; close; then cards: a leader's by card points, a follower's
+    winning cards by the points they take, then its cheapest discards.
+    """
+    bits = legal_mask(st, R)
+    n = R[K.n]
+    rps = R[K.rps]
+    table = st[F.table]
+    trump = st[F.trump]
+    m = 0
+    a = 0
+    while bits:
+        if bits & 1:
+            if a == tt_move:
+                key = 1 << 40
+            elif a < n:
+                pts = _rank_points(a, rps)
+                if table < 0:
+                    key = pts
+                else:
+                    ls = table // rps
+                    fs = a // rps
+                    wins = (fs == ls and a % rps < table % rps) or (fs != ls and fs == trump)
+                    key = 64 + _rank_points(table, rps) + pts if wins else 32 - pts
+            elif a == n + 6:
+                key = 1 << 39
+            elif a < n + 4:
+                key = (1 << 38) + (1 if a - n == trump else 0)
+            elif a == n + 4:
+                key = 1 << 37
+            else:
+                key = 1 << 36
+            # insertion into descending order (stable)
+            j = m - 1
+            while j >= 0 and keys[j] < key:
+                keys[j + 1] = keys[j]
+                moves[j + 1] = moves[j]
+                j -= 1
+            keys[j + 1] = key
+            moves[j + 1] = a
+            m += 1
+        bits >>= 1
+        a += 1
+    return m
+
+
+@njit(cache=True)
+def _rank_points(card, rps):
+    r = card % rps
+    if r == 0:
+        return 11
+    if r == 1:
+        return 10
+    if r == 2:
+        return 4
+    if r == 3:
+        return 3
+    if r == 4:
+        return 2
+    return 0
+
+
+# Columns of a table entry (int64; the two bounds are read and written through a float64 view of the same row).
+_TK1, _TK2, _TGEN, _TDEPTH, _TMOVE, _TLOWER, _TUPPER = range(7)
+# Per-ply frame of the iterative search (the reference solver's recursion, unrolled: numba caches no recursion).
+_ALPHA, _BETA, _A0, _B0, _BEST, _ELOWER, _EUPPER = range(7)
+_DEPTH, _IDX, _N, _BESTMOVE, _SLOT, _HAVE, _EDEPTH, _TRICKS, _K1, _K2 = range(10)
+
+
+@njit(cache=True)
+def _enter(stack, moves, p, R, root, at_root, close_below, tt, ttf, counters, fv, fi, okeys):
+    """Open the node at ply ``p`` (``fv[p, _ALPHA]``, ``fv[p, _BETA]``, ``fi[p, _DEPTH]`` set by the caller).
+    Returns True with ``fv[p, _BEST]``/``fi[p, _BESTMOVE]`` set when the table answers without a search."""
+    counters[NODES] += 1
+    st = stack[p]
+    me = st[F.to_move]
+    if st[F.table] < 0 and not R[K.claim_auto] and counted(st, me) >= CLAIM_TARGET:
+        # A correct claim is legal and dominant: the claim value only falls as the opponent takes points and
+        # tricks, and a later claim, last trick or closed-hand end pays no more (R20-R23).
+        child = stack[p + 1]
+        child[:SEARCH_SIZE] = st[:SEARCH_SIZE]
+        apply(child, R, R[K.n] + 6)
+        fv[p, _BEST] = _terminal(child, root)
+        fi[p, _BESTMOVE] = R[K.n] + 6
+        return True
+    k1, k2 = _keys(st)
+    mask = tt.shape[0] - 1
+    h = (k1 * _M1 ^ k2) * _M2
+    slot = (h ^ (h >> 29)) & mask
+    have = tt[slot, _TGEN] == counters[GENERATION] and tt[slot, _TK1] == k1 and tt[slot, _TK2] == k2
+    fi[p, _SLOT] = slot
+    fi[p, _K1] = k1
+    fi[p, _K2] = k2
+    fi[p, _HAVE] = 1 if have else 0
+    first = -1
+    if have:
+        e_depth = tt[slot, _TDEPTH]
+        e_lower = ttf[slot, _TLOWER]
+        e_upper = ttf[slot, _TUPPER]
+        first = tt[slot, _TMOVE]
+        fi[p, _EDEPTH] = e_depth
+        fv[p, _ELOWER] = e_lower
+        fv[p, _EUPPER] = e_upper
+        if e_depth >= fi[p, _DEPTH]:
+            if e_lower >= fv[p, _BETA] or e_lower == e_upper:
+                fv[p, _BEST] = e_lower
+                fi[p, _BESTMOVE] = first
+                return True
+            if e_upper <= fv[p, _ALPHA]:
+                fv[p, _BEST] = e_upper
+                fi[p, _BESTMOVE] = first
+                return True
+            fv[p, _ALPHA] = max(fv[p, _ALPHA], e_lower)
+            fv[p, _BETA] = min(fv[p, _BETA], e_upper)
+    fv[p, _A0] = fv[p, _ALPHA]
+    fv[p, _B0] = fv[p, _BETA]
+    mv = moves[p]
+    m = _ordered(st, R, first, mv, okeys[p])
+    close = R[K.n] + 5
+    if not at_root and not close_below and m > 1:
+        for i in range(m):
+            if mv[i] == close:
+                for j in range(i, m - 1):
+                    mv[j] = mv[j + 1]
+                m -= 1
+                break
+    fi[p, _N] = m
+    fi[p, _IDX] = 0
+    fv[p, _BEST] = -INF if st[F.to_move] == root else INF
+    fi[p, _BESTMOVE] = mv[0]
+    fi[p, _TRICKS] = st[F.tricks] + st[F.tricks + 1]
+    return False
+
+
+@njit(cache=True)
+def _store(p, tt, ttf, counters, fv, fi, okeys):
+    """Close the node at ply ``p``: its bounds into the table."""
+    best = fv[p, _BEST]
+    lower = -INF
+    upper = INF
+    if best <= fv[p, _A0]:
+        upper = best
+    elif best >= fv[p, _B0]:
+        lower = best
+    else:
+        lower = best
+        upper = best
+    if fi[p, _HAVE] and fi[p, _EDEPTH] == fi[p, _DEPTH]:
+        lower = max(lower, fv[p, _ELOWER])
+        upper = min(upper, fv[p, _EUPPER])
+    slot = fi[p, _SLOT]
+    tt[slot, _TK1] = fi[p, _K1]
+    tt[slot, _TK2] = fi[p, _K2]
+    tt[slot, _TGEN] = counters[GENERATION]
+    tt[slot, _TDEPTH] = fi[p, _DEPTH]
+    tt[slot, _TMOVE] = fi[p, _BESTMOVE]
+    ttf[slot, _TLOWER] = lower
+    ttf[slot, _TUPPER] = upper
+
+
+@njit(cache=True)
+def _search(stack, moves, base, R, root, alpha, beta, depth, at_root, close_below, tt, ttf, counters, fv, fi, okeys):
+    """Fail-soft alpha-beta from ``stack[base]`` (the reference ``Solver._search``, unrolled into a loop over
+    plies); returns (value, best action)."""
+    p = base
+    fv[p, _ALPHA] = alpha
+    fv[p, _BETA] = beta
+    fi[p, _DEPTH] = depth
+    done = _enter(stack, moves, p, R, root, at_root, close_below, tt, ttf, counters, fv, fi, okeys)
+    while True:
+        if done:  # node p has its value: hand it to the parent
+            v = fv[p, _BEST]
+            if p == base:
+                return v, fi[p, _BESTMOVE]
+            p -= 1
+            a = moves[p, fi[p, _IDX] - 1]
+        else:
+            if fi[p, _IDX] >= fi[p, _N] or fv[p, _ALPHA] >= fv[p, _BETA]:
+                _store(p, tt, ttf, counters, fv, fi, okeys)
+                done = True
+                continue
+            a = moves[p, fi[p, _IDX]]
+            fi[p, _IDX] += 1
+            child = stack[p + 1]
+            child[:SEARCH_SIZE] = stack[p, :SEARCH_SIZE]
+            apply(child, R, a)
+            if child[F.over]:
+                v = _terminal(child, root)
+            else:
+                nd = fi[p, _DEPTH] - (child[F.tricks] + child[F.tricks + 1] - fi[p, _TRICKS])
+                if child[F.closed_by] >= 0:
+                    nd = EXACT
+                if nd <= 0:
+                    v = _evaluate(child, root)
+                else:
+                    q = p + 1
+                    fv[q, _ALPHA] = fv[p, _ALPHA]
+                    fv[q, _BETA] = fv[p, _BETA]
+                    fi[q, _DEPTH] = nd
+                    p = q
+                    done = _enter(stack, moves, p, R, root, False, close_below, tt, ttf, counters, fv, fi, okeys)
+                    continue
+        # v is the value of action a at ply p
+        done = False
+        if stack[p, F.to_move] == root:
+            if v > fv[p, _BEST]:
+                fv[p, _BEST] = v
+                fi[p, _BESTMOVE] = a
+                if v > fv[p, _ALPHA]:
+                    fv[p, _ALPHA] = v
+        else:
+            if v < fv[p, _BEST]:
+                fv[p, _BEST] = v
+                fi[p, _BESTMOVE] = a
+                if v < fv[p, _BETA]:
+                    fv[p, _BETA] = v
+
+
+@njit(cache=True)
+def _mtd(stack, moves, base, R, root, guess, depth, at_root, close_below, tt, ttf, counters, fv, fi, okeys):
+    """Exact value and best action from ``stack[base]``: MTD(f) (Plaat et al. 1996), zero-window searches around
+    ``guess`` that share the table, since full-depth values are whole game points in -3..3. A horizon
+    (``depth`` < EXACT) gives fractional values: then one full-window search."""
+    if depth < EXACT:
+        return _search(stack, moves, base, R, root, -3.0, 3.0, depth, at_root, close_below, tt, ttf, counters, fv, fi, okeys)
+    lo = -3.0
+    hi = 3.0
+    g = min(max(float(np.round(guess)), lo), hi)
+    move = -1
+    last = -1
+    while lo < hi:
+        beta = g + 1.0 if g == lo else g
+        g, last = _search(stack, moves, base, R, root, beta - 1.0, beta, depth, at_root, close_below, tt, ttf, counters, fv, fi, okeys)
+        if g < beta:
+            hi = g
+        else:
+            lo = g
+            move = last
+    return lo, (move if move >= 0 else last)
+
+
+@njit(cache=True)
+def _action_values(stack, moves, R, actions, out, depth, close_below, tt, ttf, counters, fv, fi, okeys):
+    """Value of each of ``actions`` (legal in ``stack[0]``) for the player to move, into ``out`` (whose entries
+    on entry are the first guesses of the zero-window searches)."""
+    st = stack[0]
+    root = st[F.to_move]
+    tricks = st[F.tricks] + st[F.tricks + 1]
+    child = stack[1]
+    for i in range(actions.shape[0]):
+        guess = out[i]
+        child[:SEARCH_SIZE] = st[:SEARCH_SIZE]
+        apply(child, R, actions[i])
+        if child[F.over]:
+            out[i] = _terminal(child, root)
+            continue
+        nd = depth - (child[F.tricks] + child[F.tricks + 1] - tricks)
+        if child[F.closed_by] >= 0:
+            nd = EXACT
+        if nd <= 0:
+            out[i] = _evaluate(child, root)
+        else:
+            out[i], _ = _mtd(stack, moves, 1, R, root, guess, nd, False, close_below, tt, ttf, counters, fv, fi, okeys)
+
+
+@njit(cache=True)
+def _world_values(template, worlds, k, R, actions, out, close_below, stack, moves, tt, ttf, counters, fv, fi, okeys):
+    """Solve every world to the end of the hand: ``out[w, i]`` = value of ``actions[i]`` in world ``w``.
+
+    A world is ``template`` (a state array with seat 1 the opponent) with ``worlds[w, :k]`` added to seat 1's
+    hand and ``worlds[w, k:]`` as the face-down stock, top first (the turn-up stays last)."""
+    face_down = worlds.shape[1] - k
+    for w in range(worlds.shape[0]):
+        st = stack[0]
+        st[:SEARCH_SIZE] = template[:SEARCH_SIZE]
+        opp = template[F.hands + 1]
+        for j in range(k):
+            opp |= 1 << worlds[w, j]
+        st[F.hands + 1] = opp
+        for j in range(face_down):
+            st[F.stock + j] = worlds[w, k + j]
+        counters[GENERATION] += 1
+        if w > 0:
+            out[w, :] = out[w - 1, :]  # first guesses: the last world's values
+        _action_values(stack, moves, R, actions, out[w], EXACT, close_below, tt, ttf, counters, fv, fi, okeys)
+
+
+class CoreSolver:
+    """Alpha-beta on the compiled core; the reference :class:`agents.solver.Solver`'s interface and values.
+
+    Args:
+        rules: the rule set of the positions to solve.
+        close_below_root: also consider closing below the root (the reference solver's flag; off there by
+            default for speed). The expert agent turns it on: in a world with the stock order known, closing
+            later in the hand is a real option for both players.
+        tt_bits: the transposition table has ``2 ** tt_bits`` entries of 64 bytes.
+
+    Attributes:
+        nodes: nodes searched by the last call.
+    """
+
+    def __init__(self, rules: RuleSet, close_below_root: bool = False, tt_bits: int = 16) -> None:
+        if not isinstance(rules, RuleSet):
+            raise TypeError(f"rules must be a RuleSet, got {type(rules).__name__}")
+        if not isinstance(tt_bits, int) or not 8 <= tt_bits <= 26:
+            raise ValueError(f"tt_bits must be an int from 8 to 26, got {tt_bits!r}")
+        self.rules = rules
+        self.R = rule_table(rules)
+        self.close_below_root = bool(close_below_root)
+        size = 1 << tt_bits
+        table = np.zeros((size, 8), np.int64)  # one 64-byte cache line an entry
+        table[:, _TGEN] = -1
+        self.tt = (table, table.view(np.float64))  # the bounds are float64 in columns _TLOWER, _TUPPER
+        self.counters = np.zeros(2, np.int64)
+        self.stack = np.zeros((MAX_PLY, STATE_SIZE), np.int64)
+        self.moves = np.zeros((MAX_PLY, 32), np.int64)
+        self.frame = (np.zeros((MAX_PLY, 7), np.float64), np.zeros((MAX_PLY, 10), np.int64),
+                      np.zeros((MAX_PLY, 32), np.int64))
+        self.nodes = 0
+
+    def _load(self, s) -> np.ndarray:
+        if isinstance(s, GameState):
+            if s.result is not None:
+                raise ValueError("the hand is over: nothing to solve")
+            from_game_state(s, self.stack[0])
+        else:
+            st = np.asarray(s, dtype=np.int64)
+            if st.shape != (STATE_SIZE,):
+                raise ValueError(f"a state array must have shape ({STATE_SIZE},), got {st.shape}")
+            if st[F.over]:
+                raise ValueError("the hand is over: nothing to solve")
+            self.stack[0] = st
+        self.counters[NODES] = 0
+        self.counters[GENERATION] += 1
+        return self.stack[0]
+
+    def solve(self, s, depth: int | None = None) -> tuple[float, int]:
+        """``(value, best action)`` of a :class:`GameState` or state array for the player to move; value in game
+        points; ``depth`` in completed tricks (None: to the end of the hand). Raises ValueError when the hand
+        is over."""
+        st = self._load(s)
+        d = EXACT if depth is None else int(depth)
+        v, a = _mtd(self.stack, self.moves, 0, self.R, int(st[F.to_move]), 0.0, d, True, self.close_below_root,
+                    *self.tt, self.counters, *self.frame)
+        self.nodes = int(self.counters[NODES])
+        return float(v), int(a)
+
+    def action_values(self, s, depth: int | None = None) -> dict[int, float]:
+        """Value (game points for the player to move) of every legal action, as the reference
+        ``Solver.action_values``."""
+        st = self._load(s)
+        bits = legal_mask(st, self.R)
+        actions = np.array([a for a in range(self.rules.n_actions) if bits >> a & 1], dtype=np.int64)
+        out = np.zeros(len(actions), dtype=np.float64)  # also the first guesses
+        d = EXACT if depth is None else int(depth)
+        _action_values(self.stack, self.moves, self.R, actions, out, d, self.close_below_root, *self.tt,
+                       self.counters, *self.frame)
+        self.nodes = int(self.counters[NODES])
+        return {int(a): float(v) for a, v in zip(actions, out)}
+
+
+    def world_values(self, template: np.ndarray, worlds: np.ndarray, k: int, actions: np.ndarray) -> np.ndarray:
+        """Exact value of each action in each world (see :func:`_world_values`), float64 ``(W, len(actions))``.
+
+        Args:
+            template: state array ``(STATE_SIZE,)`` of the observer (seat 0) to move, seat 1's hand holding only
+                its known cards and the stock's face-down cards to be filled in.
+            worlds: int64 ``(W, u)``: per world, the ``u`` unseen cards, the first ``k`` to seat 1's hand, the
+                rest the face-down stock top first.
+            actions: int64 ``(A,)``, legal actions of the player to move.
+        """
+        self.counters[NODES] = 0
+        out = np.zeros((worlds.shape[0], actions.shape[0]), dtype=np.float64)
+        _world_values(template, worlds, int(k), self.R, actions, out, self.close_below_root, self.stack, self.moves,
+                      *self.tt, self.counters, *self.frame)
+        self.nodes = int(self.counters[NODES])
+        return out
+
+
+__all__ = ["CoreSolver"]

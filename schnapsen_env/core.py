@@ -1,0 +1,660 @@
+"""The compiled rules core: one hand as a flat ``int64`` array, stepped by numba-compiled functions.
+
+This is the project's second implementation of the rules (the first, readable reference is
+:class:`schnapsen_env.rules.GameState`). It implements RULES.md R1–R27 and R66-1–R66-11 with every knob of
+section 5, and drives the vectorised env (:mod:`schnapsen_env.vector`), the exact solver
+(:mod:`agents.solver_core`) and the search agents. ``tests/test_core_lockstep.py`` plays it in lockstep with
+``GameState`` over every knob of both rulesets, comparing legal actions, whole states, observations and results.
+
+Compiled with numba (``cache=True``: the JIT cost, about a minute on first import on a new machine, is paid
+once and cached beside the module). numba installs from wheels on every platform, so no toolchain is needed.
+
+**State array** (``np.ndarray`` of ``int64``, shape ``(STATE_SIZE,)``; a batch is ``(N, STATE_SIZE)``). The
+fields, their sizes and offsets are declared once, in :data:`STATE_FIELDS`; :data:`F` holds the offsets
+(``st[F.hands + seat]``). Seats are 0/1, cards are card ids, card sets are bit masks, as in ``GameState``:
+
+* ``hands``, ``won``, ``known``, ``led``, ``followed`` (2 each): card sets per seat; ``led``/``followed`` are the
+  cards the seat led / followed with in completed tricks (the observation's lead and follow planes);
+* ``card_points``, ``tricks``, ``marriage_points``, ``marriage_suits``, ``bonus``, ``match_points`` (2 each);
+* ``stock`` (12): card ids, the stock is ``stock[stock_top:stock_end]``, top first, turn-up last (R19: still
+  listed after closing);
+* ``trump``, ``leader``, ``to_move``, ``dealer``, ``table`` (-1 = empty), ``closed_by`` (-1),
+  ``snap_points``/``snap_tricks`` (the closing snapshot, R19), ``announced`` (-1), ``exchanged`` (0/1),
+  ``carry``;
+* ``over`` (0/1), ``res_winner`` (-1 = none or tie), ``res_points``, ``res_reason`` (index into
+  :data:`schnapsen_env.rules.RESULT_REASONS`);
+* ``history_len`` and ``history`` (48 = 12 tricks x ``(leader, lead, follow, winner)``), last, so that a search
+  can copy only the fields before it (:data:`SEARCH_SIZE`): the solver never reads the history.
+
+**Rule table**: :func:`rule_table` turns a :class:`~schnapsen_env.ruleset.RuleSet` into a small ``int64`` array
+(offsets in :data:`K`) that every compiled function takes.
+
+:func:`apply` does not check legality (like ``GameState.push``); callers check :func:`legal_mask` first.
+"""
+
+from __future__ import annotations
+
+from collections import namedtuple
+
+import numpy as np
+from numba import njit
+
+from schnapsen_env import encoding
+from schnapsen_env.cards import RANK_POINTS
+from schnapsen_env.rules import CLAIM_TARGET, RESULT_REASONS, GameState, Result, Trick
+from schnapsen_env.ruleset import RuleSet
+
+MAX_STOCK = 12  # sixtysix24: 24 - 2 * 6
+MAX_TRICKS = 12
+
+#: The state array's fields and their sizes, declared once (see the module docstring).
+STATE_FIELDS = (
+    ("hands", 2), ("won", 2), ("known", 2), ("led", 2), ("followed", 2), ("card_points", 2), ("tricks", 2),
+    ("marriage_points", 2), ("marriage_suits", 2), ("bonus", 2), ("match_points", 2),
+    ("stock", MAX_STOCK), ("stock_top", 1), ("stock_end", 1), ("trump", 1), ("leader", 1), ("to_move", 1),
+    ("dealer", 1), ("table", 1), ("closed_by", 1), ("snap_points", 1), ("snap_tricks", 1), ("announced", 1),
+    ("exchanged", 1), ("carry", 1), ("over", 1), ("res_winner", 1), ("res_points", 1), ("res_reason", 1),
+    ("history_len", 1), ("history", 4 * MAX_TRICKS),  # history last: a search copies only what precedes it
+)
+
+
+def _offsets(fields):
+    names, offs, at = [], [], 0
+    for name, size in fields:
+        names.append(name)
+        offs.append(at)
+        at += size
+    return namedtuple("StateOffsets", names)(*offs), at
+
+
+#: Offsets of :data:`STATE_FIELDS` in the state array.
+F, STATE_SIZE = _offsets(STATE_FIELDS)
+
+#: The fields a search copies from node to node (all but ``history``).
+SEARCH_SIZE = F.history
+
+#: The rule table's entries (:func:`rule_table`), declared once.
+RULE_FIELDS = ("n", "rps", "n_tricks", "stock0", "exchange_min_stock", "close_min_stock", "marriage_automatic",
+               "marriage_on_opening_lead", "marriage_window", "must_head", "claim_auto", "false_claim",
+               "last_trick_one", "must_claim", "reference_at_end", "failed_flat3", "last_trick_bonus",
+               "bonus_when_closed", "exchange_rank", "tie_last_trick", "match_target")
+K = namedtuple("RuleOffsets", RULE_FIELDS)(*range(len(RULE_FIELDS)))
+
+_WINDOWS = ("any", "first_6_tricks", "stock_open")
+_FALSE_CLAIMS = ("reject", "mirror", "pagat")
+REASON = namedtuple("Reasons", RESULT_REASONS)(*range(len(RESULT_REASONS)))
+_RANK_POINTS = np.array(RANK_POINTS, dtype=np.int64)
+
+#: Offsets of the observation's scalar entries after the card planes, from :data:`encoding.SCALARS`.
+_scalar_names = [name for name, _ in encoding.SCALARS]
+_scalar_offsets, _at = [], 0
+for _name, _size in encoding.SCALARS:
+    _scalar_offsets.append(_at)
+    _at += _size
+O = namedtuple("ObsOffsets", _scalar_names)(*_scalar_offsets)
+N_PLANES = len(encoding.PLANES)
+del _at, _name, _size, _scalar_offsets, _scalar_names
+
+
+def rule_table(rules: RuleSet) -> np.ndarray:
+    """The rule knobs of ``rules`` as the ``int64`` array (``(len(RULE_FIELDS),)``) the compiled core reads."""
+    r = rules
+    values = dict(
+        n=r.n_cards, rps=r.hand_size, n_tricks=r.n_tricks, stock0=r.n_cards - 2 * r.hand_size,
+        exchange_min_stock=r.exchange_min_stock, close_min_stock=r.close_min_stock,
+        marriage_automatic=int(r.marriage_declaration == "automatic"),
+        marriage_on_opening_lead=int(r.marriage_on_opening_lead), marriage_window=_WINDOWS.index(r.marriage_window),
+        must_head=int(r.must_head), claim_auto=int(r.claim_mode == "auto"),
+        false_claim=_FALSE_CLAIMS.index(r.false_claim), last_trick_one=int(r.unclaimed_last_trick_value == "one"),
+        must_claim=int(r.closed_hand_end == "must_claim"), reference_at_end=int(r.closing_reference == "at_end"),
+        failed_flat3=int(r.failed_close_value == "flat3"), last_trick_bonus=r.last_trick_bonus,
+        bonus_when_closed=int(r.last_trick_bonus_when_closed), exchange_rank=r.exchange_rank_index,
+        tie_last_trick=int(r.tie == "last_trick"), match_target=r.match_target,
+    )
+    return np.array([values[k] for k in RULE_FIELDS], dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------- card helpers
+@njit(cache=True)
+def suit_mask(suit, rps):
+    return ((1 << rps) - 1) << (suit * rps)
+
+
+@njit(cache=True)
+def kq_mask(suit, rps):
+    """King and queen of ``suit`` (ranks 2 and 3)."""
+    return (1 << (suit * rps + 2)) | (1 << (suit * rps + 3))
+
+
+@njit(cache=True)
+def card_points(card, rps):
+    return _RANK_POINTS[card % rps]
+
+
+@njit(cache=True)
+def mask_points(mask, rps):
+    total = 0
+    while mask:
+        low = mask & -mask
+        c = 0
+        while (low >> c) != 1:
+            c += 1
+        total += _RANK_POINTS[c % rps]
+        mask ^= low
+    return total
+
+
+@njit(cache=True)
+def game_value(points, tricks):
+    """v(points, tricks) of RULES.md section 1: 3 if no trick, 2 below 33, else 1."""
+    if tricks == 0:
+        return 3
+    return 2 if points < 33 else 1
+
+
+@njit(cache=True)
+def counted(st, p):
+    """Counted points of seat ``p`` (card points, marriages once it has a trick (R14), last-trick bonus)."""
+    if st[F.tricks + p]:
+        return st[F.card_points + p] + st[F.marriage_points + p] + st[F.bonus + p]
+    return st[F.card_points + p] + st[F.bonus + p]
+
+
+# ---------------------------------------------------------------------------------------------- legality
+@njit(cache=True)
+def marriage_window_open(st, R):
+    """R13, R66-6 and the ``marriage_window`` / ``marriage_on_opening_lead`` knobs."""
+    trick_no = st[F.tricks] + st[F.tricks + 1] + 1
+    if trick_no == 1 and not R[K.marriage_on_opening_lead]:
+        return False
+    w = R[K.marriage_window]
+    if w == 0:
+        return True
+    if w == 1:
+        return trick_no <= 6
+    return st[F.closed_by] < 0 and st[F.stock_end] > st[F.stock_top]
+
+
+@njit(cache=True)
+def legal_mask(st, R):
+    """Legal actions as an ``int64`` bit mask (bit ``a`` = action id ``a``), exactly ``GameState.legal_mask``."""
+    if st[F.over]:
+        return 0
+    me = st[F.to_move]
+    hand = st[F.hands + me]
+    rps = R[K.rps]
+    table = st[F.table]
+    stock_open = st[F.closed_by] < 0 and st[F.stock_end] > st[F.stock_top]
+    if table >= 0:  # follower (R5, R9-R11)
+        if stock_open:
+            return hand  # R9
+        same = hand & suit_mask(table // rps, rps)
+        if same:
+            if R[K.must_head]:  # R10(a), R66-5
+                head = same & (((1 << (table % rps)) - 1) << (table // rps * rps))
+                return head if head else same
+            return same
+        trumps = hand & suit_mask(st[F.trump], rps)  # R10(b)
+        return trumps if trumps else hand  # R10(c)
+    n = R[K.n]
+    claim = 0
+    if not R[K.claim_auto]:  # R21
+        if (st[F.announced] >= 0 or st[F.tricks] + st[F.tricks + 1] > 0) and (
+                R[K.false_claim] != 0 or counted(st, me) >= CLAIM_TARGET):  # R20 W1/W2, R21a
+            claim = 1 << (n + 6)
+    if st[F.announced] >= 0:
+        return kq_mask(st[F.announced], rps) | claim  # R4
+    bits = hand
+    if marriage_window_open(st, R):
+        for s in range(4):
+            kq = kq_mask(s, rps)
+            if hand & kq == kq:
+                bits |= 1 << (n + s)
+                if R[K.marriage_automatic]:  # R12
+                    bits &= ~kq
+    if stock_open:
+        size = st[F.stock_end] - st[F.stock_top]
+        exchange_card = st[F.trump] * rps + R[K.exchange_rank]
+        if size >= R[K.exchange_min_stock] and (hand >> exchange_card) & 1:  # R16, R66-3
+            bits |= 1 << (n + 4)
+        if size >= R[K.close_min_stock]:  # R18, R66-4
+            bits |= 1 << (n + 5)
+    return bits | claim
+
+
+# ---------------------------------------------------------------------------------------------- scoring
+@njit(cache=True)
+def _set_result(st, winner, points, reason):
+    st[F.over] = 1
+    st[F.res_winner] = winner
+    st[F.res_points] = points
+    st[F.res_reason] = reason
+
+
+@njit(cache=True)
+def _snapshot_value(st, R):
+    """v(snap), or the non-closer's state at the end under ``closing_reference="at_end"`` (R23a)."""
+    if R[K.reference_at_end]:
+        other = 1 - st[F.closed_by]
+        return game_value(counted(st, other), st[F.tricks + other])
+    return game_value(st[F.snap_points], st[F.snap_tricks])
+
+
+@njit(cache=True)
+def _failed_close_value(st, R):
+    """max(2, v(snap)), or 3 under ``failed_close_value="flat3"`` (R23, R23a)."""
+    if R[K.failed_flat3]:
+        return 3
+    return max(2, _snapshot_value(st, R))
+
+
+@njit(cache=True)
+def _claim(st, R, x):
+    """Claim 66 by seat ``x`` (R20-R23)."""
+    o = 1 - x
+    correct = counted(st, x) >= CLAIM_TARGET
+    pagat = R[K.false_claim] == 2
+    closer = st[F.closed_by]
+    if closer < 0:  # R22
+        if correct:
+            _set_result(st, x, game_value(counted(st, o), st[F.tricks + o]), REASON.claim)
+        elif pagat:
+            _set_result(st, o, 3 if st[F.tricks + o] == 0 else 2, REASON.false_claim)
+        else:
+            _set_result(st, o, game_value(counted(st, o), st[F.tricks + o]), REASON.false_claim)
+        return
+    if x == closer:  # R23
+        if correct:
+            _set_result(st, x, _snapshot_value(st, R), REASON.claim)
+        else:
+            _set_result(st, o, _failed_close_value(st, R), REASON.false_claim)
+    elif correct:
+        _set_result(st, x, _failed_close_value(st, R), REASON.claim)
+    elif pagat:
+        _set_result(st, closer, 3 if st[F.tricks + closer] == 0 else 2, REASON.false_claim)
+    else:
+        _set_result(st, closer, _failed_close_value(st, R), REASON.false_claim)
+
+
+@njit(cache=True)
+def _end_of_hand(st, R, w):
+    """All cards played; ``w`` took the last trick (R20 W3, R22, R23, R66-10)."""
+    if counted(st, w) >= CLAIM_TARGET:  # W3
+        _claim(st, R, w)
+        return
+    o = 1 - w
+    closer = st[F.closed_by]
+    if closer < 0:
+        if R[K.n] == 20:  # R22
+            value = 1 if R[K.last_trick_one] else game_value(counted(st, o), st[F.tricks + o])
+            _set_result(st, w, value, REASON.last_trick)
+        elif counted(st, o) >= CLAIM_TARGET:  # R66-10
+            _set_result(st, o, game_value(counted(st, w), st[F.tricks + w]), REASON.count)
+        elif R[K.tie_last_trick]:
+            _set_result(st, w, 1, REASON.last_trick)
+        else:
+            _set_result(st, -1, 0, REASON.tie)
+        return
+    if not R[K.must_claim] and counted(st, closer) >= CLAIM_TARGET:  # R23
+        _set_result(st, closer, _snapshot_value(st, R), REASON.closed_hand)
+    else:
+        _set_result(st, 1 - closer, _failed_close_value(st, R), REASON.closed_hand)
+
+
+# ---------------------------------------------------------------------------------------------- stepping
+@njit(cache=True)
+def _finish_trick(st, R, follow):
+    """Resolve the trick (R6), draw (R7), and check the end of the hand."""
+    rps = R[K.rps]
+    me = st[F.to_move]
+    lead_seat = st[F.leader]
+    lead = st[F.table]
+    bit = 1 << follow
+    st[F.hands + me] &= ~bit
+    st[F.known + me] &= ~bit
+    ls = lead // rps
+    fs = follow // rps
+    if ls == fs:
+        winner = me if follow % rps < lead % rps else lead_seat
+    else:
+        winner = me if fs == st[F.trump] else lead_seat
+    loser = 1 - winner
+    st[F.won + winner] |= (1 << lead) | bit
+    st[F.card_points + winner] += card_points(lead, rps) + card_points(follow, rps)
+    st[F.tricks + winner] += 1
+    st[F.led + lead_seat] |= 1 << lead
+    st[F.followed + me] |= bit
+    h = st[F.history_len]
+    if h < MAX_TRICKS:
+        k = F.history + 4 * h
+        st[k] = lead_seat
+        st[k + 1] = lead
+        st[k + 2] = follow
+        st[k + 3] = winner
+        st[F.history_len] = h + 1
+    st[F.table] = -1
+    st[F.announced] = -1
+    st[F.exchanged] = 0
+    st[F.leader] = winner
+    st[F.to_move] = winner
+    top = st[F.stock_top]
+    size = st[F.stock_end] - top
+    if st[F.closed_by] < 0 and size > 0:  # R7
+        st[F.hands + winner] |= 1 << st[F.stock + top]
+        c2 = st[F.stock + top + 1]
+        st[F.hands + loser] |= 1 << c2
+        if size == 2:
+            st[F.known + loser] |= 1 << c2  # the turn-up, drawn by the loser (R27)
+        st[F.stock_top] = top + 2
+    if st[F.hands + winner] == 0:  # last trick played
+        if R[K.last_trick_bonus] and (st[F.closed_by] < 0 or R[K.bonus_when_closed]):
+            st[F.bonus + winner] = R[K.last_trick_bonus]  # R66-7
+        _end_of_hand(st, R, winner)
+    elif R[K.claim_auto] and counted(st, winner) >= CLAIM_TARGET:  # R21 (W1)
+        _claim(st, R, winner)
+
+
+@njit(cache=True)
+def apply(st, R, action):
+    """Apply action id ``action`` for the player to move, in place, **without** checking legality."""
+    me = st[F.to_move]
+    n = R[K.n]
+    rps = R[K.rps]
+    if action < n:
+        if st[F.table] < 0:  # lead
+            bit = 1 << action
+            st[F.hands + me] &= ~bit
+            st[F.known + me] &= ~bit
+            st[F.announced] = -1
+            st[F.exchanged] = 0  # the turn ends with the lead (R3)
+            st[F.table] = action
+            st[F.to_move] = 1 - me
+        else:
+            _finish_trick(st, R, action)
+    elif action < n + 4:  # marriage (R12)
+        suit = action - n
+        st[F.marriage_suits + me] |= 1 << suit
+        st[F.marriage_points + me] += 40 if suit == st[F.trump] else 20
+        st[F.announced] = suit
+        st[F.known + me] |= kq_mask(suit, rps)  # both cards shown (R27)
+        if R[K.claim_auto] and counted(st, me) >= CLAIM_TARGET:  # R21 (W2)
+            _claim(st, R, me)
+    elif action == n + 4:  # exchange (R15-R17)
+        jack = st[F.trump] * rps + R[K.exchange_rank]
+        end = F.stock + st[F.stock_end] - 1
+        old = st[end]
+        st[F.hands + me] = (st[F.hands + me] & ~(1 << jack)) | (1 << old)
+        st[F.known + me] |= 1 << old  # R27
+        st[end] = jack
+        st[F.exchanged] = 1
+    elif action == n + 5:  # close (R18, R19)
+        other = 1 - me
+        st[F.closed_by] = me
+        st[F.snap_points] = counted(st, other)
+        st[F.snap_tricks] = st[F.tricks + other]
+    else:  # claim (R20)
+        _claim(st, R, me)
+
+
+@njit(cache=True)
+def deal(st, R, order, dealer):
+    """Deal a fresh hand from a deck order (card ids, ``(n,)``) exactly as ``GameState.from_deck`` (R1, R2,
+    R66-2); match points and carry are reset to 0."""
+    st[:] = 0
+    n = R[K.n]
+    second = R[K.rps] - 3
+    non_dealer = 1 - dealer
+    hn = 0
+    hd = 0
+    for k in range(3):
+        hn |= 1 << order[k]
+        hd |= 1 << order[3 + k]
+    for k in range(second):
+        hn |= 1 << order[7 + k]
+        hd |= 1 << order[7 + second + k]
+    st[F.hands + non_dealer] = hn
+    st[F.hands + dealer] = hd
+    m = 0
+    for k in range(7 + 2 * second, n):
+        st[F.stock + m] = order[k]
+        m += 1
+    st[F.stock + m] = order[6]
+    st[F.stock_top] = 0
+    st[F.stock_end] = m + 1
+    st[F.trump] = order[6] // R[K.rps]
+    st[F.dealer] = dealer
+    st[F.leader] = non_dealer
+    st[F.to_move] = non_dealer
+    st[F.table] = -1
+    st[F.closed_by] = -1
+    st[F.announced] = -1
+    st[F.res_winner] = -1
+    st[F.res_reason] = -1
+
+
+# ---------------------------------------------------------------------------------------------- observation
+@njit(cache=True)
+def _write_plane(out, start, mask, n):
+    for c in range(n):
+        out[start + c] = (mask >> c) & 1
+
+
+@njit(cache=True)
+def observe(st, R, me, out):
+    """Write ``encoding.observation(state, me)`` into ``out`` (float32 ``(obs_size,)``), exactly."""
+    n = R[K.n]
+    n_tricks = R[K.n_tricks]
+    opp = 1 - me
+    top = st[F.stock_top]
+    end = st[F.stock_end]
+    turn_up = (1 << st[F.stock + end - 1]) if end > top else 0
+    table = (1 << st[F.table]) if st[F.table] >= 0 else 0
+    hand = st[F.hands + me]
+    opp_known = st[F.known + opp]
+    full = (1 << n) - 1
+    unseen = full & ~(hand | turn_up | st[F.won] | st[F.won + 1] | table | opp_known)
+    _write_plane(out, 0, hand, n)
+    _write_plane(out, n, turn_up, n)
+    _write_plane(out, 2 * n, st[F.led + me], n)
+    _write_plane(out, 3 * n, st[F.followed + me], n)
+    _write_plane(out, 4 * n, st[F.led + opp], n)
+    _write_plane(out, 5 * n, st[F.followed + opp], n)
+    _write_plane(out, 6 * n, table, n)
+    _write_plane(out, 7 * n, opp_known, n)
+    _write_plane(out, 8 * n, unseen, n)
+    _write_plane(out, 9 * n, st[F.won + me], n)
+    _write_plane(out, 10 * n, st[F.won + opp], n)
+    b = N_PLANES * n
+    for s in range(4):
+        out[b + O.trump + s] = 1.0 if st[F.trump] == s else 0.0
+    out[b + O.stock_size] = (end - top) / R[K.stock0]
+    closer = st[F.closed_by]
+    if closer >= 0:
+        out[b + O.closed] = 1.0
+        out[b + O.closer] = 1.0 if closer == me else 0.0
+        out[b + O.closer + 1] = 0.0 if closer == me else 1.0
+        out[b + O.snapshot] = st[F.snap_points] / 66.0
+        out[b + O.snapshot + 1] = st[F.snap_tricks] / n_tricks
+    else:
+        for k in range(5):
+            out[b + O.closed + k] = 0.0
+    out[b + O.points] = counted(st, me) / 66.0
+    out[b + O.points + 1] = counted(st, opp) / 66.0
+    out[b + O.tricks] = st[F.tricks + me] / n_tricks
+    out[b + O.tricks + 1] = st[F.tricks + opp] / n_tricks
+    out[b + O.pending] = (0 if st[F.tricks + me] else st[F.marriage_points + me]) / 40.0
+    out[b + O.pending + 1] = (0 if st[F.tricks + opp] else st[F.marriage_points + opp]) / 40.0
+    for s in range(4):
+        out[b + O.marriages + s] = (st[F.marriage_suits + me] >> s) & 1
+        out[b + O.marriages + 4 + s] = (st[F.marriage_suits + opp] >> s) & 1
+    leader = st[F.leader] == me
+    out[b + O.exchanged] = 1.0 if leader and st[F.exchanged] else 0.0
+    for s in range(4):
+        out[b + O.announced + s] = 1.0 if leader and st[F.announced] == s else 0.0
+    out[b + O.leader] = 1.0 if leader else 0.0
+    out[b + O.dealer] = 1.0 if st[F.dealer] == me else 0.0
+    out[b + O.trick] = (st[F.tricks] + st[F.tricks + 1]) / n_tricks
+    target = R[K.match_target]
+    out[b + O.match] = st[F.match_points + me] / target
+    out[b + O.match + 1] = st[F.match_points + opp] / target
+    out[b + O.match + 2] = st[F.carry] / target
+
+
+@njit(cache=True)
+def state_vector(st, R, out):
+    """Write ``encoding.state_vector(state)`` into ``out`` (float32 ``(4 * n + obs_size,)``), exactly: both
+    hands, the stock cards and their order ((k + 1) / S for the k-th from the top), then seat 0's observation."""
+    n = R[K.n]
+    _write_plane(out, 0, st[F.hands], n)
+    _write_plane(out, n, st[F.hands + 1], n)
+    for c in range(2 * n, 4 * n):
+        out[c] = 0.0
+    top = st[F.stock_top]
+    size = st[F.stock_end] - top
+    for k in range(size):
+        c = st[F.stock + top + k]
+        out[2 * n + c] = 1.0
+        out[3 * n + c] = (k + 1) / size
+    observe(st, R, 0, out[4 * n:])
+
+
+# ---------------------------------------------------------------------------------------------- batches
+@njit(cache=True)
+def legal_masks(states, R, out):
+    """``out[i] = legal_mask(states[i])`` for every row (int64 ``(N,)``)."""
+    for i in range(states.shape[0]):
+        out[i] = legal_mask(states[i], R)
+
+
+@njit(cache=True)
+def masks_into(bits, width, out):
+    """Bit masks ``(N,)`` -> 0/1 ``out`` ``(N, width)`` (int8)."""
+    for i in range(bits.shape[0]):
+        b = bits[i]
+        for a in range(width):
+            out[i, a] = (b >> a) & 1
+
+
+@njit(cache=True)
+def apply_all(states, R, actions):
+    """``apply(states[i], actions[i])`` for every row whose hand is not over (no legality check)."""
+    for i in range(states.shape[0]):
+        if not states[i, F.over]:
+            apply(states[i], R, actions[i])
+
+
+@njit(cache=True)
+def deal_rows(states, R, rows, orders, dealers):
+    """Deal ``orders[k]`` with dealer ``dealers[k]`` into row ``rows[k]``."""
+    for k in range(rows.shape[0]):
+        deal(states[rows[k]], R, orders[k], dealers[k])
+
+
+@njit(cache=True)
+def observe_all(states, R, seats, out):
+    """``observe(states[i], seats[i], out[i])`` for every row."""
+    for i in range(states.shape[0]):
+        observe(states[i], R, seats[i], out[i])
+
+
+@njit(cache=True)
+def state_vectors(states, R, out):
+    """``state_vector(states[i], out[i])`` for every row."""
+    for i in range(states.shape[0]):
+        state_vector(states[i], R, out[i])
+
+
+# ---------------------------------------------------------------------------------------------- conversion
+def from_game_state(g: GameState, out: np.ndarray | None = None) -> np.ndarray:
+    """The state array of a :class:`GameState` (its undo stack is not kept).
+
+    Raises:
+        ValueError: a stock longer than :data:`MAX_STOCK` (impossible for a valid state).
+    """
+    st = np.zeros(STATE_SIZE, dtype=np.int64) if out is None else out
+    st[:] = 0
+    for p in (0, 1):
+        st[F.hands + p] = g.hands[p]
+        st[F.won + p] = g.won[p]
+        st[F.known + p] = g.known[p]
+        st[F.card_points + p] = g.card_points[p]
+        st[F.tricks + p] = g.tricks[p]
+        st[F.marriage_points + p] = g.marriage_points[p]
+        st[F.marriage_suits + p] = g.marriage_suits[p]
+        st[F.bonus + p] = g.bonus[p]
+        st[F.match_points + p] = g.match_points[p]
+    if len(g.stock) > MAX_STOCK:
+        raise ValueError(f"stock of {len(g.stock)} cards, at most {MAX_STOCK} fit")
+    st[F.stock:F.stock + len(g.stock)] = g.stock
+    st[F.stock_end] = len(g.stock)
+    st[F.trump] = g.trump
+    st[F.leader] = g.leader
+    st[F.to_move] = g.to_move
+    st[F.dealer] = g.dealer
+    st[F.table] = g.table
+    st[F.closed_by] = g.closed_by
+    if g.closing_snapshot is not None:
+        st[F.snap_points], st[F.snap_tricks] = g.closing_snapshot
+    st[F.announced] = g.announced
+    st[F.exchanged] = int(g.exchanged)
+    st[F.carry] = g.carry
+    led, followed = [0, 0], [0, 0]
+    for t in g.history:
+        led[t.leader] |= 1 << t.lead
+        followed[1 - t.leader] |= 1 << t.follow
+    st[F.led:F.led + 2] = led
+    st[F.followed:F.followed + 2] = followed
+    hist = g.history[-MAX_TRICKS:]
+    for k, t in enumerate(hist):
+        st[F.history + 4 * k:F.history + 4 * k + 4] = (t.leader, t.lead, t.follow, t.winner)
+    st[F.history_len] = len(hist)
+    r = g.result
+    st[F.over] = int(r is not None)
+    st[F.res_winner] = -1 if r is None or r.winner is None else r.winner
+    st[F.res_points] = 0 if r is None else r.game_points
+    st[F.res_reason] = -1 if r is None else RESULT_REASONS.index(r.reason)
+    return st
+
+
+def result_of(st: np.ndarray) -> Result | None:
+    """The :class:`Result` of a state array (None while the hand runs)."""
+    if not st[F.over]:
+        return None
+    w = int(st[F.res_winner])
+    return Result(None if w < 0 else w, int(st[F.res_points]), RESULT_REASONS[int(st[F.res_reason])])
+
+
+def to_game_state(st: np.ndarray, rules: RuleSet) -> GameState:
+    """A :class:`GameState` equal to the state array (the history holds the tricks the array recorded)."""
+    g = GameState(rules)
+    f = F
+    g.hands = [int(st[f.hands]), int(st[f.hands + 1])]
+    g.won = [int(st[f.won]), int(st[f.won + 1])]
+    g.known = [int(st[f.known]), int(st[f.known + 1])]
+    g.card_points = [int(st[f.card_points]), int(st[f.card_points + 1])]
+    g.tricks = [int(st[f.tricks]), int(st[f.tricks + 1])]
+    g.marriage_points = [int(st[f.marriage_points]), int(st[f.marriage_points + 1])]
+    g.marriage_suits = [int(st[f.marriage_suits]), int(st[f.marriage_suits + 1])]
+    g.bonus = [int(st[f.bonus]), int(st[f.bonus + 1])]
+    g.match_points = [int(st[f.match_points]), int(st[f.match_points + 1])]
+    g.stock = tuple(int(c) for c in st[f.stock + st[f.stock_top]:f.stock + st[f.stock_end]])
+    g.trump = int(st[f.trump])
+    g.leader = int(st[f.leader])
+    g.to_move = int(st[f.to_move])
+    g.dealer = int(st[f.dealer])
+    g.table = int(st[f.table])
+    g.closed_by = int(st[f.closed_by])
+    g.closing_snapshot = (int(st[f.snap_points]), int(st[f.snap_tricks])) if g.closed_by >= 0 else None
+    g.announced = int(st[f.announced])
+    g.exchanged = bool(st[f.exchanged])
+    g.carry = int(st[f.carry])
+    g.history = [Trick(*(int(x) for x in st[f.history + 4 * k:f.history + 4 * k + 4]))
+                 for k in range(int(st[f.history_len]))]
+    g.result = result_of(st)
+    g._exchange_card = rules.deck.card(g.trump, rules.exchange_rank_index)
+    return g
+
+
+__all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "counted",
+           "deal", "deal_rows", "from_game_state", "legal_mask", "legal_masks", "masks_into", "observe",
+           "observe_all", "result_of", "rule_table", "state_vector", "state_vectors", "to_game_state"]

@@ -1,0 +1,48 @@
+"""The rule-knob sets that the lockstep tests of the two rules implementations run over (shared data, not a
+test module)."""
+
+# Every knob value of RULES.md section 5 other than the defaults, alone and in a few combinations.
+KNOBS_20 = [
+    {},
+    {"false_claim": "mirror"},
+    {"false_claim": "pagat"},
+    {"claim_mode": "auto"},
+    {"marriage_declaration": "optional"},
+    {"marriage_on_opening_lead": False},
+    {"marriage_window": "stock_open"},
+    {"marriage_window": "first_6_tricks"},
+    {"must_head": False},
+    {"exchange_min_stock": 2, "close_min_stock": 2},
+    {"closed_hand_end": "must_claim"},
+    {"closing_reference": "at_end"},
+    {"failed_close_value": "flat3"},
+    {"unclaimed_last_trick_value": "one"},
+    {"last_trick_bonus": 10, "last_trick_bonus_when_closed": True, "match_target": 11},
+    {"false_claim": "mirror", "closing_reference": "at_end", "failed_close_value": "flat3",
+     "close_min_stock": 2, "marriage_declaration": "optional"},
+    {"false_claim": "pagat", "closed_hand_end": "must_claim", "exchange_min_stock": 2,
+     "marriage_on_opening_lead": False, "next_dealer": "loser"},
+    {"claim_mode": "auto", "closed_hand_end": "must_claim", "closing_reference": "at_end",
+     "marriage_window": "stock_open", "close_min_stock": 2},
+]
+KNOBS_24 = [
+    {},
+    {"false_claim": "mirror"},
+    {"false_claim": "pagat"},
+    {"claim_mode": "auto"},
+    {"marriage_declaration": "optional", "marriage_on_opening_lead": False},
+    {"marriage_window": "any"},
+    {"marriage_window": "stock_open"},
+    {"must_head": True},
+    {"exchange_min_stock": 4, "close_min_stock": 4},
+    {"exchange_rank": "J"},
+    {"closed_hand_end": "must_claim", "closing_reference": "at_end"},
+    {"failed_close_value": "flat3", "last_trick_bonus_when_closed": True},
+    {"tie": "none"},
+    {"tie": "last_trick"},
+    {"last_trick_bonus": 0, "next_dealer": "winner", "match_target": 11},
+    {"false_claim": "pagat", "closed_hand_end": "must_claim", "failed_close_value": "flat3",
+     "last_trick_bonus_when_closed": True, "exchange_rank": "J"},
+    {"claim_mode": "auto", "closing_reference": "at_end", "must_head": True, "tie": "last_trick"},
+]
+CASES = [("schnapsen20", k) for k in KNOBS_20] + [("sixtysix24", k) for k in KNOBS_24]

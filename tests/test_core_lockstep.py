@@ -1,0 +1,84 @@
+"""The compiled rules core (schnapsen_env.core) against the reference engine (GameState), action by action:
+legal actions, the whole state, both seats' observations and the result after every action, over every knob set
+of RULES.md section 5 (tests/knob_cases.py) in both rulesets, with special actions (marriage, exchange, close,
+claim) taken often. The vector env's batch loops are checked in tests/test_vector_exact.py."""
+
+from __future__ import annotations
+
+from collections import Counter
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from knob_cases import CASES
+from schnapsen_env import core, encoding
+from schnapsen_env.rules import GameState
+from schnapsen_env.ruleset import RuleSet
+
+HANDS_PER_CASE = 25
+KINDS = Counter()
+
+
+def _case_id(case) -> str:
+    ruleset, knobs = case
+    return ruleset + ("-" + "-".join(f"{k}={v}" for k, v in knobs.items()) if knobs else "-defaults")
+
+
+def _play_lockstep(rules: RuleSet, rng: np.random.Generator, special_p: float) -> int:
+    """One hand on both engines; returns the number of actions. Asserts equality after every action."""
+    R = core.rule_table(rules)
+    g = GameState.new_hand(rules, rng=rng)
+    st = core.from_game_state(g)
+    obs = np.empty(encoding.obs_size(rules), dtype=np.float32)
+    n = 0
+    while g.result is None:
+        assert core.legal_mask(st, R) == g.legal_mask(), g.position()
+        for seat in (0, 1):
+            core.observe(st, R, seat, obs)
+            np.testing.assert_array_equal(obs, encoding.observation(g, seat))
+        legal = g.legal_actions()
+        special = [a for a in legal if a >= rules.n_cards]
+        a = int(rng.choice(special)) if special and rng.random() < special_p else int(rng.choice(legal))
+        KINDS[min(a - rules.n_cards, 4) + 1 if a >= rules.n_cards else 0] += 1
+        g.push(a)
+        core.apply(st, R, a)
+        n += 1
+        assert core.to_game_state(st, rules) == g, (a, g.position())
+    assert core.result_of(st) == g.result
+    assert core.legal_mask(st, R) == 0
+    return n
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+def test_core_lockstep_every_knob(case):
+    ruleset, knobs = case
+    rules = RuleSet.make(ruleset, **knobs)
+    rng = np.random.default_rng(1000 + CASES.index(case))
+    steps = sum(_play_lockstep(rules, rng, 0.4) for _ in range(HANDS_PER_CASE))
+    assert steps >= 2 * HANDS_PER_CASE  # a hand takes at least two actions (marriage and a false claim)
+    # every kind of action happened in the runs so far (play, marriage, exchange, close, claim)
+    if CASES.index(case) >= 5:
+        assert all(KINDS[k] > 0 for k in range(5)), KINDS
+
+
+@settings(max_examples=60, deadline=None, derandomize=True)
+@given(seed=st.integers(0, 2 ** 32 - 1), case=st.sampled_from(CASES), special_p=st.floats(0.0, 1.0))
+def test_core_lockstep_property(seed, case, special_p):
+    """Hypothesis draws the knob set, the seed and how often special actions are taken."""
+    ruleset, knobs = case
+    _play_lockstep(RuleSet.make(ruleset, **knobs), np.random.default_rng(seed), special_p)
+
+
+def test_rule_table_and_state_layout_declared_once():
+    """The offsets come from STATE_FIELDS (contiguous, no overlap) and every knob of the rule table is set."""
+    at = 0
+    for name, size in core.STATE_FIELDS:
+        assert getattr(core.F, name) == at
+        at += size
+    assert at == core.STATE_SIZE
+    assert core.SEARCH_SIZE == core.F.history  # the history is last: a search copies what precedes it
+    table = core.rule_table(RuleSet.make("sixtysix24", tie="last_trick", claim_mode="auto"))
+    assert table.shape == (len(core.RULE_FIELDS),) and table.dtype == np.int64
+    assert table[core.K.n] == 24 and table[core.K.tie_last_trick] == 1 and table[core.K.claim_auto] == 1
