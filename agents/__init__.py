@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any, Callable
 
 from agents.base import Agent, as_rules, legal_ids
+from agents.expert import ExpertAgent
 from agents.heuristic import HeuristicAgent
 from agents.pimc import PIMCAgent
 from agents.random_agent import RandomAgent
@@ -48,6 +49,7 @@ _REGISTRY: dict[str, Callable[..., Any]] = {
     "heuristic": HeuristicAgent,
     "rollout": RolloutAgent,
     "pimc": PIMCAgent,
+    "expert": ExpertAgent,
     "trained": _trained,
     "trained-long": _trained_long,
 }
@@ -88,5 +90,5 @@ def can_play(name: str, rules: RuleSet | str) -> bool:
     return name not in _SHIPPED or as_rules(rules).name == SHIPPED_RULESET
 
 
-__all__ = ["Agent", "HeuristicAgent", "PIMCAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
+__all__ = ["Agent", "ExpertAgent", "HeuristicAgent", "PIMCAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
            "legal_ids", "make_agent"]

@@ -2,7 +2,11 @@
 
 For each of ``n_samples`` determinisations of the observation (:mod:`schnapsen_env.sampler`, uniform
 over the unseen cards, honouring what is known), every legal action is scored by the alpha-beta
-solver (:mod:`agents.solver`), and the action with the best average value is played.
+solver, and the action with the best average value is played. The search runs on the compiled solver
+(:mod:`agents.solver_core`, about 6x faster per decision than the reference :mod:`agents.solver`). Its values
+are the reference solver's, except that a horizon-limited search may reuse a transposition searched to another
+depth differently (the two tables keep different entries): on 335 decisions of 30 seeded hands, 334 had
+identical action values, one differed by 0.05 game points, and no choice changed.
 
 * Stock exhausted: the unseen cards are exactly the opponent's hand, so one determinisation is the
   true position and the solver is exact: the agent plays those positions perfectly.
@@ -18,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import as_rules, best_action, legal_ids
-from agents.solver import Solver
+from agents.solver_core import CoreSolver
 from schnapsen_env.sampler import Determinizer
 
 
@@ -44,7 +48,7 @@ class PIMCAgent:
         self.depth = depth
         self.exact_closed = exact_closed
         self.rng = np.random.default_rng(seed)
-        self.solver = Solver(exact_after_close=exact_closed)
+        self.solver = CoreSolver(self.rules, exact_after_close=exact_closed)
 
     def reset(self) -> None:
         self.solver.clear()

@@ -7,7 +7,8 @@ in game points for the player to move at the root, an optional horizon in comple
 (a determinisation: every hand and the stock order known) is solved to the end of the hand in a few
 milliseconds, which is what the expert agent (:mod:`agents.expert`) needs thousands of times a move.
 
-Transposition table: ``2 ** tt_bits`` entries of one cache line each (default ``2 ** 16``, 4 MiB: measured faster than larger tables on full solves) indexed by a hash of the state; an entry
+Transposition table: ``2 ** tt_bits`` entries of one cache line each (default ``2 ** 16``, 4 MiB, for
+``schnapsen20``: measured faster than larger tables on full solves; ``2 ** 20`` for ``sixtysix24``) indexed by a hash of the state; an entry
 keeps two 64-bit keys (hands and turn state; points, closing snapshot, stock size and a Zobrist hash of the
 stock order while it can still be drawn), so a lookup is exact barring a 64-bit hash collision. Entries of an
 earlier solve are ignored (a generation counter), so no table is cleared between solves.
@@ -31,6 +32,9 @@ MAX_PLY = 96
 _Z = np.random.default_rng(20150725).integers(1, 2 ** 63 - 1, size=(16, 32), dtype=np.int64)  # stock Zobrist keys
 _M1 = np.int64(0x9E3779B97F4A7C15 - 2 ** 64)  # odd multipliers of the table index hash
 _M2 = np.int64(0xBF58476D1CE4E5B9 - 2 ** 64)
+#: Bits of the search ``flags``: consider closing below the root; keep the horizon after a close (the reference
+#: solver's ``exact_after_close=False``).
+CLOSE_BELOW_ROOT, HORIZON_AFTER_CLOSE = 1, 2
 #: Indices into a solver's ``counters`` array.
 NODES, GENERATION = 0, 1
 
@@ -145,7 +149,7 @@ _DEPTH, _IDX, _N, _BESTMOVE, _SLOT, _HAVE, _EDEPTH, _TRICKS, _K1, _K2 = range(10
 
 
 @njit(cache=True)
-def _enter(stack, moves, p, R, root, at_root, close_below, tt, ttf, counters, fv, fi, okeys):
+def _enter(stack, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi, okeys):
     """Open the node at ply ``p`` (``fv[p, _ALPHA]``, ``fv[p, _BETA]``, ``fi[p, _DEPTH]`` set by the caller).
     Returns True with ``fv[p, _BEST]``/``fi[p, _BESTMOVE]`` set when the table answers without a search."""
     counters[NODES] += 1
@@ -194,7 +198,7 @@ def _enter(stack, moves, p, R, root, at_root, close_below, tt, ttf, counters, fv
     mv = moves[p]
     m = _ordered(st, R, first, mv, okeys[p])
     close = R[K.n] + 5
-    if not at_root and not close_below and m > 1:
+    if not at_root and not (flags & CLOSE_BELOW_ROOT) and m > 1:
         for i in range(m):
             if mv[i] == close:
                 for j in range(i, m - 1):
@@ -236,14 +240,14 @@ def _store(p, tt, ttf, counters, fv, fi, okeys):
 
 
 @njit(cache=True)
-def _search(stack, moves, base, R, root, alpha, beta, depth, at_root, close_below, tt, ttf, counters, fv, fi, okeys):
+def _search(stack, moves, base, R, root, alpha, beta, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys):
     """Fail-soft alpha-beta from ``stack[base]`` (the reference ``Solver._search``, unrolled into a loop over
     plies); returns (value, best action)."""
     p = base
     fv[p, _ALPHA] = alpha
     fv[p, _BETA] = beta
     fi[p, _DEPTH] = depth
-    done = _enter(stack, moves, p, R, root, at_root, close_below, tt, ttf, counters, fv, fi, okeys)
+    done = _enter(stack, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi, okeys)
     while True:
         if done:  # node p has its value: hand it to the parent
             v = fv[p, _BEST]
@@ -265,7 +269,7 @@ def _search(stack, moves, base, R, root, alpha, beta, depth, at_root, close_belo
                 v = _terminal(child, root)
             else:
                 nd = fi[p, _DEPTH] - (child[F.tricks] + child[F.tricks + 1] - fi[p, _TRICKS])
-                if child[F.closed_by] >= 0:
+                if child[F.closed_by] >= 0 and not (flags & HORIZON_AFTER_CLOSE):
                     nd = EXACT
                 if nd <= 0:
                     v = _evaluate(child, root)
@@ -275,7 +279,7 @@ def _search(stack, moves, base, R, root, alpha, beta, depth, at_root, close_belo
                     fv[q, _BETA] = fv[p, _BETA]
                     fi[q, _DEPTH] = nd
                     p = q
-                    done = _enter(stack, moves, p, R, root, False, close_below, tt, ttf, counters, fv, fi, okeys)
+                    done = _enter(stack, moves, p, R, root, False, flags, tt, ttf, counters, fv, fi, okeys)
                     continue
         # v is the value of action a at ply p
         done = False
@@ -294,12 +298,12 @@ def _search(stack, moves, base, R, root, alpha, beta, depth, at_root, close_belo
 
 
 @njit(cache=True)
-def _mtd(stack, moves, base, R, root, guess, depth, at_root, close_below, tt, ttf, counters, fv, fi, okeys):
+def _mtd(stack, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys):
     """Exact value and best action from ``stack[base]``: MTD(f) (Plaat et al. 1996), zero-window searches around
     ``guess`` that share the table, since full-depth values are whole game points in -3..3. A horizon
     (``depth`` < EXACT) gives fractional values: then one full-window search."""
     if depth < EXACT:
-        return _search(stack, moves, base, R, root, -3.0, 3.0, depth, at_root, close_below, tt, ttf, counters, fv, fi, okeys)
+        return _search(stack, moves, base, R, root, -3.0, 3.0, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys)
     lo = -3.0
     hi = 3.0
     g = min(max(float(np.round(guess)), lo), hi)
@@ -307,7 +311,7 @@ def _mtd(stack, moves, base, R, root, guess, depth, at_root, close_below, tt, tt
     last = -1
     while lo < hi:
         beta = g + 1.0 if g == lo else g
-        g, last = _search(stack, moves, base, R, root, beta - 1.0, beta, depth, at_root, close_below, tt, ttf, counters, fv, fi, okeys)
+        g, last = _search(stack, moves, base, R, root, beta - 1.0, beta, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys)
         if g < beta:
             hi = g
         else:
@@ -317,7 +321,7 @@ def _mtd(stack, moves, base, R, root, guess, depth, at_root, close_below, tt, tt
 
 
 @njit(cache=True)
-def _action_values(stack, moves, R, actions, out, depth, close_below, tt, ttf, counters, fv, fi, okeys):
+def _action_values(stack, moves, R, actions, out, depth, flags, tt, ttf, counters, fv, fi, okeys):
     """Value of each of ``actions`` (legal in ``stack[0]``) for the player to move, into ``out`` (whose entries
     on entry are the first guesses of the zero-window searches)."""
     st = stack[0]
@@ -332,16 +336,16 @@ def _action_values(stack, moves, R, actions, out, depth, close_below, tt, ttf, c
             out[i] = _terminal(child, root)
             continue
         nd = depth - (child[F.tricks] + child[F.tricks + 1] - tricks)
-        if child[F.closed_by] >= 0:
+        if child[F.closed_by] >= 0 and not (flags & HORIZON_AFTER_CLOSE):
             nd = EXACT
         if nd <= 0:
             out[i] = _evaluate(child, root)
         else:
-            out[i], _ = _mtd(stack, moves, 1, R, root, guess, nd, False, close_below, tt, ttf, counters, fv, fi, okeys)
+            out[i], _ = _mtd(stack, moves, 1, R, root, guess, nd, False, flags, tt, ttf, counters, fv, fi, okeys)
 
 
 @njit(cache=True)
-def _world_values(template, worlds, k, R, actions, out, close_below, stack, moves, tt, ttf, counters, fv, fi, okeys):
+def _world_values(template, worlds, k, R, actions, out, flags, stack, moves, tt, ttf, counters, fv, fi, okeys):
     """Solve every world to the end of the hand: ``out[w, i]`` = value of ``actions[i]`` in world ``w``.
 
     A world is ``template`` (a state array with seat 1 the opponent) with ``worlds[w, :k]`` added to seat 1's
@@ -356,10 +360,9 @@ def _world_values(template, worlds, k, R, actions, out, close_below, stack, move
         st[F.hands + 1] = opp
         for j in range(face_down):
             st[F.stock + j] = worlds[w, k + j]
-        counters[GENERATION] += 1
         if w > 0:
             out[w, :] = out[w - 1, :]  # first guesses: the last world's values
-        _action_values(stack, moves, R, actions, out[w], EXACT, close_below, tt, ttf, counters, fv, fi, okeys)
+        _action_values(stack, moves, R, actions, out[w], EXACT, flags, tt, ttf, counters, fv, fi, okeys)
 
 
 class CoreSolver:
@@ -370,20 +373,29 @@ class CoreSolver:
         close_below_root: also consider closing below the root (the reference solver's flag; off there by
             default for speed). The expert agent turns it on: in a world with the stock order known, closing
             later in the hand is a real option for both players.
-        tt_bits: the transposition table has ``2 ** tt_bits`` entries of 64 bytes.
+        exact_after_close: search a closed stock to the end of the hand whatever the horizon (the reference
+            solver's flag).
+        tt_bits: the transposition table has ``2 ** tt_bits`` entries of 64 bytes; None: 16 (4 MiB) for
+            ``schnapsen20``, 20 (64 MiB) for ``sixtysix24``, whose hard deals need millions of nodes from trick 1
+            and searched 2-3x fewer with the larger table (measured).
 
     Attributes:
         nodes: nodes searched by the last call.
     """
 
-    def __init__(self, rules: RuleSet, close_below_root: bool = False, tt_bits: int = 16) -> None:
+    def __init__(self, rules: RuleSet, close_below_root: bool = False, exact_after_close: bool = True,
+                 tt_bits: int | None = None) -> None:
         if not isinstance(rules, RuleSet):
             raise TypeError(f"rules must be a RuleSet, got {type(rules).__name__}")
+        if tt_bits is None:
+            tt_bits = 16 if rules.n_cards == 20 else 20
         if not isinstance(tt_bits, int) or not 8 <= tt_bits <= 26:
             raise ValueError(f"tt_bits must be an int from 8 to 26, got {tt_bits!r}")
         self.rules = rules
         self.R = rule_table(rules)
         self.close_below_root = bool(close_below_root)
+        self.exact_after_close = bool(exact_after_close)
+        self.flags = (CLOSE_BELOW_ROOT if close_below_root else 0) | (0 if exact_after_close else HORIZON_AFTER_CLOSE)
         size = 1 << tt_bits
         table = np.zeros((size, 8), np.int64)  # one 64-byte cache line an entry
         table[:, _TGEN] = -1
@@ -394,6 +406,10 @@ class CoreSolver:
         self.frame = (np.zeros((MAX_PLY, 7), np.float64), np.zeros((MAX_PLY, 10), np.int64),
                       np.zeros((MAX_PLY, 32), np.int64))
         self.nodes = 0
+
+    def clear(self) -> None:
+        """Forget the table (each solve starts with an empty one anyway: a new generation)."""
+        self.counters[GENERATION] += 1
 
     def _load(self, s) -> np.ndarray:
         if isinstance(s, GameState):
@@ -417,7 +433,7 @@ class CoreSolver:
         is over."""
         st = self._load(s)
         d = EXACT if depth is None else int(depth)
-        v, a = _mtd(self.stack, self.moves, 0, self.R, int(st[F.to_move]), 0.0, d, True, self.close_below_root,
+        v, a = _mtd(self.stack, self.moves, 0, self.R, int(st[F.to_move]), 0.0, d, True, self.flags,
                     *self.tt, self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return float(v), int(a)
@@ -430,7 +446,7 @@ class CoreSolver:
         actions = np.array([a for a in range(self.rules.n_actions) if bits >> a & 1], dtype=np.int64)
         out = np.zeros(len(actions), dtype=np.float64)  # also the first guesses
         d = EXACT if depth is None else int(depth)
-        _action_values(self.stack, self.moves, self.R, actions, out, d, self.close_below_root, *self.tt,
+        _action_values(self.stack, self.moves, self.R, actions, out, d, self.flags, *self.tt,
                        self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return {int(a): float(v) for a, v in zip(actions, out)}
@@ -447,11 +463,30 @@ class CoreSolver:
             actions: int64 ``(A,)``, legal actions of the player to move.
         """
         self.counters[NODES] = 0
+        self.counters[GENERATION] += 1  # one table for all the worlds: a state's value is the same in each
         out = np.zeros((worlds.shape[0], actions.shape[0]), dtype=np.float64)
-        _world_values(template, worlds, int(k), self.R, actions, out, self.close_below_root, self.stack, self.moves,
+        _world_values(template, worlds, int(k), self.R, actions, out, self.flags, self.stack, self.moves,
                       *self.tt, self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return out
 
 
-__all__ = ["CoreSolver"]
+def perft_nodes(deals: int = 8) -> dict[str, list[list[float]]]:
+    """The solver's perft (as chess engines count nodes to catch regressions): ``[value, nodes]`` of full solves
+    from trick 1 of ``deals`` seeded deals (``GameState.new_hand(rules, default_rng(seed))``, seeds 0..), per
+    ruleset (default knobs) and ``close_below_root``. ``benchmarks/solver_core_nodes.json`` records them and
+    ``tests/test_solver_core.py`` checks them."""
+    out = {}
+    for ruleset in ("schnapsen20", "sixtysix24"):
+        rules = RuleSet.make(ruleset)
+        for close in (False, True):
+            s = CoreSolver(rules, close_below_root=close)
+            counts = []
+            for seed in range(deals):
+                value, _ = s.solve(GameState.new_hand(rules, rng=np.random.default_rng(seed)))
+                counts.append([value, s.nodes])
+            out[f"{ruleset} close_below_root={close}"] = counts
+    return out
+
+
+__all__ = ["CoreSolver", "perft_nodes"]

@@ -35,7 +35,7 @@ KNOB_SETS = [
     ("sixtysix24", dict(tie="last_trick")),
 ]
 #: Cheap options for the search agents, so the whole file stays fast.
-CHEAP = {"pimc": dict(n_samples=2, depth=1), "rollout": dict(n_samples=2, depth=1)}
+CHEAP = {"pimc": dict(n_samples=2, depth=1), "rollout": dict(n_samples=2, depth=1), "expert": dict(worlds=2)}
 HANDS = 3
 
 
@@ -120,7 +120,7 @@ def test_trained_opponent_refuses_sixtysix24_in_the_gym_env():
 
 
 # ------------------------------------------------------------------------------------- (c) construction
-@pytest.mark.parametrize("name", sorted({"random", "heuristic", "pimc", "rollout", "trained", "trained-long"}))
+@pytest.mark.parametrize("name", agent_names())
 def test_make_agent_without_rules_fails_at_construction(name):
     with pytest.raises(TypeError, match="rules"):
         make_agent(name)

@@ -1,0 +1,164 @@
+"""The compiled solver against the reference Python solver, in one process: speed, exactness, seeded node counts.
+
+Run:
+
+    bash scripts/bootstrap.sh python benchmarks/solver_core.py                  # speed (about 3 minutes)
+    bash scripts/bootstrap.sh python benchmarks/solver_core.py --exactness 5000 # values on 5,000 positions
+    bash scripts/bootstrap.sh python benchmarks/solver_core.py --record-nodes   # rewrite solver_core_nodes.json
+
+**Speed** (``--deals N``, default 30; ``--rounds R``, default 3): for ``schnapsen20``, N seeded deals
+(``GameState.new_hand(rules, default_rng(seed))``, seeds 0..N-1). Rows, each timed per position with
+``time.perf_counter`` around one call, a fresh table per call (the compiled solver starts a new table
+generation; the reference solver is built anew), a few untimed warm-up calls first:
+
+* ``trick 1, compiled``: ``CoreSolver(rules).solve(state)`` from trick 1, no closing below the root (the reference
+  solver's default tree), and ``trick 1, compiled, closing`` with ``close_below_root=True`` (the expert's tree);
+* ``trick 1, reference``: ``Solver().solve(state)`` (``agents/solver.py``) on the first ``--reference-deals``
+  deals (default 8; it takes about a second each);
+* ``trick 4, compiled`` / ``trick 4, reference``: the same two solvers on the position after three tricks of
+  seeded random card play (both fast enough for every deal).
+
+Every row is measured ``--rounds`` times, interleaved; the table prints the median ms per solve over all rounds
+and positions, the spread of the per-round medians, the median nodes and the node rate (nodes / s over the row),
+and the ratios compiled / reference of the node rates and of the median ms on the same positions. Goals (issue
+"Expert-level search on a compiled core"): node rate >= 50x the reference; a full solve from trick 1 in a median
+of at most 10 ms.
+
+**Exactness** (``--exactness N``): N positions from random play (special actions often) in both rulesets with
+random knob sets of ``tests/knob_cases.py``, a third each with the stock open, closed and exhausted, at least
+three tricks played; every legal action's full-depth value from both solvers, and the number of positions where
+any differs (exit status 1 if any does). ``tests/test_solver_core.py`` runs a small version in CI.
+
+**Node counts** (``--record-nodes``): writes ``agents.solver_core.perft_nodes()`` to
+``benchmarks/solver_core_nodes.json``, which ``tests/test_solver_core.py`` checks. This file is a script, not a
+test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from agents.solver import Solver
+from agents.solver_core import CoreSolver, perft_nodes
+from schnapsen_env.rules import GameState
+from schnapsen_env.ruleset import RuleSet
+
+ROOT = Path(__file__).resolve().parent.parent
+NODES_FILE = ROOT / "benchmarks" / "solver_core_nodes.json"
+sys.path.insert(0, str(ROOT / "tests"))
+from knob_cases import CASES  # noqa: E402  (the knob sets of the lockstep tests)
+from test_solver_core import positions  # noqa: E402  (the same position generator as the CI test)
+
+
+def deals(rules: RuleSet, n: int, tricks: int) -> list[GameState]:
+    out = []
+    for seed in range(n):
+        rng = np.random.default_rng(seed)
+        g = GameState.new_hand(rules, rng=rng)
+        while g.tricks[0] + g.tricks[1] < tricks and g.result is None:
+            g.push(int(rng.choice([a for a in g.legal_actions() if a < rules.n_cards])))
+        if g.result is None:
+            out.append(g)
+    return out
+
+
+def time_row(make, states: list[GameState]) -> tuple[list[float], list[int]]:
+    for g in states[:2]:
+        make().solve(g)
+    ms, nodes = [], []
+    for g in states:
+        solver = make()
+        t0 = time.perf_counter()
+        solver.solve(g)
+        ms.append((time.perf_counter() - t0) * 1e3)
+        nodes.append(solver.nodes)
+    return ms, nodes
+
+
+def speed(args) -> None:
+    rules = RuleSet.make()
+    first, fourth = deals(rules, args.deals, 0), deals(rules, args.deals, 3)
+    compiled, closing = CoreSolver(rules), CoreSolver(rules, close_below_root=True)
+    rows = {
+        "trick 1, compiled": (lambda: compiled, first),
+        "trick 1, compiled, closing": (lambda: closing, first),
+        "trick 1, reference": (Solver, first[:args.reference_deals]),
+        "trick 1, compiled (same deals)": (lambda: compiled, first[:args.reference_deals]),
+        "trick 4, compiled": (lambda: compiled, fourth),
+        "trick 4, reference": (Solver, fourth),
+    }
+    results = {name: ([], [], []) for name in rows}
+    for r in range(args.rounds):
+        for name, (make, states) in rows.items():
+            ms, nodes = time_row(make, states)
+            results[name][0].extend(ms)
+            results[name][1].extend(nodes)
+            results[name][2].append(float(np.median(ms)))
+        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    print(f"full solves (schnapsen20, default knobs), {args.rounds} interleaved rounds")
+    print(f"{'row':<32}{'positions':>10}{'median ms':>11}{'round medians':>20}{'median nodes':>14}{'Mnodes/s':>10}")
+    rate = {}
+    for name, (ms, nodes, medians) in results.items():
+        rate[name] = sum(nodes) / (sum(ms) / 1e3) / 1e6
+        print(f"{name:<32}{len(rows[name][1]):>10}{np.median(ms):>11.2f}"
+              f"{f'{min(medians):.2f}..{max(medians):.2f}':>20}{np.median(nodes):>14,.0f}{rate[name]:>10.3f}")
+    med = {name: float(np.median(v[0])) for name, v in results.items()}
+    print(f"node rate compiled / reference, trick 1: {rate['trick 1, compiled (same deals)'] / rate['trick 1, reference']:.1f}x;"
+          f" trick 4: {rate['trick 4, compiled'] / rate['trick 4, reference']:.1f}x (goal >= 50x)")
+    print(f"median ms reference / compiled, trick 1: {med['trick 1, reference'] / med['trick 1, compiled (same deals)']:.1f}x;"
+          f" trick 4: {med['trick 4, reference'] / med['trick 4, compiled']:.1f}x")
+    print(f"full solve from trick 1: median {med['trick 1, compiled']:.2f} ms, with closing below the root "
+          f"{med['trick 1, compiled, closing']:.2f} ms (goal <= 10 ms)")
+
+
+def exactness(n: int, seed: int) -> int:
+    rng = np.random.default_rng(seed)
+    checked = differ = 0
+    by_phase = {"open": 0, "closed": 0, "exhausted": 0}
+    while checked < n:
+        ruleset, knobs = CASES[int(rng.integers(len(CASES)))]
+        rules = RuleSet.make(ruleset, **knobs)
+        close = bool(rng.integers(2))
+        fast = CoreSolver(rules, close_below_root=close)
+        for g in positions(rules, rng, 3, min_tricks=4 if close else 3):
+            by_phase["closed" if g.closed_by >= 0 else ("open" if g.stock else "exhausted")] += 1
+            if fast.action_values(g) != Solver(close_below_root=close).action_values(g):
+                differ += 1
+                print("differs:", rules.to_dict(), g.position(), file=sys.stderr)
+            checked += 1
+    print(f"exactness: {checked} positions ({by_phase}), both rulesets, random knob sets of tests/knob_cases.py: "
+          f"{differ} with a differing action value")
+    return 1 if differ else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--deals", type=int, default=30)
+    parser.add_argument("--reference-deals", type=int, default=8)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--exactness", type=int, default=0, metavar="N", help="check N positions instead of timing")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--record-nodes", action="store_true", help=f"write {NODES_FILE.name}")
+    args = parser.parse_args(argv)
+    if min(args.deals, args.reference_deals, args.rounds) < 1 or args.exactness < 0:
+        parser.error("--deals, --reference-deals and --rounds must be >= 1, --exactness >= 0")
+    if args.record_nodes:
+        data = {"about": "agents.solver_core.perft_nodes(): [value, nodes] of full solves from trick 1 of seeded "
+                         "deals; checked by tests/test_solver_core.py", "core": perft_nodes()}
+        NODES_FILE.write_text(json.dumps(data, indent=1) + "\n")
+        print(f"wrote {NODES_FILE}")
+        return 0
+    if args.exactness:
+        return exactness(args.exactness, args.seed)
+    speed(args)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""The compiled solver (agents.solver_core) against the reference solver (agents.solver): equal full-depth values
+of every legal action on seeded positions from every phase (stock open, closed, exhausted), both rulesets and
+random knobs, with and without closing below the root; seeded node counts equal the recorded ones (the solver's
+perft, benchmarks/solver_core_nodes.json); the expert agent's world solver equals solving each world alone.
+benchmarks/solver.py --exactness runs the large version (thousands of positions)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.solver import Solver
+from agents.solver_core import CoreSolver, perft_nodes
+from knob_cases import CASES
+from schnapsen_env import core
+from schnapsen_env.rules import GameState
+from schnapsen_env.ruleset import RuleSet
+
+NODES_FILE = Path(__file__).resolve().parent.parent / "benchmarks" / "solver_core_nodes.json"
+
+
+def positions(rules: RuleSet, rng: np.random.Generator, count: int, min_tricks: int):
+    """Seeded positions reached by random play (special actions often) with at least ``min_tricks`` tricks
+    played, so that the reference solver is quick; about a third each with the stock open, closed, exhausted."""
+    out = []
+    while len(out) < count:
+        g = GameState.new_hand(rules, rng=rng)
+        want = ("open", "closed", "exhausted")[len(out) % 3]
+        while g.result is None:
+            legal = g.legal_actions()
+            tricks = g.tricks[0] + g.tricks[1]
+            phase = "closed" if g.closed_by >= 0 else ("open" if g.stock else "exhausted")
+            if tricks >= min_tricks and phase == want:
+                out.append(g.copy())
+                break
+            if rules.close_action in legal and (want != "closed" or tricks < min_tricks):
+                legal.remove(rules.close_action)
+            if rules.claim_action in legal and len(legal) > 1:
+                legal.remove(rules.claim_action)
+            special = [a for a in legal if a >= rules.n_cards]
+            g.push(int(rng.choice(special)) if special and rng.random() < 0.5 else int(rng.choice(legal)))
+    return out
+
+
+@pytest.mark.parametrize("case", CASES[::3], ids=lambda c: c[0] + "-" + "-".join(f"{k}={v}" for k, v in c[1].items()))
+@pytest.mark.parametrize("close_below_root", [False, True])
+def test_compiled_values_equal_reference(case, close_below_root):
+    ruleset, knobs = case
+    rules = RuleSet.make(ruleset, **knobs)
+    rng = np.random.default_rng(CASES.index(case) + 100 * close_below_root)
+    fast = CoreSolver(rules, close_below_root=close_below_root)
+    for g in positions(rules, rng, 12, min_tricks=4 if close_below_root else 3):
+        ref = Solver(close_below_root=close_below_root)
+        assert fast.action_values(g) == ref.action_values(g), g.position()
+        assert fast.solve(g)[0] == ref.solve(g)[0]
+        value, action = fast.solve(g)
+        assert g.is_legal(action)
+        g2 = g.copy()
+        g2.push(action)  # the best action keeps the value: it is optimal
+        if g2.result is None:
+            assert ref.action_values(g)[action] == value
+
+
+def test_state_arrays_and_game_states_solve_alike():
+    rules = RuleSet.make()
+    rng = np.random.default_rng(3)
+    s = CoreSolver(rules)
+    for g in positions(rules, rng, 6, min_tricks=3):
+        assert s.solve(core.from_game_state(g)) == s.solve(g)
+
+
+def test_finished_hand_and_bad_input_are_refused():
+    rules = RuleSet.make()
+    g = GameState.new_hand(rules, rng=np.random.default_rng(0))
+    while g.result is None:
+        g.push(g.legal_actions()[0])
+    s = CoreSolver(rules)
+    with pytest.raises(ValueError, match="over"):
+        s.solve(g)
+    with pytest.raises(ValueError, match="shape"):
+        s.solve(np.zeros(5, dtype=np.int64))
+    with pytest.raises(TypeError, match="RuleSet"):
+        CoreSolver("schnapsen20")
+    with pytest.raises(ValueError, match="tt_bits"):
+        CoreSolver(rules, tt_bits=40)
+
+
+def test_seeded_node_counts_are_the_recorded_ones():
+    """The solver's perft: any change to the search, its move order or its table shows up here. After a
+    deliberate change, rerun ``python benchmarks/solver_core.py --record-nodes`` and explain it in the commit."""
+    recorded = json.loads(NODES_FILE.read_text())["core"]
+    assert perft_nodes(len(next(iter(recorded.values())))) == recorded
+
+
+def test_world_values_equal_one_solve_per_world():
+    """The expert's batched world solver gives each world the values of solving that world alone."""
+    rules = RuleSet.make()
+    rng = np.random.default_rng(9)
+    g = GameState.new_hand(rules, rng=rng)
+    for _ in range(6):
+        g.push(int(rng.choice(g.legal_actions())))
+    while g.result is not None or g.to_move != 0:
+        g = GameState.new_hand(rules, rng=rng)
+        for _ in range(6):
+            if g.result is None:
+                g.push(int(rng.choice(g.legal_actions())))
+    template = core.from_game_state(g)
+    opp_hand = [c for c in range(rules.n_cards) if g.hands[1] >> c & 1]
+    stock = list(g.stock[:-1]) if g.stock else []
+    unseen = np.array(opp_hand + stock, dtype=np.int64)
+    template[core.F.hands + 1] = 0
+    worlds = np.stack([rng.permutation(unseen) for _ in range(5)])
+    actions = np.array(g.legal_actions(), dtype=np.int64)
+    batch = CoreSolver(rules, close_below_root=True).world_values(template, worlds, len(opp_hand), actions)
+    single = CoreSolver(rules, close_below_root=True)
+    for w, world in enumerate(worlds):
+        h = g.copy()
+        h.hands[1] = sum(1 << int(c) for c in world[:len(opp_hand)])
+        h.stock = tuple(int(c) for c in world[len(opp_hand):]) + ((g.stock[-1],) if g.stock else ())
+        values = single.action_values(h)
+        assert [values[int(a)] for a in actions] == batch[w].tolist()
