@@ -15,8 +15,10 @@ After Wisser, "An Expert-Level Card Playing Agent Based on a Variant of Perfect 
    share of worlds in which it loses the hand (``decision="loss"``, ties broken by the mean).
 
 The budget keeps seeded play reproducible: at most ``worlds`` worlds, solved in chunks of 8, and no new chunk once
-the decision has searched ``max_nodes`` nodes (a deterministic stand-in for time: the opening lead, where a world
-costs about 200,000 nodes, gets 16 worlds at the defaults, a decision from the third trick on all 48).
+the decision has searched ``max_nodes`` nodes (a deterministic stand-in for time: in ``schnapsen20`` the opening
+lead, where a world costs about 200,000 nodes, gets 16 worlds at the defaults, a decision from the third trick on
+all 48). The first chunk is always solved: a ``sixtysix24`` opening, whose worlds can need millions of nodes
+each, takes seconds.
 ``max_time`` (seconds a decision) adds a wall-clock budget checked the same way, at the cost of reproducibility. Once the stock is exhausted there is one world, the true position, and the agent plays perfectly.
 """
 
@@ -30,7 +32,7 @@ import numpy as np
 
 from agents.base import as_rules, legal_ids
 from agents.solver_core import CoreSolver
-from schnapsen_env.core import F, from_game_state
+from schnapsen_env.core import F, from_game_state, legal_mask
 from schnapsen_env.sampler import Determinizer
 
 DECISIONS = ("mean", "loss")
@@ -64,12 +66,13 @@ class ExpertAgent:
             raise ValueError(f"max_nodes must be an int >= 1 or None, got {max_nodes!r}")
         if decision not in DECISIONS:
             raise ValueError(f"decision must be one of {list(DECISIONS)}, got {decision!r}")
-        if max_time is not None and not (isinstance(max_time, (int, float)) and 0 < max_time < math.inf):
+        if max_time is not None and (isinstance(max_time, bool) or not isinstance(max_time, (int, float, np.number))
+                                     or not 0 < max_time < math.inf):
             raise ValueError(f"max_time must be a positive number of seconds or None, got {max_time!r}")
         self.worlds = int(worlds)
         self.max_nodes = None if max_nodes is None else int(max_nodes)
         self.decision = decision
-        self.max_time = max_time
+        self.max_time = None if max_time is None else float(max_time)
         self.rng = np.random.default_rng(seed)
         self.solver = CoreSolver(self.rules, close_below_root=True)
         #: Worlds solved and nodes searched by the last decision (for benchmarks and analysis).
@@ -113,6 +116,9 @@ class ExpertAgent:
                 for order in orders:
                     rows.append(unseen[list(hand) + list(order)])
             worlds = np.array(rows, dtype=np.int64).reshape(len(rows), u)
+            # A fixed shuffle (not the agent's generator, whose draws stay as they are), so that a budget that
+            # stops before the last chunk keeps a spread of worlds, not the first opponent hands in order.
+            worlds = worlds[np.random.default_rng(len(rows)).permutation(len(rows))]
         else:
             worlds = self.rng.permuted(np.tile(unseen, (self.worlds, 1)), axis=1)
         return template, worlds, k
@@ -123,6 +129,12 @@ class ExpertAgent:
         each world solved (float64 ``(W, A)``)."""
         actions = legal_ids(observation).astype(np.int64)
         template, worlds, k = self.sample_worlds(observation)
+        mask = np.asarray(observation["action_mask"])
+        legal = legal_mask(template, self.solver.R)
+        if mask.shape != (self.rules.n_actions,) or sum(1 << int(a) for a in actions) != legal:
+            raise ValueError(f"action_mask must have shape ({self.rules.n_actions},) and mark exactly the legal "
+                             f"actions of the observation ({self.rules.name}), got shape {mask.shape} with "
+                             f"{actions.tolist()}")
         start = time.perf_counter()
         parts, nodes = [], 0
         for at in range(0, len(worlds), _CHUNK):

@@ -41,8 +41,9 @@ class PIMCAgent:
 
     def __init__(self, rules, n_samples: int = 12, depth: int = 2, exact_closed: bool = True,
                  seed: int | None = None) -> None:
-        if n_samples < 1 or depth < 1:
-            raise ValueError(f"n_samples and depth must be >= 1, got {n_samples}, {depth}")
+        for name, value, high in (("n_samples", n_samples, 100_000), ("depth", depth, 30)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value <= high:
+                raise ValueError(f"{name} must be an int from 1 to {high}, got {value!r}")
         self.rules = as_rules(rules)
         self.n_samples = n_samples
         self.depth = depth

@@ -22,7 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from schnapsen_env.core import F, K, SEARCH_SIZE, STATE_SIZE, apply, counted, from_game_state, legal_mask, rule_table
+from schnapsen_env.core import (F, K, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, apply, check_state, counted, from_game_state,
+                                legal_mask, rule_table)
 from schnapsen_env.rules import CLAIM_TARGET, GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -412,17 +413,17 @@ class CoreSolver:
         self.counters[GENERATION] += 1
 
     def _load(self, s) -> np.ndarray:
+        """Check a GameState or state array (its rules, every field in range: the compiled search trusts it)."""
         if isinstance(s, GameState):
-            if s.result is not None:
-                raise ValueError("the hand is over: nothing to solve")
-            from_game_state(s, self.stack[0])
+            if s.rules != self.rules:
+                raise ValueError(f"the state is {s.rules.name} with knobs {s.rules.knobs()}, but this solver was "
+                                 f"built for {self.rules.name} with {self.rules.knobs()}")
+            st = from_game_state(s)
         else:
-            st = np.asarray(s, dtype=np.int64)
-            if st.shape != (STATE_SIZE,):
-                raise ValueError(f"a state array must have shape ({STATE_SIZE},), got {st.shape}")
-            if st[F.over]:
-                raise ValueError("the hand is over: nothing to solve")
-            self.stack[0] = st
+            st = s
+        self.stack[0] = check_state(st, self.rules)
+        if self.stack[0, F.over]:
+            raise ValueError("the hand is over: nothing to solve")
         self.counters[NODES] = 0
         self.counters[GENERATION] += 1
         return self.stack[0]
@@ -432,7 +433,7 @@ class CoreSolver:
         points; ``depth`` in completed tricks (None: to the end of the hand). Raises ValueError when the hand
         is over."""
         st = self._load(s)
-        d = EXACT if depth is None else int(depth)
+        d = _depth(depth)
         v, a = _mtd(self.stack, self.moves, 0, self.R, int(st[F.to_move]), 0.0, d, True, self.flags,
                     *self.tt, self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
@@ -445,7 +446,7 @@ class CoreSolver:
         bits = legal_mask(st, self.R)
         actions = np.array([a for a in range(self.rules.n_actions) if bits >> a & 1], dtype=np.int64)
         out = np.zeros(len(actions), dtype=np.float64)  # also the first guesses
-        d = EXACT if depth is None else int(depth)
+        d = _depth(depth)
         _action_values(self.stack, self.moves, self.R, actions, out, d, self.flags, *self.tt,
                        self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
@@ -461,7 +462,33 @@ class CoreSolver:
             worlds: int64 ``(W, u)``: per world, the ``u`` unseen cards, the first ``k`` to seat 1's hand, the
                 rest the face-down stock top first.
             actions: int64 ``(A,)``, legal actions of the player to move.
+
+        Raises:
+            InvalidPositionError: a malformed template. ValueError: worlds, ``k`` or actions that do not fit it.
         """
+        template = check_state(template, self.rules)
+        worlds = np.asarray(worlds)
+        actions = np.asarray(actions)
+        n = self.rules.n_cards
+        if worlds.ndim != 2 or worlds.dtype.kind not in "iu" or not ((worlds >= 0) & (worlds < n)).all():
+            raise ValueError(f"worlds must be an integer array (W, u) of card ids 0..{n - 1}")
+        if not (isinstance(k, (int, np.integer)) and 0 <= k <= worlds.shape[1] <= k + MAX_STOCK):
+            raise ValueError(f"k must be an int from 0 to u = {worlds.shape[1]}, with at most {MAX_STOCK} stock cards")
+        face_down = worlds.shape[1] - k
+        if face_down and face_down != template[F.stock_end] - template[F.stock_top] - 1:
+            raise ValueError("the worlds' stock cards do not fill the template's face-down stock")
+        bits = legal_mask(template, self.R)
+        if actions.ndim != 1 or actions.dtype.kind not in "iu" or not all(
+                0 <= a < self.rules.n_actions and bits >> int(a) & 1 for a in actions):
+            raise ValueError("actions must be an integer array of actions legal in the template")
+        for row in worlds:
+            cards = 0
+            for c in row:
+                cards |= 1 << int(c)
+            if cards.bit_count() != len(row) or cards & (int(template[F.hands]) | int(template[F.hands + 1])):
+                raise ValueError("a world repeats a card or holds a card the template already places")
+        worlds = np.ascontiguousarray(worlds, dtype=np.int64)
+        actions = np.ascontiguousarray(actions, dtype=np.int64)
         self.counters[NODES] = 0
         self.counters[GENERATION] += 1  # one table for all the worlds: a state's value is the same in each
         out = np.zeros((worlds.shape[0], actions.shape[0]), dtype=np.float64)
@@ -471,18 +498,28 @@ class CoreSolver:
         return out
 
 
-def perft_nodes(deals: int = 8) -> dict[str, list[list[float]]]:
+def _depth(depth) -> int:
+    """The search horizon in completed tricks: None (to the end) or an int from 1 to 30."""
+    if depth is None:
+        return EXACT
+    if not isinstance(depth, (int, np.integer)) or isinstance(depth, bool) or not 1 <= depth <= 30:
+        raise ValueError(f"depth must be None (to the end of the hand) or an int from 1 to 30 tricks, got {depth!r}")
+    return int(depth)
+
+
+def perft_nodes(deals: int = 8, deals_66: int = 4) -> dict[str, list[list[float]]]:
     """The solver's perft (as chess engines count nodes to catch regressions): ``[value, nodes]`` of full solves
-    from trick 1 of ``deals`` seeded deals (``GameState.new_hand(rules, default_rng(seed))``, seeds 0..), per
-    ruleset (default knobs) and ``close_below_root``. ``benchmarks/solver_core_nodes.json`` records them and
+    from trick 1 of seeded deals (``GameState.new_hand(rules, default_rng(seed))``, seeds 0..; ``deals`` of
+    ``schnapsen20``, ``deals_66`` of ``sixtysix24``, whose solves take up to millions of nodes), per ruleset
+    (default knobs) and ``close_below_root``. ``benchmarks/solver_core_nodes.json`` records them and
     ``tests/test_solver_core.py`` checks them."""
     out = {}
-    for ruleset in ("schnapsen20", "sixtysix24"):
+    for ruleset, count in (("schnapsen20", deals), ("sixtysix24", deals_66)):
         rules = RuleSet.make(ruleset)
         for close in (False, True):
             s = CoreSolver(rules, close_below_root=close)
             counts = []
-            for seed in range(deals):
+            for seed in range(count):
                 value, _ = s.solve(GameState.new_hand(rules, rng=np.random.default_rng(seed)))
                 counts.append([value, s.nodes])
             out[f"{ruleset} close_below_root={close}"] = counts

@@ -29,7 +29,10 @@ fields, their sizes and offsets are declared once, in :data:`STATE_FIELDS`; :dat
 **Rule table**: :func:`rule_table` turns a :class:`~schnapsen_env.ruleset.RuleSet` into a small ``int64`` array
 (offsets in :data:`K`) that every compiled function takes.
 
-:func:`apply` does not check legality (like ``GameState.push``); callers check :func:`legal_mask` first.
+:func:`apply` does not check legality (like ``GameState.push``); callers check :func:`legal_mask` first. The
+compiled functions trust their arrays (numba does not check bounds): build state arrays with
+:func:`from_game_state` or :func:`deal`, and pass a hand-made one through :func:`check_state` first, since a
+malformed array can corrupt memory.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ from numba import njit
 
 from schnapsen_env import encoding
 from schnapsen_env.cards import RANK_POINTS
+from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.rules import CLAIM_TARGET, RESULT_REASONS, GameState, Result, Trick
 from schnapsen_env.ruleset import RuleSet
 
@@ -616,6 +620,54 @@ def from_game_state(g: GameState, out: np.ndarray | None = None) -> np.ndarray:
     return st
 
 
+def check_state(st, rules: RuleSet) -> np.ndarray:
+    """A state array the compiled functions can trust: int64 ``(STATE_SIZE,)`` with every field in range and every
+    card in at most one place (hands, tricks won, the table, the stock).
+
+    Returns:
+        ``st`` as a contiguous int64 array (a copy when it had another dtype).
+
+    Raises:
+        InvalidPositionError: the wrong shape or dtype, or a field out of range; the message names the field.
+    """
+    arr = np.asarray(st)
+    if arr.shape != (STATE_SIZE,) or arr.dtype.kind not in "iu":
+        raise InvalidPositionError(f"a state array must be integer with shape ({STATE_SIZE},), got {arr.dtype} "
+                                   f"{arr.shape}")
+    arr = np.ascontiguousarray(arr, dtype=np.int64)
+    n = rules.n_cards
+    full = (1 << n) - 1
+
+    def need(ok: bool, what: str) -> None:
+        if not ok:
+            raise InvalidPositionError(f"malformed state array: {what}")
+
+    for name in ("hands", "won", "known", "led", "followed"):
+        for p in (0, 1):
+            v = int(arr[getattr(F, name) + p])
+            need(0 <= v <= full, f"{name}[{p}] = {v} is not a set of {rules.name}'s {n} cards")
+    for name, low, high in (("to_move", 0, 1), ("leader", 0, 1), ("dealer", 0, 1), ("table", -1, n - 1),
+                            ("closed_by", -1, 1), ("announced", -1, 3), ("trump", 0, 3), ("exchanged", 0, 1),
+                            ("over", 0, 1), ("stock_top", 0, MAX_STOCK), ("stock_end", 0, MAX_STOCK),
+                            ("history_len", 0, MAX_TRICKS)):
+        v = int(arr[getattr(F, name)])
+        need(low <= v <= high, f"{name} = {v}, expected {low}..{high}")
+    need(arr[F.stock_top] <= arr[F.stock_end], "stock_top after stock_end")
+    for name, high in (("card_points", 200), ("tricks", MAX_TRICKS), ("marriage_points", 200),
+                       ("marriage_suits", 15), ("bonus", 100)):
+        for p in (0, 1):
+            v = int(arr[getattr(F, name) + p])
+            need(0 <= v <= high, f"{name}[{p}] = {v}, expected 0..{high}")
+    stock = arr[F.stock + arr[F.stock_top]:F.stock + arr[F.stock_end]]
+    need(bool(((stock >= 0) & (stock < n)).all()), f"stock card ids {stock.tolist()} outside 0..{n - 1}")
+    seen = 0
+    for m in (int(arr[F.hands]), int(arr[F.hands + 1]), int(arr[F.won]), int(arr[F.won + 1]),
+              (1 << int(arr[F.table])) if arr[F.table] >= 0 else 0, *[1 << int(c) for c in stock]):
+        need(not seen & m, "a card is in two places (hands, tricks won, table, stock)")
+        seen |= m
+    return arr
+
+
 def result_of(st: np.ndarray) -> Result | None:
     """The :class:`Result` of a state array (None while the hand runs)."""
     if not st[F.over]:
@@ -655,6 +707,6 @@ def to_game_state(st: np.ndarray, rules: RuleSet) -> GameState:
     return g
 
 
-__all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "counted",
+__all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "check_state", "counted",
            "deal", "deal_rows", "from_game_state", "legal_mask", "legal_masks", "masks_into", "observe",
            "observe_all", "result_of", "rule_table", "state_vector", "state_vectors", "to_game_state"]
