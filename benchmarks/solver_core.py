@@ -26,7 +26,8 @@ of at most 10 ms.
 
 **Exactness** (``--exactness N``): N positions from random play (special actions often) in both rulesets with
 random knob sets of ``tests/knob_cases.py``, a third each with the stock open, closed and exhausted, at least
-three tricks played; every legal action's full-depth value from both solvers, and the number of positions where
+three tricks played (four, and ``schnapsen20`` only, with closing below the root, where the reference solver is
+slow); every legal action's full-depth value from both solvers, and the number of positions where
 any differs (exit status 1 if any does). ``tests/test_solver_core.py`` runs a small version in CI.
 
 **Node counts** (``--record-nodes``): writes ``agents.solver_core.perft_nodes()`` to
@@ -124,7 +125,7 @@ def exactness(n: int, seed: int) -> int:
     while checked < n:
         ruleset, knobs = CASES[int(rng.integers(len(CASES)))]
         rules = RuleSet.make(ruleset, **knobs)
-        close = bool(rng.integers(2))
+        close = ruleset == "schnapsen20" and bool(rng.integers(2))  # the reference is too slow for 24 cards
         fast = CoreSolver(rules, close_below_root=close)
         for g in positions(rules, rng, 3, min_tricks=4 if close else 3):
             by_phase["closed" if g.closed_by >= 0 else ("open" if g.stock else "exhausted")] += 1

@@ -2,7 +2,7 @@
 of every legal action on seeded positions from every phase (stock open, closed, exhausted), both rulesets and
 random knobs, with and without closing below the root; seeded node counts equal the recorded ones (the solver's
 perft, benchmarks/solver_core_nodes.json); the expert agent's world solver equals solving each world alone.
-benchmarks/solver.py --exactness runs the large version (thousands of positions)."""
+benchmarks/solver_core.py --exactness runs the large version (thousands of positions)."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def positions(rules: RuleSet, rng: np.random.Generator, count: int, min_tricks: 
             if tricks >= min_tricks and phase == want:
                 out.append(g.copy())
                 break
-            if rules.close_action in legal and (want != "closed" or tricks < min_tricks):
+            if rules.close_action in legal and want != "closed":
                 legal.remove(rules.close_action)
             if rules.claim_action in legal and len(legal) > 1:
                 legal.remove(rules.claim_action)
@@ -45,14 +45,20 @@ def positions(rules: RuleSet, rng: np.random.Generator, count: int, min_tricks: 
     return out
 
 
-@pytest.mark.parametrize("case", CASES[::3], ids=lambda c: c[0] + "-" + "-".join(f"{k}={v}" for k, v in c[1].items()))
-@pytest.mark.parametrize("close_below_root", [False, True])
+# With closing below the root the reference solver is too slow for sixtysix24's long open stock: that mode is
+# checked on schnapsen20 (the expert's ladder ruleset), from the fifth trick on.
+EXACT_CASES = [(c, False) for c in CASES[::3]] + [(c, True) for c in CASES[::3] if c[0] == "schnapsen20"]
+
+
+@pytest.mark.parametrize("case,close_below_root", EXACT_CASES,
+                         ids=lambda c: c if isinstance(c, bool) else c[0] + "-" + "-".join(f"{k}={v}" for k, v in c[1].items()))
 def test_compiled_values_equal_reference(case, close_below_root):
     ruleset, knobs = case
     rules = RuleSet.make(ruleset, **knobs)
     rng = np.random.default_rng(CASES.index(case) + 100 * close_below_root)
     fast = CoreSolver(rules, close_below_root=close_below_root)
-    for g in positions(rules, rng, 12, min_tricks=4 if close_below_root else 3):
+    min_tricks = 4 if close_below_root else 3
+    for g in positions(rules, rng, 12, min_tricks=min_tricks):
         ref = Solver(close_below_root=close_below_root)
         assert fast.action_values(g) == ref.action_values(g), g.position()
         assert fast.solve(g)[0] == ref.solve(g)[0]
