@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from schnapsen_env.core import (F, K, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, apply, check_state, counted, from_game_state,
-                                legal_mask, rule_table)
+                                legal_mask, rule_table, uncounted)
 from schnapsen_env.rules import CLAIM_TARGET, GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -77,8 +77,8 @@ def _keys(st):
 
 
 @njit(cache=True)
-def _ordered(st, R, tt_move, moves, keys):
-    """Legal actions into ``moves``, best guesses first; returns their count.
+def _ordered(st, R, tt_move, moves, keys, p):
+    """Legal actions into ``moves[p]``, best guesses first (``keys[p]`` their sort keys); returns their count.
 
     Order (measured on full solves from trick 1; a history heuristic doubled the nodes): the table's move;
     claim; marriages (trump first); exchange; close; then cards: a leader's by card points, a follower's
@@ -114,12 +114,12 @@ def _ordered(st, R, tt_move, moves, keys):
                 key = 1 << 36
             # insertion into descending order (stable)
             j = m - 1
-            while j >= 0 and keys[j] < key:
-                keys[j + 1] = keys[j]
-                moves[j + 1] = moves[j]
+            while j >= 0 and keys[p, j] < key:
+                keys[p, j + 1] = keys[p, j]
+                moves[p, j + 1] = moves[p, j]
                 j -= 1
-            keys[j + 1] = key
-            moves[j + 1] = a
+            keys[p, j + 1] = key
+            moves[p, j + 1] = a
             m += 1
         bits >>= 1
         a += 1
@@ -146,23 +146,36 @@ def _rank_points(card, rps):
 _TK1, _TK2, _TGEN, _TDEPTH, _TMOVE, _TLOWER, _TUPPER = range(7)
 # Per-ply frame of the iterative search (the reference solver's recursion, unrolled: numba caches no recursion).
 _ALPHA, _BETA, _A0, _B0, _BEST, _ELOWER, _EUPPER = range(7)
-_DEPTH, _IDX, _N, _BESTMOVE, _SLOT, _HAVE, _EDEPTH, _TRICKS, _K1, _K2 = range(10)
+_DEPTH, _IDX, _N, _BESTMOVE, _SLOT, _HAVE, _EDEPTH, _TRICKS, _K1, _K2, _MOVER = range(11)
 
 
 @njit(cache=True)
-def _enter(stack, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi, okeys):
-    """Open the node at ply ``p`` (``fv[p, _ALPHA]``, ``fv[p, _BETA]``, ``fi[p, _DEPTH]`` set by the caller).
+def _save(st, undo, p):
+    """``undo[p]`` = the searched fields of ``st`` (a loop: a slice copy between views allocated a temporary)."""
+    for j in range(SEARCH_SIZE):
+        undo[p, j] = st[j]
+
+
+@njit(cache=True)
+def _restore(st, undo, p):
+    for j in range(SEARCH_SIZE):
+        st[j] = undo[p, j]
+
+
+@njit(cache=True)
+def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi, okeys):
+    """Open the node at ply ``p``, whose state is ``st`` (``fv[p, _ALPHA]``, ``fv[p, _BETA]``, ``fi[p, _DEPTH]``
+    set by the caller); ``undo[p]`` keeps it while its children are searched in ``st``.
     Returns True with ``fv[p, _BEST]``/``fi[p, _BESTMOVE]`` set when the table answers without a search."""
     counters[NODES] += 1
-    st = stack[p]
     me = st[F.to_move]
     if st[F.table] < 0 and not R[K.claim_auto] and counted(st, me) >= CLAIM_TARGET:
         # A correct claim is legal and dominant: the claim value only falls as the opponent takes points and
         # tricks, and a later claim, last trick or closed-hand end pays no more (R20-R23).
-        child = stack[p + 1]
-        child[:SEARCH_SIZE] = st[:SEARCH_SIZE]
-        apply(child, R, R[K.n] + 6)
-        fv[p, _BEST] = _terminal(child, root)
+        _save(st, undo, p)
+        apply(st, R, R[K.n] + 6)
+        fv[p, _BEST] = _terminal(st, root)
+        _restore(st, undo, p)
         fi[p, _BESTMOVE] = R[K.n] + 6
         return True
     k1, k2 = _keys(st)
@@ -196,26 +209,27 @@ def _enter(stack, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi, 
             fv[p, _BETA] = min(fv[p, _BETA], e_upper)
     fv[p, _A0] = fv[p, _ALPHA]
     fv[p, _B0] = fv[p, _BETA]
-    mv = moves[p]
-    m = _ordered(st, R, first, mv, okeys[p])
+    m = _ordered(st, R, first, moves, okeys, p)
     close = R[K.n] + 5
     if not at_root and not (flags & CLOSE_BELOW_ROOT) and m > 1:
         for i in range(m):
-            if mv[i] == close:
+            if moves[p, i] == close:
                 for j in range(i, m - 1):
-                    mv[j] = mv[j + 1]
+                    moves[p, j] = moves[p, j + 1]
                 m -= 1
                 break
     fi[p, _N] = m
     fi[p, _IDX] = 0
-    fv[p, _BEST] = -INF if st[F.to_move] == root else INF
-    fi[p, _BESTMOVE] = mv[0]
+    fv[p, _BEST] = -INF if me == root else INF
+    fi[p, _BESTMOVE] = moves[p, 0]
     fi[p, _TRICKS] = st[F.tricks] + st[F.tricks + 1]
+    fi[p, _MOVER] = me
+    _save(st, undo, p)
     return False
 
 
 @njit(cache=True)
-def _store(p, tt, ttf, counters, fv, fi, okeys):
+def _store(p, tt, ttf, counters, fv, fi):
     """Close the node at ply ``p``: its bounds into the table."""
     best = fv[p, _BEST]
     lower = -INF
@@ -241,50 +255,57 @@ def _store(p, tt, ttf, counters, fv, fi, okeys):
 
 
 @njit(cache=True)
-def _search(stack, moves, base, R, root, alpha, beta, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys):
-    """Fail-soft alpha-beta from ``stack[base]`` (the reference ``Solver._search``, unrolled into a loop over
-    plies); returns (value, best action)."""
+def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys):
+    """Fail-soft alpha-beta from ``st`` (the reference ``Solver._search``, unrolled into a loop over plies; each
+    child is made in ``st`` and unmade from ``undo``); returns (value, best action) with ``st`` unchanged."""
     p = base
     fv[p, _ALPHA] = alpha
     fv[p, _BETA] = beta
     fi[p, _DEPTH] = depth
-    done = _enter(stack, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi, okeys)
+    done = _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi, okeys)
     while True:
         if done:  # node p has its value: hand it to the parent
             v = fv[p, _BEST]
             if p == base:
                 return v, fi[p, _BESTMOVE]
             p -= 1
+            _restore(st, undo, p)
             a = moves[p, fi[p, _IDX] - 1]
         else:
             if fi[p, _IDX] >= fi[p, _N] or fv[p, _ALPHA] >= fv[p, _BETA]:
-                _store(p, tt, ttf, counters, fv, fi, okeys)
+                _store(p, tt, ttf, counters, fv, fi)
                 done = True
                 continue
             a = moves[p, fi[p, _IDX]]
             fi[p, _IDX] += 1
-            child = stack[p + 1]
-            child[:SEARCH_SIZE] = stack[p, :SEARCH_SIZE]
-            apply(child, R, a)
-            if child[F.over]:
-                v = _terminal(child, root)
+            apply(st, R, a)
+            if st[F.over]:
+                v = _terminal(st, root)
+                _restore(st, undo, p)
             else:
-                nd = fi[p, _DEPTH] - (child[F.tricks] + child[F.tricks + 1] - fi[p, _TRICKS])
-                if child[F.closed_by] >= 0 and not (flags & HORIZON_AFTER_CLOSE):
+                nd = fi[p, _DEPTH] - (st[F.tricks] + st[F.tricks + 1] - fi[p, _TRICKS])
+                if st[F.closed_by] >= 0 and not (flags & HORIZON_AFTER_CLOSE):
                     nd = EXACT
                 if nd <= 0:
-                    v = _evaluate(child, root)
+                    v = _evaluate(st, root)
+                    _restore(st, undo, p)
                 else:
                     q = p + 1
                     fv[q, _ALPHA] = fv[p, _ALPHA]
                     fv[q, _BETA] = fv[p, _BETA]
                     fi[q, _DEPTH] = nd
                     p = q
-                    done = _enter(stack, moves, p, R, root, False, flags, tt, ttf, counters, fv, fi, okeys)
-                    continue
+                    done = _enter(st, undo, moves, p, R, root, False, flags, tt, ttf, counters, fv, fi, okeys)
+                    if done:
+                        _restore(st, undo, p - 1)  # never opened: back to the parent (its undo row)
+                        done = False
+                        v = fv[p, _BEST]
+                        p -= 1
+                    else:
+                        continue
         # v is the value of action a at ply p
         done = False
-        if stack[p, F.to_move] == root:
+        if fi[p, _MOVER] == root:
             if v > fv[p, _BEST]:
                 fv[p, _BEST] = v
                 fi[p, _BESTMOVE] = a
@@ -296,15 +317,14 @@ def _search(stack, moves, base, R, root, alpha, beta, depth, at_root, flags, tt,
                 fi[p, _BESTMOVE] = a
                 if v < fv[p, _BETA]:
                     fv[p, _BETA] = v
-
-
 @njit(cache=True)
-def _mtd(stack, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys):
-    """Exact value and best action from ``stack[base]``: MTD(f) (Plaat et al. 1996), zero-window searches around
+def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys):
+    """Exact value and best action from ``st`` (ply ``base``): MTD(f) (Plaat et al. 1996), zero-window searches around
     ``guess`` that share the table, since full-depth values are whole game points in -3..3. A horizon
     (``depth`` < EXACT) gives fractional values: then one full-window search."""
     if depth < EXACT:
-        return _search(stack, moves, base, R, root, -3.0, 3.0, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys)
+        return _search(st, undo, moves, base, R, root, -3.0, 3.0, depth, at_root, flags, tt, ttf, counters, fv, fi,
+                       okeys)
     lo = -3.0
     hi = 3.0
     g = min(max(float(np.round(guess)), lo), hi)
@@ -312,7 +332,8 @@ def _mtd(stack, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, cou
     last = -1
     while lo < hi:
         beta = g + 1.0 if g == lo else g
-        g, last = _search(stack, moves, base, R, root, beta - 1.0, beta, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys)
+        g, last = _search(st, undo, moves, base, R, root, beta - 1.0, beta, depth, at_root, flags, tt, ttf, counters, fv,
+                          fi, okeys)
         if g < beta:
             hi = g
         else:
@@ -322,39 +343,39 @@ def _mtd(stack, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, cou
 
 
 @njit(cache=True)
-def _action_values(stack, moves, R, actions, out, depth, flags, tt, ttf, counters, fv, fi, okeys):
-    """Value of each of ``actions`` (legal in ``stack[0]``) for the player to move, into ``out`` (whose entries
-    on entry are the first guesses of the zero-window searches)."""
-    st = stack[0]
+def _action_values(st, undo, moves, R, actions, out, depth, flags, tt, ttf, counters, fv, fi, okeys):
+    """Value of each of ``actions`` (legal in ``st``) for the player to move, into ``out`` (whose entries on entry
+    are the first guesses of the zero-window searches); ``st`` is unchanged on return."""
     root = st[F.to_move]
     tricks = st[F.tricks] + st[F.tricks + 1]
-    child = stack[1]
+    _save(st, undo, 0)
     for i in range(actions.shape[0]):
         guess = out[i]
-        child[:SEARCH_SIZE] = st[:SEARCH_SIZE]
-        apply(child, R, actions[i])
-        if child[F.over]:
-            out[i] = _terminal(child, root)
-            continue
-        nd = depth - (child[F.tricks] + child[F.tricks + 1] - tricks)
-        if child[F.closed_by] >= 0 and not (flags & HORIZON_AFTER_CLOSE):
-            nd = EXACT
-        if nd <= 0:
-            out[i] = _evaluate(child, root)
+        apply(st, R, actions[i])
+        if st[F.over]:
+            out[i] = _terminal(st, root)
         else:
-            out[i], _ = _mtd(stack, moves, 1, R, root, guess, nd, False, flags, tt, ttf, counters, fv, fi, okeys)
+            nd = depth - (st[F.tricks] + st[F.tricks + 1] - tricks)
+            if st[F.closed_by] >= 0 and not (flags & HORIZON_AFTER_CLOSE):
+                nd = EXACT
+            if nd <= 0:
+                out[i] = _evaluate(st, root)
+            else:
+                out[i], _ = _mtd(st, undo, moves, 1, R, root, guess, nd, False, flags, tt, ttf, counters, fv, fi,
+                                 okeys)
+        _restore(st, undo, 0)
 
 
 @njit(cache=True)
-def _world_values(template, worlds, k, R, actions, out, flags, stack, moves, tt, ttf, counters, fv, fi, okeys):
+def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, ttf, counters, fv, fi, okeys):
     """Solve every world to the end of the hand: ``out[w, i]`` = value of ``actions[i]`` in world ``w``.
 
     A world is ``template`` (a state array with seat 1 the opponent) with ``worlds[w, :k]`` added to seat 1's
     hand and ``worlds[w, k:]`` as the face-down stock, top first (the turn-up stays last)."""
     face_down = worlds.shape[1] - k
     for w in range(worlds.shape[0]):
-        st = stack[0]
-        st[:SEARCH_SIZE] = template[:SEARCH_SIZE]
+        for j in range(SEARCH_SIZE):
+            st[j] = template[j]
         opp = template[F.hands + 1]
         for j in range(k):
             opp |= 1 << worlds[w, j]
@@ -362,8 +383,30 @@ def _world_values(template, worlds, k, R, actions, out, flags, stack, moves, tt,
         for j in range(face_down):
             st[F.stock + j] = worlds[w, k + j]
         if w > 0:
-            out[w, :] = out[w - 1, :]  # first guesses: the last world's values
-        _action_values(stack, moves, R, actions, out[w], EXACT, flags, tt, ttf, counters, fv, fi, okeys)
+            for i in range(out.shape[1]):
+                out[w, i] = out[w - 1, i]  # first guesses: the last world's values
+        _action_values(st, undo, moves, R, actions, out[w], EXACT, flags, tt, ttf, counters, fv, fi, okeys)
+
+
+# Entry points from Python: the arrays as uncounted views (see :func:`schnapsen_env.core.uncounted`; the search
+# passes them down through every call, and counting each pass halved the node rate).
+@njit(cache=True)
+def _mtd_entry(st, undo, moves, R, root, depth, flags, tt, ttf, counters, fv, fi, okeys):
+    return _mtd(uncounted(st), uncounted(undo), uncounted(moves), 0, uncounted(R), root, 0.0, depth, True, flags, uncounted(tt), uncounted(ttf),
+                uncounted(counters), uncounted(fv), uncounted(fi), uncounted(okeys))
+
+
+@njit(cache=True)
+def _action_values_entry(st, undo, moves, R, actions, out, depth, flags, tt, ttf, counters, fv, fi, okeys):
+    _action_values(uncounted(st), uncounted(undo), uncounted(moves), uncounted(R), uncounted(actions), uncounted(out), depth, flags, uncounted(tt),
+                   uncounted(ttf), uncounted(counters), uncounted(fv), uncounted(fi), uncounted(okeys))
+
+
+@njit(cache=True)
+def _world_values_entry(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, ttf, counters, fv, fi, okeys):
+    _world_values(uncounted(template), uncounted(worlds), k, uncounted(R), uncounted(actions), uncounted(out), flags,
+                  uncounted(st), uncounted(undo), uncounted(moves), uncounted(tt), uncounted(ttf), uncounted(counters),
+                  uncounted(fv), uncounted(fi), uncounted(okeys))
 
 
 class CoreSolver:
@@ -402,9 +445,10 @@ class CoreSolver:
         table[:, _TGEN] = -1
         self.tt = (table, table.view(np.float64))  # the bounds are float64 in columns _TLOWER, _TUPPER
         self.counters = np.zeros(2, np.int64)
-        self.stack = np.zeros((MAX_PLY, STATE_SIZE), np.int64)
+        self.state = np.zeros(STATE_SIZE, np.int64)  # the searched state, made and unmade in place
+        self.undo = np.zeros((MAX_PLY, SEARCH_SIZE), np.int64)  # per ply, the state to unmake to
         self.moves = np.zeros((MAX_PLY, 32), np.int64)
-        self.frame = (np.zeros((MAX_PLY, 7), np.float64), np.zeros((MAX_PLY, 10), np.int64),
+        self.frame = (np.zeros((MAX_PLY, 7), np.float64), np.zeros((MAX_PLY, 11), np.int64),
                       np.zeros((MAX_PLY, 32), np.int64))
         self.nodes = 0
 
@@ -421,12 +465,12 @@ class CoreSolver:
             st = from_game_state(s)
         else:
             st = s
-        self.stack[0] = check_state(st, self.rules)
-        if self.stack[0, F.over]:
+        self.state[:] = check_state(st, self.rules)
+        if self.state[F.over]:
             raise ValueError("the hand is over: nothing to solve")
         self.counters[NODES] = 0
         self.counters[GENERATION] += 1
-        return self.stack[0]
+        return self.state
 
     def solve(self, s, depth: int | None = None) -> tuple[float, int]:
         """``(value, best action)`` of a :class:`GameState` or state array for the player to move; value in game
@@ -434,7 +478,7 @@ class CoreSolver:
         is over."""
         st = self._load(s)
         d = _depth(depth)
-        v, a = _mtd(self.stack, self.moves, 0, self.R, int(st[F.to_move]), 0.0, d, True, self.flags,
+        v, a = _mtd_entry(st, self.undo, self.moves, self.R, int(st[F.to_move]), d, self.flags,
                     *self.tt, self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return float(v), int(a)
@@ -447,7 +491,7 @@ class CoreSolver:
         actions = np.array([a for a in range(self.rules.n_actions) if bits >> a & 1], dtype=np.int64)
         out = np.zeros(len(actions), dtype=np.float64)  # also the first guesses
         d = _depth(depth)
-        _action_values(self.stack, self.moves, self.R, actions, out, d, self.flags, *self.tt,
+        _action_values_entry(st, self.undo, self.moves, self.R, actions, out, d, self.flags, *self.tt,
                        self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return {int(a): float(v) for a, v in zip(actions, out)}
@@ -492,7 +536,7 @@ class CoreSolver:
         self.counters[NODES] = 0
         self.counters[GENERATION] += 1  # one table for all the worlds: a state's value is the same in each
         out = np.zeros((worlds.shape[0], actions.shape[0]), dtype=np.float64)
-        _world_values(template, worlds, int(k), self.R, actions, out, self.flags, self.stack, self.moves,
+        _world_values_entry(template, worlds, int(k), self.R, actions, out, self.flags, self.state, self.undo, self.moves,
                       *self.tt, self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return out

@@ -40,7 +40,9 @@ from __future__ import annotations
 from collections import namedtuple
 
 import numpy as np
-from numba import njit
+from numba import carray, njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from schnapsen_env import encoding
 from schnapsen_env.cards import RANK_POINTS
@@ -116,6 +118,31 @@ def rule_table(rules: RuleSet) -> np.ndarray:
         tie_last_trick=int(r.tie == "last_trick"), match_target=r.match_target,
     )
     return np.array([values[k] for k in RULE_FIELDS], dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------- uncounted views
+@intrinsic
+def _as_pointer(typingctx, address):
+    """An integer address as a ``void *`` (for :func:`numba.carray`)."""
+    sig = types.voidptr(address)
+
+    def codegen(context, builder, signature, args):
+        return builder.inttoptr(args[0], cgutils.voidptr_t)
+    return sig, codegen
+
+
+@njit(cache=True)
+def uncounted(a):
+    """A view of the C-contiguous array ``a`` (same shape, dtype and memory) that numba does not reference-count.
+
+    numba counts the references to an array with an atomic increment and decrement each time the array is bound
+    in a called function or sliced; in the solver's and the batch loops' millions of small calls, those atomics
+    took half the time (measured: 3.4 M solver nodes/s counted, 7 M uncounted). Compiled entry points wrap their
+    arrays with this once; the caller keeps ``a`` alive for the call (it holds the argument). ``a`` must be
+    C-contiguous (every array the project passes is allocated so); raises ValueError if it is not."""
+    if not a.flags.c_contiguous:
+        raise ValueError("uncounted() needs a C-contiguous array")
+    return carray(_as_pointer(a.ctypes.data), a.shape, a.dtype)
 
 
 # ---------------------------------------------------------------------------------------------- card helpers
@@ -526,6 +553,8 @@ def state_vector(st, R, out):
 @njit(cache=True)
 def legal_masks(states, R, out):
     """``out[i] = legal_mask(states[i])`` for every row (int64 ``(N,)``)."""
+    states = uncounted(states)
+    R = uncounted(R)
     for i in range(states.shape[0]):
         out[i] = legal_mask(states[i], R)
 
@@ -542,6 +571,8 @@ def masks_into(bits, width, out):
 @njit(cache=True)
 def apply_all(states, R, actions):
     """``apply(states[i], actions[i])`` for every row whose hand is not over (no legality check)."""
+    states = uncounted(states)
+    R = uncounted(R)
     for i in range(states.shape[0]):
         if not states[i, F.over]:
             apply(states[i], R, actions[i])
@@ -550,6 +581,8 @@ def apply_all(states, R, actions):
 @njit(cache=True)
 def deal_rows(states, R, rows, orders, dealers):
     """Deal ``orders[k]`` with dealer ``dealers[k]`` into row ``rows[k]``."""
+    states = uncounted(states)
+    orders = uncounted(orders)
     for k in range(rows.shape[0]):
         deal(states[rows[k]], R, orders[k], dealers[k])
 
@@ -557,6 +590,9 @@ def deal_rows(states, R, rows, orders, dealers):
 @njit(cache=True)
 def observe_all(states, R, seats, out):
     """``observe(states[i], seats[i], out[i])`` for every row."""
+    states = uncounted(states)
+    R = uncounted(R)
+    out = uncounted(out)
     for i in range(states.shape[0]):
         observe(states[i], R, seats[i], out[i])
 
@@ -564,6 +600,9 @@ def observe_all(states, R, seats, out):
 @njit(cache=True)
 def state_vectors(states, R, out):
     """``state_vector(states[i], out[i])`` for every row."""
+    states = uncounted(states)
+    R = uncounted(R)
+    out = uncounted(out)
     for i in range(states.shape[0]):
         state_vector(states[i], R, out[i])
 
