@@ -24,6 +24,11 @@ and the ratios compiled / reference of the node rates and of the median ms on th
 "Expert-level search on a compiled core"): node rate >= 50x the reference; a full solve from trick 1 in a median
 of at most 10 ms.
 
+**Expert move time** (``--expert N``): ``expert`` at its default budget plays N seeded ``schnapsen20`` hands
+(seeds 0..N-1, seat alternating) against ``heuristic``; every decision with more than one legal action is timed
+with ``time.perf_counter`` around ``act``. Prints the median, p90 and max ms a move, the median worlds and nodes.
+Goal (issue "Expert-level search on a compiled core"): a median of at most 250 ms on one core.
+
 **Exactness** (``--exactness N``): N positions from random play (special actions often) in both rulesets with
 random knob sets of ``tests/knob_cases.py``, a third each with the stock open, closed and exhausted, at least
 three tricks played (four, and ``schnapsen20`` only, with closing below the root, where the reference solver is
@@ -118,6 +123,35 @@ def speed(args) -> None:
           f"{med['trick 1, compiled, closing']:.2f} ms (goal <= 10 ms)")
 
 
+def expert_moves(n: int) -> None:
+    from agents import make_agent
+    from schnapsen_env import encoding
+
+    rules = RuleSet.make()
+    expert = make_agent("expert", rules, seed=0)
+    ms, worlds, nodes = [], [], []
+    for seed in range(n):
+        g = GameState.new_hand(rules, rng=np.random.default_rng(seed))
+        other = make_agent("heuristic", rules, seed=seed)
+        seat = seed % 2
+        while g.result is None:
+            obs = {"observation": encoding.observation(g, g.to_move), "action_mask": g.action_mask()}
+            if g.to_move != seat:
+                g.push(other.act(obs))
+                continue
+            t0 = time.perf_counter()
+            a = expert.act(obs)
+            dt = time.perf_counter() - t0
+            if int(obs["action_mask"].sum()) > 1:
+                ms.append(dt * 1e3)
+                worlds.append(expert.last_worlds)
+                nodes.append(expert.last_nodes)
+            g.push(a)
+    print(f"expert (defaults) vs heuristic, {n} hands, {len(ms)} timed moves: median {np.median(ms):.1f} ms, "
+          f"p90 {np.percentile(ms, 90):.1f} ms, max {max(ms):.1f} ms a move; median {np.median(worlds):.0f} worlds, "
+          f"{np.median(nodes):,.0f} nodes (goal: median <= 250 ms)")
+
+
 def exactness(n: int, seed: int) -> int:
     rng = np.random.default_rng(seed)
     checked = differ = 0
@@ -144,11 +178,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--reference-deals", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--exactness", type=int, default=0, metavar="N", help="check N positions instead of timing")
+    parser.add_argument("--expert", type=int, default=0, metavar="N", help="time expert's moves over N hands")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--record-nodes", action="store_true", help=f"write {NODES_FILE.name}")
     args = parser.parse_args(argv)
-    if min(args.deals, args.reference_deals, args.rounds) < 1 or args.exactness < 0:
-        parser.error("--deals, --reference-deals and --rounds must be >= 1, --exactness >= 0")
+    if min(args.deals, args.reference_deals, args.rounds) < 1 or min(args.exactness, args.expert) < 0:
+        parser.error("--deals, --reference-deals and --rounds must be >= 1, --exactness and --expert >= 0")
     if args.record_nodes:
         data = {"about": "agents.solver_core.perft_nodes(): [value, nodes] of full solves from trick 1 of seeded "
                          "deals; checked by tests/test_solver_core.py", "core": perft_nodes()}
@@ -157,6 +192,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.exactness:
         return exactness(args.exactness, args.seed)
+    if args.expert:
+        expert_moves(args.expert)
+        return 0
     speed(args)
     return 0
 
