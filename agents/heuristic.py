@@ -103,7 +103,7 @@ class HeuristicAgent:
         """Kings and queens of my hand that form a marriage pair."""
         out = 0
         for s in range(4):
-            kq = (1 << d.card(s, 2)) | (1 << d.card(s, 3))
+            kq = d.pair_mask[s]
             if hand & kq == kq:
                 out |= kq
         return out
@@ -132,7 +132,9 @@ class HeuristicAgent:
         mask = 0
         for a in legal.tolist():
             mask |= 1 << a
-        marriage, exchange, close, claim = n, n + 4, n + 5, n + 6
+        rules = self.rules
+        marriage, exchange = rules.marriage_action(0), rules.exchange_action
+        close, claim = rules.close_action, rules.claim_action
         cards = mask & d.full
         # 1. claim
         if mask >> claim & 1 and v.me_points >= CLAIM_TARGET:

@@ -22,8 +22,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from schnapsen_env.core import (F, K, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, apply, check_state, counted, from_game_state,
-                                legal_mask, rule_table, uncounted)
+from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply, check_state,
+                                counted, drop_stale_cache, from_game_state, legal_mask, rule_table, uncounted)
 from schnapsen_env.rules import CLAIM_TARGET, GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -104,11 +104,11 @@ def _ordered(st, R, tt_move, moves, keys, p):
                     fs = a // rps
                     wins = (fs == ls and a % rps < table % rps) or (fs != ls and fs == trump)
                     key = 64 + _rank_points(table, rps) + pts if wins else 32 - pts
-            elif a == n + 6:
+            elif a == n + CLAIM:
                 key = 1 << 39
-            elif a < n + 4:
+            elif a < n + EXCHANGE:
                 key = (1 << 38) + (1 if a - n == trump else 0)
-            elif a == n + 4:
+            elif a == n + EXCHANGE:
                 key = 1 << 37
             else:
                 key = 1 << 36
@@ -173,10 +173,10 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, f
         # A correct claim is legal and dominant: the claim value only falls as the opponent takes points and
         # tricks, and a later claim, last trick or closed-hand end pays no more (R20-R23).
         _save(st, undo, p)
-        apply(st, R, R[K.n] + 6)
+        apply(st, R, R[K.n] + CLAIM)
         fv[p, _BEST] = _terminal(st, root)
         _restore(st, undo, p)
-        fi[p, _BESTMOVE] = R[K.n] + 6
+        fi[p, _BESTMOVE] = R[K.n] + CLAIM
         return True
     k1, k2 = _keys(st)
     mask = tt.shape[0] - 1
@@ -210,7 +210,7 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, f
     fv[p, _A0] = fv[p, _ALPHA]
     fv[p, _B0] = fv[p, _BETA]
     m = _ordered(st, R, first, moves, okeys, p)
-    close = R[K.n] + 5
+    close = R[K.n] + CLOSE
     if not at_root and not (flags & CLOSE_BELOW_ROOT) and m > 1:
         for i in range(m):
             if moves[p, i] == close:
@@ -540,6 +540,9 @@ class CoreSolver:
                       *self.tt, self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return out
+
+
+drop_stale_cache("solver_core", _search)  # before any cached function loads (see drop_stale_cache)
 
 
 def _depth(depth) -> int:

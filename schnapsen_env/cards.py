@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from enum import IntEnum
 
+import numpy as np
+
 from schnapsen_env.errors import InvalidPositionError
 
 
@@ -51,6 +53,24 @@ def popcount(mask: int) -> int:
     return mask.bit_count()
 
 
+def mask_of(ids) -> int:
+    """Bit mask of an iterable of card ids."""
+    m = 0
+    for i in ids:
+        m |= 1 << i
+    return m
+
+
+#: Byte -> its 8 bits, little-endian: int8 ``(256, 8)``.
+BIT_TABLE = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int8)
+
+
+def mask_to_array(bits: int, n: int) -> np.ndarray:
+    """Int bit mask -> ``np.ndarray`` of shape ``(n,)``, dtype int8 (1 where the bit is set)."""
+    nbytes = (n + 7) // 8
+    return BIT_TABLE[np.frombuffer(bits.to_bytes(nbytes, "little"), dtype=np.uint8)].reshape(-1)[:n]
+
+
 def iter_bits(mask: int):
     """Yield the card ids of a bit-mask card set in increasing order."""
     while mask:
@@ -70,6 +90,7 @@ class Deck:
             points in card points.
         suit_mask: bit mask of the cards of each suit, indexed by :class:`Suit`.
         higher: per card id, the bit mask of the cards of the same suit that beat it.
+        pair_mask: per suit, the bit mask of its king and queen (the marriage pair, R12).
         full: bit mask of the whole deck.
     """
 
@@ -85,6 +106,7 @@ class Deck:
         self.points = tuple(RANK_POINTS[i % rps] for i in range(size))
         self.suit_mask = tuple(((1 << rps) - 1) << (s * rps) for s in range(4))
         self.higher = tuple(((1 << (i % rps)) - 1) << (i // rps * rps) for i in range(size))
+        self.pair_mask = tuple((1 << s * rps + Rank.K) | (1 << s * rps + Rank.Q) for s in range(4))
         self.full = (1 << size) - 1
         self._index = {c: i for i, c in enumerate(self.codes)}
 

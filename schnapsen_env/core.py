@@ -37,7 +37,9 @@ malformed array can corrupt memory.
 
 from __future__ import annotations
 
+import hashlib
 from collections import namedtuple
+from pathlib import Path
 
 import numpy as np
 from numba import carray, njit, types
@@ -47,19 +49,25 @@ from numba.extending import intrinsic
 from schnapsen_env import encoding
 from schnapsen_env.cards import RANK_POINTS
 from schnapsen_env.errors import InvalidPositionError
-from schnapsen_env.rules import CLAIM_TARGET, RESULT_REASONS, GameState, Result, Trick
-from schnapsen_env.ruleset import RuleSet
+from schnapsen_env.rules import CLAIM_TARGET, FIELDS, RESULT_REASONS, GameState, Reason, Result, Trick
+from schnapsen_env.ruleset import RuleSet, SpecialAction
 
 MAX_STOCK = 12  # sixtysix24: 24 - 2 * 6
+#: Offsets of the non-play actions after the card ids (:class:`SpecialAction`), as plain ints for numba.
+EXCHANGE, CLOSE, CLAIM = int(SpecialAction.EXCHANGE), int(SpecialAction.CLOSE), int(SpecialAction.CLAIM)
 MAX_TRICKS = 12
 
-#: The state array's fields and their sizes, declared once (see the module docstring).
-STATE_FIELDS = (
-    ("hands", 2), ("won", 2), ("known", 2), ("led", 2), ("followed", 2), ("card_points", 2), ("tricks", 2),
-    ("marriage_points", 2), ("marriage_suits", 2), ("bonus", 2), ("match_points", 2),
-    ("stock", MAX_STOCK), ("stock_top", 1), ("stock_end", 1), ("trump", 1), ("leader", 1), ("to_move", 1),
-    ("dealer", 1), ("table", 1), ("closed_by", 1), ("snap_points", 1), ("snap_tricks", 1), ("announced", 1),
-    ("exchanged", 1), ("carry", 1), ("over", 1), ("res_winner", 1), ("res_points", 1), ("res_reason", 1),
+#: :class:`GameState` fields (:data:`schnapsen_env.rules.FIELDS`) that the array stores in another form: the
+#: stock as ids with two cursors, the closing snapshot and the result as separate integers.
+_CONVERTED = ("stock", "closing_snapshot", "result")
+#: GameState fields stored as they are, one integer (two for per-seat fields) each, in the order of ``FIELDS``.
+SHARED_FIELDS = tuple((name, per_seat) for name, per_seat, _ in FIELDS if name not in _CONVERTED)
+
+#: The state array's fields and their sizes, declared once (see the module docstring): the shared GameState
+#: fields, then the array's own.
+STATE_FIELDS = tuple((name, 2 if per_seat else 1) for name, per_seat in SHARED_FIELDS) + (
+    ("led", 2), ("followed", 2), ("stock", MAX_STOCK), ("stock_top", 1), ("stock_end", 1), ("snap_points", 1),
+    ("snap_tricks", 1), ("over", 1), ("res_winner", 1), ("res_points", 1), ("res_reason", 1),
     ("history_len", 1), ("history", 4 * MAX_TRICKS),  # history last: a search copies only what precedes it
 )
 
@@ -118,6 +126,33 @@ def rule_table(rules: RuleSet) -> np.ndarray:
         tie_last_trick=int(r.tie == "last_trick"), match_target=r.match_target,
     )
     return np.array([values[k] for k in RULE_FIELDS], dtype=np.int64)
+
+
+# ---------------------------------------------------------------------------------------------- cache guard
+def drop_stale_cache(module_name: str, dispatcher) -> None:
+    """Drop the numba cache of ``module_name`` if it was compiled against another version of this module.
+
+    numba freezes global constants such as :data:`F`, :data:`K` and :data:`SEARCH_SIZE` into the machine code and
+    checks only the compiled function's own source file before reusing its cache. A module whose compiled
+    functions read this module's layout (:mod:`agents.solver_core`) would therefore run code built for an old
+    layout after this file changed (a ``git pull`` that touched only ``core.py``): wrong values, or memory
+    errors. Such a module calls this at import, with one of its dispatchers (to find its cache folder); the
+    cache is then reused only while this file's content is what it was compiled against.
+    """
+    fingerprint = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    folder = Path(dispatcher.stats.cache_path)
+    stamp = folder / f"{module_name}.core-sha256"
+    try:
+        if stamp.read_text() == fingerprint:
+            return
+    except OSError:
+        pass
+    try:
+        for f in folder.glob(f"{module_name}.*.nb[ic]"):
+            f.unlink(missing_ok=True)
+        stamp.write_text(fingerprint)
+    except OSError:  # an unwritable cache folder: numba cannot have cached there either
+        pass
 
 
 # ---------------------------------------------------------------------------------------------- uncounted views
@@ -232,7 +267,7 @@ def legal_mask(st, R):
     if not R[K.claim_auto]:  # R21
         if (st[F.announced] >= 0 or st[F.tricks] + st[F.tricks + 1] > 0) and (
                 R[K.false_claim] != 0 or counted(st, me) >= CLAIM_TARGET):  # R20 W1/W2, R21a
-            claim = 1 << (n + 6)
+            claim = 1 << (n + CLAIM)
     if st[F.announced] >= 0:
         return kq_mask(st[F.announced], rps) | claim  # R4
     bits = hand
@@ -247,9 +282,9 @@ def legal_mask(st, R):
         size = st[F.stock_end] - st[F.stock_top]
         exchange_card = st[F.trump] * rps + R[K.exchange_rank]
         if size >= R[K.exchange_min_stock] and (hand >> exchange_card) & 1:  # R16, R66-3
-            bits |= 1 << (n + 4)
+            bits |= 1 << (n + EXCHANGE)
         if size >= R[K.close_min_stock]:  # R18, R66-4
-            bits |= 1 << (n + 5)
+            bits |= 1 << (n + CLOSE)
     return bits | claim
 
 
@@ -402,7 +437,7 @@ def apply(st, R, action):
             st[F.to_move] = 1 - me
         else:
             _finish_trick(st, R, action)
-    elif action < n + 4:  # marriage (R12)
+    elif action < n + EXCHANGE:  # marriage (R12)
         suit = action - n
         st[F.marriage_suits + me] |= 1 << suit
         st[F.marriage_points + me] += 40 if suit == st[F.trump] else 20
@@ -410,7 +445,7 @@ def apply(st, R, action):
         st[F.known + me] |= kq_mask(suit, rps)  # both cards shown (R27)
         if R[K.claim_auto] and counted(st, me) >= CLAIM_TARGET:  # R21 (W2)
             _claim(st, R, me)
-    elif action == n + 4:  # exchange (R15-R17)
+    elif action == n + EXCHANGE:  # exchange (R15-R17)
         jack = st[F.trump] * rps + R[K.exchange_rank]
         end = F.stock + st[F.stock_end] - 1
         old = st[end]
@@ -418,7 +453,7 @@ def apply(st, R, action):
         st[F.known + me] |= 1 << old  # R27
         st[end] = jack
         st[F.exchanged] = 1
-    elif action == n + 5:  # close (R18, R19)
+    elif action == n + CLOSE:  # close (R18, R19)
         other = 1 - me
         st[F.closed_by] = me
         st[F.snap_points] = counted(st, other)
@@ -616,31 +651,18 @@ def from_game_state(g: GameState, out: np.ndarray | None = None) -> np.ndarray:
     """
     st = np.zeros(STATE_SIZE, dtype=np.int64) if out is None else out
     st[:] = 0
-    for p in (0, 1):
-        st[F.hands + p] = g.hands[p]
-        st[F.won + p] = g.won[p]
-        st[F.known + p] = g.known[p]
-        st[F.card_points + p] = g.card_points[p]
-        st[F.tricks + p] = g.tricks[p]
-        st[F.marriage_points + p] = g.marriage_points[p]
-        st[F.marriage_suits + p] = g.marriage_suits[p]
-        st[F.bonus + p] = g.bonus[p]
-        st[F.match_points + p] = g.match_points[p]
+    for name, per_seat in SHARED_FIELDS:
+        at = getattr(F, name)
+        if per_seat:
+            st[at:at + 2] = getattr(g, name)
+        else:
+            st[at] = getattr(g, name)
     if len(g.stock) > MAX_STOCK:
         raise ValueError(f"stock of {len(g.stock)} cards, at most {MAX_STOCK} fit")
     st[F.stock:F.stock + len(g.stock)] = g.stock
     st[F.stock_end] = len(g.stock)
-    st[F.trump] = g.trump
-    st[F.leader] = g.leader
-    st[F.to_move] = g.to_move
-    st[F.dealer] = g.dealer
-    st[F.table] = g.table
-    st[F.closed_by] = g.closed_by
     if g.closing_snapshot is not None:
         st[F.snap_points], st[F.snap_tricks] = g.closing_snapshot
-    st[F.announced] = g.announced
-    st[F.exchanged] = int(g.exchanged)
-    st[F.carry] = g.carry
     led, followed = [0, 0], [0, 0]
     for t in g.history:
         led[t.leader] |= 1 << t.lead
@@ -712,38 +734,23 @@ def result_of(st: np.ndarray) -> Result | None:
     if not st[F.over]:
         return None
     w = int(st[F.res_winner])
-    return Result(None if w < 0 else w, int(st[F.res_points]), RESULT_REASONS[int(st[F.res_reason])])
+    return Result(None if w < 0 else w, int(st[F.res_points]), Reason(RESULT_REASONS[int(st[F.res_reason])]))
 
 
 def to_game_state(st: np.ndarray, rules: RuleSet) -> GameState:
     """A :class:`GameState` equal to the state array (the history holds the tricks the array recorded)."""
-    g = GameState(rules)
-    f = F
-    g.hands = [int(st[f.hands]), int(st[f.hands + 1])]
-    g.won = [int(st[f.won]), int(st[f.won + 1])]
-    g.known = [int(st[f.known]), int(st[f.known + 1])]
-    g.card_points = [int(st[f.card_points]), int(st[f.card_points + 1])]
-    g.tricks = [int(st[f.tricks]), int(st[f.tricks + 1])]
-    g.marriage_points = [int(st[f.marriage_points]), int(st[f.marriage_points + 1])]
-    g.marriage_suits = [int(st[f.marriage_suits]), int(st[f.marriage_suits + 1])]
-    g.bonus = [int(st[f.bonus]), int(st[f.bonus + 1])]
-    g.match_points = [int(st[f.match_points]), int(st[f.match_points + 1])]
-    g.stock = tuple(int(c) for c in st[f.stock + st[f.stock_top]:f.stock + st[f.stock_end]])
-    g.trump = int(st[f.trump])
-    g.leader = int(st[f.leader])
-    g.to_move = int(st[f.to_move])
-    g.dealer = int(st[f.dealer])
-    g.table = int(st[f.table])
-    g.closed_by = int(st[f.closed_by])
-    g.closing_snapshot = (int(st[f.snap_points]), int(st[f.snap_tricks])) if g.closed_by >= 0 else None
-    g.announced = int(st[f.announced])
-    g.exchanged = bool(st[f.exchanged])
-    g.carry = int(st[f.carry])
-    g.history = [Trick(*(int(x) for x in st[f.history + 4 * k:f.history + 4 * k + 4]))
-                 for k in range(int(st[f.history_len]))]
-    g.result = result_of(st)
-    g._exchange_card = rules.deck.card(g.trump, rules.exchange_rank_index)
-    return g
+    fields = {}
+    for name, per_seat in SHARED_FIELDS:
+        at = getattr(F, name)
+        fields[name] = [int(st[at]), int(st[at + 1])] if per_seat else int(st[at])
+    fields["exchanged"] = bool(fields["exchanged"])
+    fields["stock"] = tuple(int(c) for c in st[F.stock + st[F.stock_top]:F.stock + st[F.stock_end]])
+    closed = fields["closed_by"] >= 0
+    fields["closing_snapshot"] = (int(st[F.snap_points]), int(st[F.snap_tricks])) if closed else None
+    fields["result"] = result_of(st)
+    fields["history"] = [Trick(*(int(x) for x in st[F.history + 4 * k:F.history + 4 * k + 4]))
+                         for k in range(int(st[F.history_len]))]
+    return GameState.from_fields(rules, **fields)
 
 
 __all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "check_state", "counted",

@@ -54,8 +54,8 @@ from typing import Any
 
 import numpy as np
 
-from schnapsen_env.cards import SUIT_LETTERS
-from schnapsen_env.rules import PLAYERS, GameState, _BIT_TABLE
+from schnapsen_env.cards import BIT_TABLE, SUIT_LETTERS
+from schnapsen_env.rules import PLAYERS, GameState
 from schnapsen_env.ruleset import RuleSet
 
 PLANES = ("hand", "turn_up", "me_lead", "me_follow", "opp_lead", "opp_follow", "table", "opp_known", "unseen",
@@ -64,7 +64,7 @@ SCALARS = (("trump", 4), ("stock_size", 1), ("closed", 1), ("closer", 2), ("snap
            ("tricks", 2), ("pending", 2), ("marriages", 8), ("exchanged", 1), ("announced", 4), ("leader", 1),
            ("dealer", 1), ("trick", 1), ("match", 3))
 _N_SCALARS = sum(k for _, k in SCALARS)
-_BIT_TABLE_F32 = _BIT_TABLE.astype(np.float32)  # byte -> its 8 bits (little-endian) as float32
+_BIT_TABLE_F32 = BIT_TABLE.astype(np.float32)  # byte -> its 8 bits (little-endian) as float32
 #: Bumped whenever the observation layout changes; checkpoints store it and refuse a mismatch.
 LAYOUT_VERSION = 1
 
@@ -197,7 +197,7 @@ def observations_into(states: list[GameState], seats: np.ndarray, out: np.ndarra
     n_planes = len(PLANES) * states[0].deck.size
     nbytes = (n_planes + 7) // 8
     raw = b"".join(_planes_int(s, int(p)).to_bytes(nbytes, "little") for s, p in zip(states, seats))
-    bits = _BIT_TABLE[np.frombuffer(raw, dtype=np.uint8)].reshape(len(states), nbytes * 8)
+    bits = BIT_TABLE[np.frombuffer(raw, dtype=np.uint8)].reshape(len(states), nbytes * 8)
     out[:, :n_planes] = bits[:, :n_planes]
     out[:, n_planes:] = [_scalars(s, int(p)) for s, p in zip(states, seats)]
 

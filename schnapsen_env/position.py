@@ -1,18 +1,34 @@
-"""Loading and validating position dicts (issue 2 keys, API.md optional keys).
+"""Position dicts (issue 2 keys, API.md optional keys): writing them and loading them with validation.
 
-Used by :meth:`schnapsen_env.rules.GameState.from_position`; every check raises
-:class:`~schnapsen_env.errors.InvalidPositionError` with a message naming the key
-and what was expected, and nothing is loaded unless all checks pass.
+:meth:`GameState.position <schnapsen_env.rules.GameState.position>` and
+:meth:`GameState.from_position <schnapsen_env.rules.GameState.from_position>` call :func:`to_position` and
+:func:`load_position`. Every check raises :class:`~schnapsen_env.errors.InvalidPositionError` with a message
+naming the key and what was expected, and nothing is loaded unless all checks pass.
+
+This module does not import the engine (:mod:`schnapsen_env.rules` imports it): :func:`load_position` is given
+the state class and uses its public builder (``from_fields``) and methods only.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from schnapsen_env.cards import SUIT_LETTERS, Deck
+from schnapsen_env.cards import mask_of as _mask
 from schnapsen_env.errors import InvalidPositionError
-from schnapsen_env.rules import (_OPTIONAL_KEYS, _POSITION_KEYS, PLAYERS, RESULT_REASONS, GameState, Result,
-                                 Trick, _mask, seat_of)
+from schnapsen_env.scoring import RESULT_REASONS, Reason, Result, Trick
+from schnapsen_env.seats import PLAYERS, seat_of
+
+if TYPE_CHECKING:
+    from schnapsen_env.rules import GameState
+    from schnapsen_env.ruleset import RuleSet
+
+#: Keys every position holds (issue 2).
+POSITION_KEYS = frozenset({"trump", "stock", "closed_by", "closing_snapshot", "hands", "won", "marriages",
+                           "announced", "leader", "table"})
+#: Optional keys (API.md), all written by :func:`to_position` so that a position round-trips exactly.
+OPTIONAL_KEYS = frozenset({"dealer", "match_points", "history", "known", "exchanged", "carry", "points", "tricks",
+                           "result"})
 
 
 def _bad(msg: str) -> InvalidPositionError:
@@ -49,18 +65,53 @@ def _suit(value: Any, key: str) -> int:
     return SUIT_LETTERS.index(value)
 
 
-def load_position(s: GameState, pos: Any) -> GameState:
-    """Fill the empty state ``s`` from ``pos`` after validating it; see :meth:`GameState.from_position`."""
-    rules = s.rules
+def to_position(s: GameState) -> dict[str, Any]:
+    """The JSON-compatible position dict of a state (see :meth:`GameState.position`)."""
     d = s.deck
+    codes = d.codes
+    res = None
+    if s.result is not None:
+        w = s.result.winner
+        res = {"winner": None if w is None else PLAYERS[w], "game_points": s.result.game_points,
+               "reason": str(s.result.reason)}
+    return {
+        "trump": SUIT_LETTERS[s.trump],
+        "stock": [codes[c] for c in s.stock],
+        "closed_by": None if s.closed_by < 0 else PLAYERS[s.closed_by],
+        "closing_snapshot": None if s.closing_snapshot is None else {
+            "points": s.closing_snapshot[0], "tricks": s.closing_snapshot[1]},
+        "hands": {PLAYERS[p]: d.codes_of(s.hands[p]) for p in (0, 1)},
+        "won": {PLAYERS[p]: d.codes_of(s.won[p]) for p in (0, 1)},
+        "marriages": {PLAYERS[p]: [SUIT_LETTERS[su] for su in range(4) if s.marriage_suits[p] >> su & 1]
+                      for p in (0, 1)},
+        "announced": None if s.announced < 0 else SUIT_LETTERS[s.announced],
+        "leader": PLAYERS[s.leader],
+        "table": None if s.table < 0 else codes[s.table],
+        "dealer": PLAYERS[s.dealer],
+        "match_points": {PLAYERS[p]: s.match_points[p] for p in (0, 1)},
+        "carry": s.carry,
+        "history": [{"leader": PLAYERS[t.leader], "cards": [codes[t.lead], codes[t.follow]],
+                     "winner": PLAYERS[t.winner]} for t in s.history],
+        "known": {PLAYERS[p]: d.codes_of(s.known[p]) for p in (0, 1)},
+        "exchanged": s.exchanged,
+        "points": {PLAYERS[p]: s.counted(p) for p in (0, 1)},
+        "tricks": {PLAYERS[p]: s.tricks[p] for p in (0, 1)},
+        "result": res,
+    }
+
+
+def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> GameState:
+    """A new ``state_class`` (:class:`GameState`) state loaded from ``pos`` after validating it; see
+    :meth:`GameState.from_position`."""
+    d = rules.deck
     if not isinstance(pos, dict):
         raise _bad(f"expected a dict, got {type(pos).__name__}")
-    missing = sorted(_POSITION_KEYS - set(pos))
+    missing = sorted(POSITION_KEYS - set(pos))
     if missing:
         raise _bad(f"missing key(s) {missing}")
-    unknown = sorted(map(repr, set(pos) - _POSITION_KEYS - _OPTIONAL_KEYS))
+    unknown = sorted(map(repr, set(pos) - POSITION_KEYS - OPTIONAL_KEYS))
     if unknown:
-        raise _bad(f"unknown key(s) {unknown}: expected {sorted(_POSITION_KEYS | _OPTIONAL_KEYS)}")
+        raise _bad(f"unknown key(s) {unknown}: expected {sorted(POSITION_KEYS | OPTIONAL_KEYS)}")
 
     trump = _suit(pos["trump"], "trump")
     stock = _card_list(d, pos["stock"], "stock")
@@ -133,7 +184,7 @@ def load_position(s: GameState, pos: Any) -> GameState:
     # Marriages (R12).
     mar_in = _per_player(pos["marriages"], "marriages")
     msuits = [0, 0]
-    kq = s._kq
+    kq = d.pair_mask
     for p in (0, 1):
         suits = mar_in[PLAYERS[p]]
         if not isinstance(suits, (list, tuple)):
@@ -237,28 +288,16 @@ def load_position(s: GameState, pos: Any) -> GameState:
         match_points = [_nonneg_int(mp[p], f"match_points[{p!r}]") for p in PLAYERS]
     carry = _nonneg_int(pos.get("carry", 0), "carry")
 
-    # Fill the state.
-    s.hands = [_mask(h) for h in hands]
-    s.won = [_mask(w) for w in won]
-    s.card_points = [d.mask_points(m) for m in s.won]
-    s.tricks = [len(w) // 2 for w in won]
-    s.marriage_suits = msuits
-    s.marriage_points = [sum(40 if su == trump else 20 for su in range(4) if msuits[p] >> su & 1) for p in (0, 1)]
-    s.stock = tuple(stock)
-    s.trump = trump
-    s.leader = leader
-    s.to_move = leader if table is None else follower
-    s.dealer = dealer
-    s.table = -1 if table is None else table
-    s.closed_by = closer
-    s.closing_snapshot = snap if closer >= 0 else None
-    s.announced = announced
-    s.exchanged = exchanged
-    s.known = known
-    s.history = history
-    s.match_points = match_points
-    s.carry = carry
-    s._exchange_card = d.card(trump, rules.exchange_rank_index)
+    # Build the state.
+    won_masks = [_mask(w) for w in won]
+    s = state_class.from_fields(
+        rules, hands=[_mask(h) for h in hands], won=won_masks, card_points=[d.mask_points(m) for m in won_masks],
+        tricks=[len(w) // 2 for w in won], marriage_suits=msuits,
+        marriage_points=[sum(40 if su == trump else 20 for su in range(4) if msuits[p] >> su & 1) for p in (0, 1)],
+        stock=tuple(stock), trump=trump, leader=leader, to_move=leader if table is None else follower,
+        dealer=dealer, table=-1 if table is None else table, closed_by=closer,
+        closing_snapshot=snap if closer >= 0 else None, announced=announced, exchanged=exchanged, known=known,
+        history=history, match_points=match_points, carry=carry)
 
     played_out = not hands[0] and not hands[1] and table is None
     if played_out and rules.last_trick_bonus and (closer < 0 or rules.last_trick_bonus_when_closed):
@@ -294,7 +333,7 @@ def load_position(s: GameState, pos: Any) -> GameState:
             raise _bad(f"result.reason must be one of {list(RESULT_REASONS)}, got {res['reason']!r}")
         if (winner is None) != (res["reason"] == "tie") or (winner is None and gp != 0):
             raise _bad(f"result {res!r}: only a 'tie' has no winner, and it scores 0")
-        s.result = Result(winner, gp, res["reason"])
+        s.result = Result(winner, gp, Reason(res["reason"]))
         _check_result(s, played_out)
     elif played_out:
         raise _bad("all cards are played but result is null: a played-out hand always has a result")
@@ -318,16 +357,16 @@ def _check_reachable(s: GameState, pos: dict, played_out: bool) -> None:
                 raise _bad(f"{PLAYERS[p]} has no trick, so its only possible marriage is one announced by the "
                            "non-dealer on the opening lead (R14)")
         for su in range(4):
-            kq = s._kq[su]
+            kq = d.pair_mask[su]
             if s.marriage_suits[p] >> su & 1 and s.hands[p] & kq == kq and not (
                     s.announced == su and leader == p and s.table < 0):
                 raise _bad(f"{PLAYERS[p]} announced marriage {SUIT_LETTERS[su]} but still holds both its K and Q: "
                            "after an announcement the leader leads one of them (R4)")
-        trumps_and_pairs = d.suit_mask[s.trump] | sum(s._kq[su] for su in range(4) if s.marriage_suits[p] >> su & 1)
+        trumps_and_pairs = d.suit_mask[s.trump] | sum(d.pair_mask[su] for su in range(4) if s.marriage_suits[p] >> su & 1)
         if s.known[p] & ~trumps_and_pairs:
             raise _bad(f"known[{PLAYERS[p]!r}] lists {d.codes_of(s.known[p] & ~trumps_and_pairs)}: only shown marriage "
                        "partners and trumps taken from the turn-up can be known (R27)")
-    if s.announced >= 0 and not s._marriage_window_open():
+    if s.announced >= 0 and not s.marriage_window_open():
         raise _bad(f"announced {SUIT_LETTERS[s.announced]!r} on trick {n_done + 1}, where the marriage window "
                    f"({rules.marriage_window!r}, marriage_on_opening_lead={rules.marriage_on_opening_lead}) is "
                    "closed (R13, R66-6)")
@@ -352,7 +391,7 @@ def _check_reachable(s: GameState, pos: dict, played_out: bool) -> None:
         if n_done == (full_stock - size) // 2 and leader != s.closed_by:
             raise _bad(f"no trick was played since {PLAYERS[s.closed_by]} closed, so it must still be the leader (R18)")
     if s.exchanged:
-        if s.stock[-1] != s._exchange_card or len(s.stock) < rules.exchange_min_stock:
+        if s.stock[-1] != rules.exchange_card(s.trump) or len(s.stock) < rules.exchange_min_stock:
             raise _bad("exchanged is true, but the turn-up is not the exchange card or the stock is below "
                        f"exchange_min_stock ({rules.exchange_min_stock}) (R16)")
     if rules.claim_mode == "auto" and n_done and s.counted(leader) >= 66 and pos.get("result") is None:
@@ -363,12 +402,10 @@ def _check_reachable(s: GameState, pos: dict, played_out: bool) -> None:
 def _check_result(s: GameState, played_out: bool) -> None:
     """The given result must be what the rules give for this position (R20-R23a, R66-10)."""
     given = s.result
-    t = s.copy()
-    t.result = None
     if played_out:
-        t._end_of_hand(t.leader)  # after the last trick its winner leads
-        if t.result != given:
-            raise _bad(f"result {given} disagrees with the played-out cards, which give {t.result}")
+        expected = s.result_of_last_trick(s.leader)  # after the last trick its winner leads
+        if expected != given:
+            raise _bad(f"result {given} disagrees with the played-out cards, which give {expected}")
         return
     if given.reason not in ("claim", "false_claim"):
         raise _bad(f"result reason {given.reason!r} needs a played-out hand; with cards in hand only 'claim' or "
@@ -376,6 +413,6 @@ def _check_result(s: GameState, played_out: bool) -> None:
     if given.reason == "false_claim" and s.rules.false_claim == "reject":
         raise _bad("result reason 'false_claim' cannot happen under false_claim='reject' (R21a)")
     claimant = given.winner if given.reason == "claim" else 1 - given.winner
-    t._claim(claimant)
-    if t.result != given:
-        raise _bad(f"result {given} disagrees with a claim by {PLAYERS[claimant]} here, which gives {t.result}")
+    expected = s.result_of_claim(claimant)
+    if expected != given:
+        raise _bad(f"result {given} disagrees with a claim by {PLAYERS[claimant]} here, which gives {expected}")

@@ -79,12 +79,38 @@ class HandRecord:
                    result=data["result"], players=players)
 
 
+def record_of(state: GameState, players: dict[str, str] | None = None) -> HandRecord:
+    """The game record of a hand: its deal (``state.deal``) and the actions pushed since (``state.actions``), with
+    the result so far (None while the hand runs). ``players`` optionally labels the agents by seat.
+
+    Raises:
+        ValueError: the state has no deal (it was loaded from a position or built from fields).
+    """
+    names = state.rules.action_names
+    return HandRecord(state.rules.to_dict(), deck_of(state), PLAYERS[state.deal[1]],
+                      [names[a] for a in state.actions], _result_dict(state.result),
+                      None if players is None else dict(players))
+
+
+def deck_of(state: GameState) -> list[str]:
+    """The deck order (card codes c0...) the hand of ``state`` was dealt from (``state.deal``, R2 / R66-2).
+
+    Raises:
+        ValueError: the state has no deal (it was loaded from a position or built from fields).
+    """
+    if state.deal is None:
+        raise ValueError("this state has no deal to record: it was loaded from a position or built from fields, "
+                         "not dealt with GameState.new_hand or GameState.from_deck")
+    codes = state.rules.deck.codes
+    return [codes[c] for c in state.deal[0]]
+
+
 class Recorder:
-    """Records a hand while it is played: create it from the deal, call :meth:`add` per action.
+    """A hand dealt from a deck order, played with checked actions, and its record (:func:`record_of`).
 
     Example::
 
-        rec = Recorder.deal(RuleSet.make(), rng)       # deals a hand and remembers the deck order
+        rec = Recorder.deal(RuleSet.make(), rng)       # deals a hand
         state = rec.state
         while state.result is None:
             rec.step(state.legal_actions()[0])
@@ -93,49 +119,34 @@ class Recorder:
 
     def __init__(self, rules: RuleSet, deck: list[str], dealer: str) -> None:
         self.rules = rules
-        self.deck = list(deck)
-        self.dealer = dealer
-        self.state = GameState.from_deck(rules, self.deck, dealer)
-        self.actions: list[str] = []
+        self.state = GameState.from_deck(rules, list(deck), dealer)
 
     @classmethod
     def deal(cls, rules: RuleSet, rng) -> "Recorder":
         """Shuffle with the seeded ``numpy.random.Generator`` exactly as :meth:`GameState.new_hand` does."""
         state = GameState.new_hand(rules, rng)
-        return cls(rules, deck_of(state), PLAYERS[state.dealer])
+        rec = cls.__new__(cls)
+        rec.rules, rec.state = rules, state
+        return rec
+
+    @property
+    def actions(self) -> list[str]:
+        """The names of the actions played so far."""
+        return record_of(self.state).actions
 
     def step(self, action: int | str) -> None:
-        """Apply an action to :attr:`state` (checked) and record its name."""
+        """Apply an action to :attr:`state`, checked (:meth:`GameState.step`)."""
         self.state.step(action)
-        name = action if isinstance(action, str) else self.rules.action_names[int(action)]
-        self.actions.append(name)
 
     def record(self) -> HandRecord:
-        return HandRecord(self.rules.to_dict(), self.deck, self.dealer, list(self.actions),
-                          _result_dict(self.state.result))
-
-
-def deck_of(state: GameState) -> list[str]:
-    """The deck order c0… that deals ``state`` (a freshly dealt hand), inverting R2 / R66-2."""
-    if state.history or state.table >= 0 or state.closed_by >= 0 or state.exchanged or any(state.marriage_suits):
-        raise ValueError("deck_of needs a freshly dealt hand (no action played yet)")
-    rules = state.rules
-    codes = rules.deck.codes
-    hs = rules.hand_size
-    second = hs - 3
-    n_seat, d_seat = 1 - state.dealer, state.dealer
-    hand_n = [codes[c] for c in range(rules.n_cards) if state.hands[n_seat] >> c & 1]
-    hand_d = [codes[c] for c in range(rules.n_cards) if state.hands[d_seat] >> c & 1]
-    stock = [codes[c] for c in state.stock]
-    # Any split of each hand into the dealt packets deals the same hand: use card order.
-    return hand_n[:3] + hand_d[:3] + [stock[-1]] + hand_n[3:3 + second] + hand_d[3:3 + second] + stock[:-1]
+        return record_of(self.state)
 
 
 def _result_dict(result: Result | None) -> dict[str, Any] | None:
     if result is None:
         return None
     return {"winner": None if result.winner is None else PLAYERS[result.winner], "game_points": result.game_points,
-            "reason": result.reason}
+            "reason": str(result.reason)}
 
 
 def replay(record: HandRecord | dict, where: str = "record") -> Iterator[tuple[GameState, str | None]]:

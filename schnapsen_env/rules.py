@@ -26,61 +26,52 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
 import numpy as np
 
-from schnapsen_env.cards import SUIT_LETTERS, iter_bits
+from schnapsen_env.cards import SUIT_LETTERS, iter_bits, mask_of, mask_to_array
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
-from schnapsen_env.ruleset import RuleSet
+from schnapsen_env.position import load_position, to_position
+from schnapsen_env.ruleset import RuleSet, SpecialAction
+from schnapsen_env.scoring import CLAIM_TARGET, RESULT_REASONS, Reason, Result, Trick, game_value
+from schnapsen_env.seats import PLAYERS, seat_of
 
-PLAYERS = ("player_0", "player_1")
-RESULT_REASONS = ("claim", "false_claim", "last_trick", "closed_hand", "count", "tie")
-CLAIM_TARGET = 66  # R20: a claim is correct with counted >= 66
+# Offsets of the non-play actions after the card ids, as plain ints for the hot paths.
+_EXCHANGE, _CLOSE, _CLAIM = int(SpecialAction.EXCHANGE), int(SpecialAction.CLOSE), int(SpecialAction.CLAIM)
 
-
-class Result(NamedTuple):
-    """How a hand ended (RULES.md R20–R23, R66-10).
-
-    Attributes:
-        winner: seat 0 or 1, or ``None`` for a ``sixtysix24`` 65–65 tie.
-        game_points: game points won by ``winner`` (0 for a tie), excluding any carry.
-        reason: one of :data:`RESULT_REASONS`.
-    """
-
-    winner: int | None
-    game_points: int
-    reason: str
-
-
-class Trick(NamedTuple):
-    """A completed trick: seats of leader and winner, card ids of lead and follow."""
-
-    leader: int
-    lead: int
-    follow: int
-    winner: int
+#: The fields of a hand, declared once, as ``(name, per_seat, default)``: ``per_seat`` fields are two-element
+#: lists indexed by seat, the others hold immutable values. :data:`PLAY_FIELDS` are the fields an action
+#: changes (:meth:`GameState.push` saves them, :meth:`GameState.pop` restores them); :data:`HAND_FIELDS` are
+#: set when the hand is dealt or loaded and never change. ``__slots__``, construction, undo, copying, equality
+#: and :meth:`GameState.from_fields` are derived from these tables; so are the compiled core's conversions
+#: (:func:`schnapsen_env.core.from_game_state`). Besides them a state keeps ``history`` (its completed tricks),
+#: ``deal`` and ``actions`` (its record) and caches derived from the fields (:meth:`GameState._derive`).
+PLAY_FIELDS = (
+    ("hands", True, 0), ("won", True, 0), ("card_points", True, 0), ("tricks", True, 0),
+    ("marriage_points", True, 0), ("marriage_suits", True, 0), ("bonus", True, 0), ("known", True, 0),
+    ("stock", False, ()), ("leader", False, 0), ("to_move", False, 0), ("table", False, -1),
+    ("closed_by", False, -1), ("closing_snapshot", False, None), ("announced", False, -1),
+    ("exchanged", False, False), ("result", False, None),
+)
+HAND_FIELDS = (("trump", False, 0), ("dealer", False, 1), ("match_points", True, 0), ("carry", False, 0))
+FIELDS = PLAY_FIELDS + HAND_FIELDS
+_FIELD_NAMES = frozenset(name for name, _, _ in FIELDS) | {"history"}
 
 
-def game_value(points: int, tricks: int) -> int:
-    """Game value ``v(points, tricks)`` (RULES.md section 1): 3 if no trick, 2 below 33, else 1."""
-    if tricks == 0:
-        return 3
-    return 2 if points < 33 else 1
+def _undo_functions():
+    """``(save, restore)`` for :data:`PLAY_FIELDS`, generated from the table (as :mod:`dataclasses` generates
+    ``__init__``) so that the hot path of search reads and writes the fields inline."""
+    parts = [f"s.{name}[0], s.{name}[1]" if per_seat else f"s.{name}" for name, per_seat, _ in PLAY_FIELDS]
+    fields = ", ".join(parts)
+    source = (f"def save(s):\n    return ({fields}, len(s.history))\n"
+              f"def restore(s, saved):\n    ({fields}, n_history) = saved\n    del s.history[n_history:]\n")
+    namespace: dict = {}
+    exec(source, namespace)  # noqa: S102 (source built above from the constant field table only)
+    return namespace["save"], namespace["restore"]
 
 
-def seat_of(player: Any, what: str = "player") -> int:
-    """Seat 0/1 of ``"player_0"``/``"player_1"``; raises InvalidPositionError otherwise."""
-    if player == "player_0":
-        return 0
-    if player == "player_1":
-        return 1
-    raise InvalidPositionError(f"{what} must be 'player_0' or 'player_1', got {player!r}")
-
-
-_POSITION_KEYS = {"trump", "stock", "closed_by", "closing_snapshot", "hands", "won", "marriages", "announced",
-                  "leader", "table"}
-_OPTIONAL_KEYS = {"dealer", "match_points", "history", "known", "exchanged", "carry", "points", "tricks", "result"}
+_save, _restore = _undo_functions()
 
 
 class GameState:
@@ -104,43 +95,59 @@ class GameState:
     * ``history``: list of :class:`Trick`, the most recent tricks (all of them unless the state was loaded
       from a position without ``history``; count tricks with ``tricks``). ``result``: :class:`Result` or None.
     * ``match_points``: game points of each seat before this hand; ``carry``: tie carry (R66-10).
+    * ``deal``: ``(deck order, dealer)`` the hand was dealt from (card ids, R2), or None for a state loaded from a
+      position or built from fields. ``actions``: the action ids pushed since then, in order (undone by
+      :meth:`pop`), as python-chess keeps ``move_stack``; a deal and its actions are the hand's game record.
+
+    The fields are declared once, in :data:`FIELDS`.
     """
 
-    __slots__ = ("rules", "deck", "hands", "won", "card_points", "tricks", "marriage_points", "marriage_suits",
-                 "bonus", "stock", "trump", "leader", "to_move", "dealer", "table", "closed_by",
-                 "closing_snapshot", "announced", "exchanged", "known", "history", "result", "match_points",
-                 "carry", "_stack", "_kq", "_exchange_card")
+    __slots__ = ("rules", "deck") + tuple(name for name, _, _ in FIELDS) + (
+        "history", "deal", "actions", "_stack", "_exchange_card")
 
     def __init__(self, rules: RuleSet | None = None) -> None:
-        """An empty state; use :meth:`new_hand`, :meth:`from_deck` or :meth:`from_position`."""
+        """An empty state; use :meth:`new_hand`, :meth:`from_deck`, :meth:`from_position` or :meth:`from_fields`."""
         self.rules = rules if rules is not None else RuleSet.make()
         self.deck = self.rules.deck
-        self.hands = [0, 0]
-        self.won = [0, 0]
-        self.card_points = [0, 0]
-        self.tricks = [0, 0]
-        self.marriage_points = [0, 0]
-        self.marriage_suits = [0, 0]
-        self.bonus = [0, 0]
-        self.stock: tuple[int, ...] = ()
-        self.trump = 0
-        self.leader = 0
-        self.to_move = 0
-        self.dealer = 1
-        self.table = -1
-        self.closed_by = -1
-        self.closing_snapshot: tuple[int, int] | None = None
-        self.announced = -1
-        self.exchanged = False
-        self.known = [0, 0]
+        for name, per_seat, default in FIELDS:
+            setattr(self, name, [default, default] if per_seat else default)
         self.history: list[Trick] = []
-        self.result: Result | None = None
-        self.match_points = [0, 0]
-        self.carry = 0
+        self.deal: tuple[tuple[int, ...], int] | None = None
+        self.actions: list[int] = []
         self._stack: list[tuple] = []
-        d = self.deck
-        self._kq = tuple((1 << d.card(s, 2)) | (1 << d.card(s, 3)) for s in range(4))
-        self._exchange_card = -1
+        self._derive()
+
+    def _derive(self) -> None:
+        """Recompute the caches derived from the fields (the exchange card of the trump suit); every builder
+        calls it after setting the fields."""
+        self._exchange_card = self.rules.exchange_card(self.trump)
+
+    @classmethod
+    def from_fields(cls, rules: RuleSet, **fields: Any) -> "GameState":
+        """A state with the given fields (names of :data:`FIELDS`, plus ``history``); the others keep their
+        defaults. Per-seat fields take two-element sequences. The builder behind positions, determinisation and
+        the compiled core's conversion: it checks names and per-seat sizes only, so use :meth:`from_position`
+        for input that needs validating.
+
+        Raises:
+            TypeError: an unknown field name. ValueError: a per-seat field that does not hold two values.
+        """
+        unknown = sorted(set(fields) - _FIELD_NAMES)
+        if unknown:
+            raise TypeError(f"unknown GameState field(s) {unknown}: expected names of {sorted(_FIELD_NAMES)}")
+        s = cls(rules)
+        for name, per_seat, _ in FIELDS:
+            if name in fields:
+                value = fields[name]
+                if per_seat:
+                    value = list(value)
+                    if len(value) != 2:
+                        raise ValueError(f"field {name!r} holds one value per seat: expected 2, got {len(value)}")
+                setattr(s, name, value)
+        if "history" in fields:
+            s.history = list(fields["history"])
+        s._derive()
+        return s
 
     # ------------------------------------------------------------------ dealing
     @classmethod
@@ -195,19 +202,15 @@ class GameState:
 
     @classmethod
     def _deal(cls, rules: RuleSet, ids: list[int], dealer: int) -> "GameState":
-        s = cls(rules)
         hs = rules.hand_size
         second = hs - 3
         non_dealer = 1 - dealer
-        hand_n = ids[0:3] + ids[7:7 + second]
-        hand_d = ids[3:6] + ids[7 + second:7 + 2 * second]
-        s.stock = tuple(ids[7 + 2 * second:]) + (ids[6],)
-        s.hands[non_dealer] = _mask(hand_n)
-        s.hands[dealer] = _mask(hand_d)
-        s.trump = rules.deck.suit[ids[6]]
-        s.dealer = dealer
-        s.leader = s.to_move = non_dealer
-        s._exchange_card = rules.deck.card(s.trump, rules.exchange_rank_index)
+        hands = [0, 0]
+        hands[non_dealer] = mask_of(ids[0:3] + ids[7:7 + second])
+        hands[dealer] = mask_of(ids[3:6] + ids[7 + second:7 + 2 * second])
+        s = cls.from_fields(rules, hands=hands, stock=tuple(ids[7 + 2 * second:]) + (ids[6],),
+                            trump=rules.deck.suit[ids[6]], dealer=dealer, leader=non_dealer, to_move=non_dealer)
+        s.deal = (tuple(ids), dealer)
         return s
 
     # ------------------------------------------------------------------ scores
@@ -275,27 +278,28 @@ class GameState:
         if rules.claim_mode == "manual":  # R21
             if (self.announced >= 0 or self.tricks[0] + self.tricks[1]) and (  # W2 / W1 (R20)
                     rules.false_claim != "reject" or self.counted(me) >= CLAIM_TARGET):  # R21a
-                claim = 1 << (n + 6)
+                claim = 1 << (n + _CLAIM)
+        pairs = d.pair_mask
         if self.announced >= 0:
-            return self._kq[self.announced] | claim  # R4
+            return pairs[self.announced] | claim  # R4
         bits = hand
-        if self._marriage_window_open():
+        if self.marriage_window_open():
             automatic = rules.marriage_declaration == "automatic"
             for s in range(4):
-                kq = self._kq[s]
+                kq = pairs[s]
                 if hand & kq == kq:
-                    bits |= 1 << (n + s)
+                    bits |= 1 << (n + SpecialAction.MARRIAGE_C + s)
                     if automatic:  # R12: playing K or Q of a held pair *is* the announcement
                         bits &= ~kq
         if self.closed_by < 0 and self.stock:
             size = len(self.stock)
             if size >= rules.exchange_min_stock and hand >> self._exchange_card & 1:  # R16, R66-3
-                bits |= 1 << (n + 4)
+                bits |= 1 << (n + _EXCHANGE)
             if size >= rules.close_min_stock:  # R18, R66-4
-                bits |= 1 << (n + 5)
+                bits |= 1 << (n + _CLOSE)
         return bits | claim
 
-    def _marriage_window_open(self) -> bool:
+    def marriage_window_open(self) -> bool:
         """May the leader announce a marriage on this lead? (R13, R66-6, knobs of section 5)."""
         rules = self.rules
         trick_no = self.tricks[0] + self.tricks[1] + 1  # not len(history): a loaded position may lack it
@@ -370,12 +374,8 @@ class GameState:
 
     def push(self, action: int) -> None:
         """Apply an action id **without** checking legality; :meth:`pop` undoes it."""
-        self._stack.append((
-            self.hands[0], self.hands[1], self.won[0], self.won[1], self.card_points[0], self.card_points[1],
-            self.tricks[0], self.tricks[1], self.marriage_points[0], self.marriage_points[1],
-            self.marriage_suits[0], self.marriage_suits[1], self.bonus[0], self.bonus[1], self.known[0],
-            self.known[1], self.stock, self.leader, self.to_move, self.table, self.closed_by,
-            self.closing_snapshot, self.announced, self.exchanged, len(self.history), self.result))
+        self._stack.append(_save(self))
+        self.actions.append(action)
         me = self.to_move
         n = self.deck.size
         if action < n:
@@ -389,22 +389,22 @@ class GameState:
                 self.to_move = 1 - me
             else:
                 self._finish_trick(action)
-        elif action < n + 4:  # marriage (R12)
-            suit = action - n
+        elif action < n + _EXCHANGE:  # marriage (R12)
+            suit = action - n - SpecialAction.MARRIAGE_C
             self.marriage_suits[me] |= 1 << suit
             self.marriage_points[me] += 40 if suit == self.trump else 20
             self.announced = suit
-            self.known[me] |= self._kq[suit]  # both cards shown (R27)
+            self.known[me] |= self.deck.pair_mask[suit]  # both cards shown (R27)
             if self.rules.claim_mode == "auto" and self.counted(me) >= CLAIM_TARGET:  # R21 (W2)
                 self._claim(me)
-        elif action == n + 4:  # exchange (R15–R17)
+        elif action == n + _EXCHANGE:  # exchange (R15–R17)
             jack = self._exchange_card
             old = self.stock[-1]
             self.hands[me] = (self.hands[me] & ~(1 << jack)) | (1 << old)
             self.known[me] |= 1 << old  # R27: the old turn-up is known to be in the exchanger's hand
             self.stock = self.stock[:-1] + (jack,)
             self.exchanged = True
-        elif action == n + 5:  # close (R18, R19)
+        elif action == n + _CLOSE:  # close (R18, R19)
             other = 1 - me
             self.closed_by = me
             self.closing_snapshot = (self.counted(other), self.tricks[other])
@@ -413,12 +413,8 @@ class GameState:
 
     def pop(self) -> None:
         """Undo the last :meth:`push`. Raises IndexError when there is nothing to undo."""
-        (self.hands[0], self.hands[1], self.won[0], self.won[1], self.card_points[0], self.card_points[1],
-         self.tricks[0], self.tricks[1], self.marriage_points[0], self.marriage_points[1],
-         self.marriage_suits[0], self.marriage_suits[1], self.bonus[0], self.bonus[1], self.known[0],
-         self.known[1], self.stock, self.leader, self.to_move, self.table, self.closed_by,
-         self.closing_snapshot, self.announced, self.exchanged, n_hist, self.result) = self._stack.pop()
-        del self.history[n_hist:]
+        _restore(self, self._stack.pop())
+        self.actions.pop()
 
     def _finish_trick(self, follow: int) -> None:
         """Resolve the trick (R6), draw (R7), and check the end of the hand (R20 W3, R22, R23, R66-10)."""
@@ -480,24 +476,24 @@ class GameState:
         false_claim = self.rules.false_claim
         if self.closed_by < 0:  # R22
             if correct:
-                self.result = Result(x, game_value(self.counted(o), self.tricks[o]), "claim")
+                self.result = Result(x, game_value(self.counted(o), self.tricks[o]), Reason.CLAIM)
             elif false_claim == "pagat":
-                self.result = Result(o, 3 if self.tricks[o] == 0 else 2, "false_claim")
+                self.result = Result(o, 3 if self.tricks[o] == 0 else 2, Reason.FALSE_CLAIM)
             else:  # "mirror" (and "reject", where the action is never offered)
-                self.result = Result(o, game_value(self.counted(o), self.tricks[o]), "false_claim")
+                self.result = Result(o, game_value(self.counted(o), self.tricks[o]), Reason.FALSE_CLAIM)
             return
         closer = self.closed_by  # R23
         if x == closer:
             if correct:
-                self.result = Result(x, self._snapshot_value(), "claim")
+                self.result = Result(x, self._snapshot_value(), Reason.CLAIM)
             else:
-                self.result = Result(o, self._failed_close_value(), "false_claim")
+                self.result = Result(o, self._failed_close_value(), Reason.FALSE_CLAIM)
         elif correct:
-            self.result = Result(x, self._failed_close_value(), "claim")
+            self.result = Result(x, self._failed_close_value(), Reason.CLAIM)
         elif false_claim == "pagat":
-            self.result = Result(closer, 3 if self.tricks[closer] == 0 else 2, "false_claim")
+            self.result = Result(closer, 3 if self.tricks[closer] == 0 else 2, Reason.FALSE_CLAIM)
         else:
-            self.result = Result(closer, self._failed_close_value(), "false_claim")
+            self.result = Result(closer, self._failed_close_value(), Reason.FALSE_CLAIM)
 
     def _end_of_hand(self, w: int) -> None:
         """All cards played; ``w`` took the last trick (R20 W3, R22, R23, R66-10)."""
@@ -510,19 +506,35 @@ class GameState:
             if self.deck.size == 20:  # R22
                 value = 1 if rules.unclaimed_last_trick_value == "one" else game_value(
                     self.counted(o), self.tricks[o])
-                self.result = Result(w, value, "last_trick")
+                self.result = Result(w, value, Reason.LAST_TRICK)
             elif self.counted(o) >= CLAIM_TARGET:  # R66-10
-                self.result = Result(o, game_value(self.counted(w), self.tricks[w]), "count")
+                self.result = Result(o, game_value(self.counted(w), self.tricks[w]), Reason.COUNT)
             elif rules.tie == "last_trick":
-                self.result = Result(w, 1, "last_trick")
+                self.result = Result(w, 1, Reason.LAST_TRICK)
             else:
-                self.result = Result(None, 0, "tie")
+                self.result = Result(None, 0, Reason.TIE)
             return
         closer = self.closed_by  # R23 without a claim
         if rules.closed_hand_end == "closer_score" and self.counted(closer) >= CLAIM_TARGET:
-            self.result = Result(closer, self._snapshot_value(), "closed_hand")
+            self.result = Result(closer, self._snapshot_value(), Reason.CLOSED_HAND)
         else:
-            self.result = Result(1 - closer, self._failed_close_value(), "closed_hand")
+            self.result = Result(1 - closer, self._failed_close_value(), Reason.CLOSED_HAND)
+
+    def result_of_claim(self, seat: int) -> Result:
+        """The :class:`Result` a claim of 66 by ``seat`` would give now (R20-R23a; correct or false), without
+        changing the state."""
+        t = self.copy()
+        t.result = None
+        t._claim(seat)
+        return t.result
+
+    def result_of_last_trick(self, winner: int) -> Result:
+        """The :class:`Result` of a played-out hand whose last trick ``winner`` took (R20 W3, R22, R23,
+        R66-10), computed from the current points without changing the state."""
+        t = self.copy()
+        t.result = None
+        t._end_of_hand(winner)
+        return t.result
 
     # ------------------------------------------------------------------ copying
     def copy(self) -> "GameState":
@@ -534,14 +546,13 @@ class GameState:
         return s
 
     def _key(self) -> tuple:
-        return (self.rules, tuple(self.hands), tuple(self.won), tuple(self.card_points), tuple(self.tricks),
-                tuple(self.marriage_points), tuple(self.marriage_suits), tuple(self.bonus), self.stock,
-                self.trump, self.leader, self.to_move, self.dealer, self.table, self.closed_by,
-                self.closing_snapshot, self.announced, self.exchanged, tuple(self.known), tuple(self.history),
-                self.result, tuple(self.match_points), self.carry)
+        """The fields (:data:`FIELDS`) and history, per-seat lists as tuples: what equality compares."""
+        return (self.rules, tuple(self.history)) + tuple(
+            tuple(getattr(self, name)) if per_seat else getattr(self, name) for name, per_seat, _ in FIELDS)
 
     def __eq__(self, other: object) -> bool:
-        """Value equality of the game (the undo stack is not compared)."""
+        """Value equality of the game: the fields and the history (not the record of ``deal`` and ``actions``,
+        nor the undo stack)."""
         if not isinstance(other, GameState):
             return NotImplemented
         return self._key() == other._key()
@@ -556,46 +567,16 @@ class GameState:
 
     # ------------------------------------------------------------------ positions
     def position(self) -> dict[str, Any]:
-        """The JSON-compatible position dict (issue 2 keys plus API.md's optional keys).
-
-        :meth:`from_position` of the result gives back an equal state (round trip exact). Card lists
-        are in card-id order except ``stock`` (top first, turn-up last) and ``history`` (play order).
-        """
-        d = self.deck
-        codes = d.codes
-        res = None
-        if self.result is not None:
-            w = self.result.winner
-            res = {"winner": None if w is None else PLAYERS[w], "game_points": self.result.game_points,
-                   "reason": self.result.reason}
-        return {
-            "trump": SUIT_LETTERS[self.trump],
-            "stock": [codes[c] for c in self.stock],
-            "closed_by": None if self.closed_by < 0 else PLAYERS[self.closed_by],
-            "closing_snapshot": None if self.closing_snapshot is None else {
-                "points": self.closing_snapshot[0], "tricks": self.closing_snapshot[1]},
-            "hands": {PLAYERS[p]: d.codes_of(self.hands[p]) for p in (0, 1)},
-            "won": {PLAYERS[p]: d.codes_of(self.won[p]) for p in (0, 1)},
-            "marriages": {PLAYERS[p]: [SUIT_LETTERS[s] for s in range(4) if self.marriage_suits[p] >> s & 1]
-                          for p in (0, 1)},
-            "announced": None if self.announced < 0 else SUIT_LETTERS[self.announced],
-            "leader": PLAYERS[self.leader],
-            "table": None if self.table < 0 else codes[self.table],
-            "dealer": PLAYERS[self.dealer],
-            "match_points": {PLAYERS[p]: self.match_points[p] for p in (0, 1)},
-            "carry": self.carry,
-            "history": [{"leader": PLAYERS[t.leader], "cards": [codes[t.lead], codes[t.follow]],
-                         "winner": PLAYERS[t.winner]} for t in self.history],
-            "known": {PLAYERS[p]: d.codes_of(self.known[p]) for p in (0, 1)},
-            "exchanged": self.exchanged,
-            "points": {PLAYERS[p]: self.counted(p) for p in (0, 1)},
-            "tricks": {PLAYERS[p]: self.tricks[p] for p in (0, 1)},
-            "result": res,
-        }
+        """The JSON-compatible position dict (issue 2 keys plus API.md's optional keys;
+        :func:`schnapsen_env.position.to_position`). :meth:`from_position` of the result gives back an equal
+        state (round trip exact). Card lists are in card-id order except ``stock`` (top first, turn-up last)
+        and ``history`` (play order)."""
+        return to_position(self)
 
     @classmethod
     def from_position(cls, rules: RuleSet, position: dict[str, Any]) -> "GameState":
-        """Load a position dict (see :meth:`position` and issue 2 for the keys).
+        """Load a position dict (see :meth:`position` and issue 2 for the keys;
+        :func:`schnapsen_env.position.load_position`).
 
         Raises:
             InvalidPositionError: an unknown or missing key, an unknown card code, a missing or
@@ -603,22 +584,8 @@ class GameState:
                 of the trump suit, inconsistent closing, marriage, history, known, points or result data.
                 The message names the key and what was expected.
         """
-        from schnapsen_env.position import load_position
-
-        return load_position(cls(rules), position)
+        return load_position(cls, rules, position)
 
 
-def _mask(ids) -> int:
-    m = 0
-    for i in ids:
-        m |= 1 << i
-    return m
-
-
-_BIT_TABLE = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int8)
-
-
-def mask_to_array(bits: int, n: int) -> np.ndarray:
-    """Int bit mask -> ``np.ndarray`` of shape ``(n,)``, dtype int8 (1 where the bit is set)."""
-    nbytes = (n + 7) // 8
-    return _BIT_TABLE[np.frombuffer(bits.to_bytes(nbytes, "little"), dtype=np.uint8)].reshape(-1)[:n]
+__all__ = ["CLAIM_TARGET", "FIELDS", "HAND_FIELDS", "PLAY_FIELDS", "PLAYERS", "RESULT_REASONS", "GameState",
+           "Reason", "Result", "Trick", "game_value", "mask_to_array", "seat_of"]

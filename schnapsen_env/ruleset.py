@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 from dataclasses import dataclass, field
+from enum import IntEnum
 from typing import Any
 
 from schnapsen_env.cards import DECK20, DECK24, SUIT_LETTERS, Deck
@@ -85,6 +86,20 @@ _PRESETS: dict[str, dict[str, Any]] = {
         match_target=7,  # R66-11
     ),
 }
+
+
+class SpecialAction(IntEnum):
+    """The non-play actions in action-id order (RULES.md section 4): action id = deck size + member.
+
+    The play actions come first, ``play XX`` with the card id of XX (:mod:`schnapsen_env.cards`)."""
+
+    MARRIAGE_C = 0  # marriage in clubs; MARRIAGE_C + suit for any suit (R12)
+    MARRIAGE_D = 1
+    MARRIAGE_H = 2
+    MARRIAGE_S = 3
+    EXCHANGE = 4  # R15-R17
+    CLOSE = 5  # R18, R19
+    CLAIM = 6  # R20, R21
 
 
 @dataclass(frozen=True)
@@ -237,7 +252,7 @@ class RuleSet:
 
     @property
     def n_actions(self) -> int:
-        return self.deck.size + 7
+        return self.deck.size + len(SpecialAction)
 
     @property
     def exchange_rank_index(self) -> int:
@@ -259,18 +274,23 @@ class RuleSet:
                 "'marriage S' (S in C D H S), 'exchange', 'close' or 'claim'"
             ) from None
 
-    # Action ids of the non-play actions.
+    # Action ids of the non-play actions (deck size + :class:`SpecialAction`).
     def marriage_action(self, suit: int) -> int:
-        return self.deck.size + suit
+        return self.deck.size + SpecialAction.MARRIAGE_C + suit
 
     @property
     def exchange_action(self) -> int:
-        return self.deck.size + 4
+        return self.deck.size + SpecialAction.EXCHANGE
 
     @property
     def close_action(self) -> int:
-        return self.deck.size + 5
+        return self.deck.size + SpecialAction.CLOSE
 
     @property
     def claim_action(self) -> int:
-        return self.deck.size + 6
+        return self.deck.size + SpecialAction.CLAIM
+
+    def exchange_card(self, trump: int) -> int:
+        """Card id that the trump exchange takes from the hand (the trump jack, or the nine under
+        ``exchange_rank="9"``; R15, R66-3)."""
+        return self.deck.card(trump, self.exchange_rank_index)

@@ -96,28 +96,14 @@ class Determinizer:
         opp = self.opp_known
         for c in perm[:k]:
             opp |= 1 << c
-        s = GameState(self.rules)
-        s.hands = [self.hand, opp]
-        s.won = [self.me_won, self.opp_won]
-        s.card_points = list(self._card_points)
-        s.tricks = list(self.tricks)
-        s.marriage_points = list(self._marriage_points)
-        s.marriage_suits = list(self.marriage_suits)
-        s.stock = tuple(perm[k:]) + ((self.turn_up,) if self.stock_size else ())
-        s.trump = self.trump
-        s.leader = self.leader
-        s.table = self.table.bit_length() - 1 if self.table else -1
-        s.to_move = 1 - self.leader if self.table else self.leader
-        s.dealer = self.dealer
-        s.closed_by = self.closed_by
-        s.closing_snapshot = self.snapshot
-        s.announced = self.announced
-        s.exchanged = self.exchanged
-        s.known = [0, self.opp_known]
-        s.match_points = list(self.match_points)
-        s.carry = self.carry
-        s._exchange_card = self.rules.deck.card(self.trump, self.rules.exchange_rank_index)
-        return s
+        return GameState.from_fields(
+            self.rules, hands=[self.hand, opp], won=[self.me_won, self.opp_won], card_points=self._card_points,
+            tricks=self.tricks, marriage_points=self._marriage_points, marriage_suits=self.marriage_suits,
+            stock=tuple(perm[k:]) + ((self.turn_up,) if self.stock_size else ()), trump=self.trump,
+            leader=self.leader, table=self.table.bit_length() - 1 if self.table else -1,
+            to_move=1 - self.leader if self.table else self.leader, dealer=self.dealer, closed_by=self.closed_by,
+            closing_snapshot=self.snapshot, announced=self.announced, exchanged=self.exchanged,
+            known=[0, self.opp_known], match_points=self.match_points, carry=self.carry)
 
 
 def sample_states(observation, rules: RuleSet, rng: np.random.Generator, n: int) -> list[GameState]:
