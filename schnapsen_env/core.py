@@ -130,18 +130,23 @@ def rule_table(rules: RuleSet) -> np.ndarray:
 
 # ---------------------------------------------------------------------------------------------- cache guard
 def drop_stale_cache(module_name: str, dispatcher) -> None:
-    """Drop the numba cache of ``module_name`` if it was compiled against another version of this module.
+    """Drop the numba cache of ``module_name`` if it was compiled against other sources of this package.
 
-    numba freezes global constants such as :data:`F`, :data:`K` and :data:`SEARCH_SIZE` into the machine code and
-    checks only the compiled function's own source file before reusing its cache. A module whose compiled
-    functions read this module's layout (:mod:`agents.solver_core`) would therefore run code built for an old
-    layout after this file changed (a ``git pull`` that touched only ``core.py``): wrong values, or memory
-    errors. Such a module calls this at import, with one of its dispatchers (to find its cache folder); the
-    cache is then reused only while this file's content is what it was compiled against.
+    numba freezes global constants (here :data:`F` and :data:`SEARCH_SIZE`, which derive from
+    :data:`schnapsen_env.rules.FIELDS`; :data:`K`; the observation offsets from :mod:`schnapsen_env.encoding`)
+    into the machine code, and checks only the compiled function's own source file before reusing its cache. So
+    after a change to another module (a ``git pull`` that touched ``rules.py`` only) a cached function would run
+    with an old layout: wrong values, or memory errors. This module and every module with compiled functions that
+    read its layout (:mod:`agents.solver_core`) call this at import, with one of their dispatchers (to find the
+    cache folder): the cache is reused only while the package's sources are those it was compiled against, and a
+    change anywhere in ``schnapsen_env`` costs one recompilation.
     """
-    fingerprint = hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    digest = hashlib.sha256()
+    for source in sorted(Path(__file__).parent.glob("*.py")):
+        digest.update(source.name.encode() + b"\0" + source.read_bytes())
+    fingerprint = digest.hexdigest()
     folder = Path(dispatcher.stats.cache_path)
-    stamp = folder / f"{module_name}.core-sha256"
+    stamp = folder / f"{module_name}.sources-sha256"
     try:
         if stamp.read_text() == fingerprint:
             return
@@ -751,6 +756,9 @@ def to_game_state(st: np.ndarray, rules: RuleSet) -> GameState:
     fields["history"] = [Trick(*(int(x) for x in st[F.history + 4 * k:F.history + 4 * k + 4]))
                          for k in range(int(st[F.history_len]))]
     return GameState.from_fields(rules, **fields)
+
+
+drop_stale_cache("core", apply)  # before any cached function loads (see drop_stale_cache)
 
 
 __all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "check_state", "counted",
