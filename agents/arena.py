@@ -25,7 +25,7 @@ import numpy as np
 
 from agents.duplicate import EPISODES, Duel, play_deals, sample_deals
 from agents.ratings import MatchResult, RoundRobinResult, fit_elo, summarise
-from agents.specs import parse_value, resolve_agent
+from agents.specs import resolve_agent
 from schnapsen_env.records import write_records
 from schnapsen_env.ruleset import RuleSet
 
@@ -115,5 +115,4 @@ def round_robin(agents: list[Any], n_deals: int, ruleset: str = "schnapsen20", s
     return RoundRobinResult(agents=labels, elo=elo, pairs=pairs, anchor=anchor_used)
 
 
-__all__ = ["EPISODES", "MatchResult", "RoundRobinResult", "fit_elo", "parse_value", "play_match", "resolve_agent",
-           "round_robin"]
+__all__ = ["EPISODES", "MatchResult", "RoundRobinResult", "fit_elo", "play_match", "resolve_agent", "round_robin"]

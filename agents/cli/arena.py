@@ -15,7 +15,8 @@ import os
 import sys
 
 from agents import agent_names
-from agents.arena import EPISODES, parse_value, play_match, round_robin
+from agents.arena import EPISODES, play_match, round_robin
+from agents.specs import parse_value
 from schnapsen_env.errors import IllegalActionError
 from schnapsen_env.ruleset import RULESETS
 
