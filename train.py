@@ -209,7 +209,7 @@ def validate(args: Args) -> None:
             if getattr(args, name) != getattr(defaults, name):
                 raise ValueError(f"--{name.replace('_', '-')} is a flag of --backend rllib; --backend torch does "
                                  "not support it")
-    from agents.arena import resolve_agent
+    from agents.specs import resolve_agent
 
     rules = RuleSet.make(args.ruleset)
     for name in args.final_eval_opponents:

@@ -2,6 +2,11 @@
 
 Build one by name with :func:`make_agent`, giving the env's rules: ``make_agent("pimc", env.rules, seed=0)``.
 Every registered factory has the signature ``(rules: RuleSet, seed: int | None, **options)``.
+
+Importing this package registers its agents (:data:`BUILT_IN`) in :mod:`schnapsen_env.agent_registry`, where the
+envs look up a named ``opponent=``; the project's entry point (``pyproject.toml``, group
+``"schnapsen_env.agents"``) has the registry import this package when a name is asked for first, so the env
+itself never imports it. To add an agent, add its factory to :data:`BUILT_IN`.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from agents.heuristic import HeuristicAgent
 from agents.pimc import PIMCAgent
 from agents.random_agent import RandomAgent
 from agents.rollout import RolloutAgent
+from schnapsen_env import agent_registry
 from schnapsen_env.ruleset import RuleSet
 
 #: The ruleset the shipped policies were trained for (the observation layout of another ruleset differs).
@@ -44,7 +50,8 @@ def _trained_long(rules: RuleSet | str, seed: int | None = None, greedy: bool = 
     return _shipped("schnapsen20_policy_long.pt", rules, seed=seed, greedy=greedy)
 
 
-_REGISTRY: dict[str, Callable[..., Any]] = {
+#: This package's agents by name, registered in :mod:`schnapsen_env.agent_registry` on import.
+BUILT_IN: dict[str, Callable[..., Any]] = {
     "random": RandomAgent,
     "heuristic": HeuristicAgent,
     "rollout": RolloutAgent,
@@ -56,10 +63,14 @@ _REGISTRY: dict[str, Callable[..., Any]] = {
 #: Registered names of the shipped policies (``schnapsen20`` only).
 _SHIPPED = ("trained", "trained-long")
 
+for _name, _factory in BUILT_IN.items():
+    agent_registry.register_agent(_name, _factory)
+del _name, _factory
+
 
 def agent_names() -> list[str]:
-    """Names accepted by :func:`make_agent`."""
-    return sorted(_REGISTRY)
+    """Names accepted by :func:`make_agent`: this package's agents and any other registered ones."""
+    return agent_registry.agent_names()
 
 
 def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **kwargs: Any) -> Agent:
@@ -76,17 +87,13 @@ def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **kwarg
             (the shipped policies play ``schnapsen20`` only).
         TypeError: ``rules`` is missing or not a RuleSet / ruleset name.
     """
-    try:
-        factory = _REGISTRY[name]
-    except (KeyError, TypeError):
-        raise ValueError(f"unknown agent {name!r}: expected one of {agent_names()}") from None
+    factory = agent_registry.agent_factory(name)
     return factory(rules=as_rules(rules), seed=seed, **kwargs)
 
 
 def can_play(name: str, rules: RuleSet | str) -> bool:
     """Whether the registered agent ``name`` plays ``rules`` (the shipped policies play ``schnapsen20`` only)."""
-    if name not in _REGISTRY:
-        raise ValueError(f"unknown agent {name!r}: expected one of {agent_names()}")
+    agent_registry.agent_factory(name)  # ValueError for an unknown name
     return name not in _SHIPPED or as_rules(rules).name == SHIPPED_RULESET
 
 

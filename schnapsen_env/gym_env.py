@@ -23,6 +23,7 @@ from typing import Any, Callable
 import gymnasium
 import numpy as np
 
+from schnapsen_env import agent_registry
 from schnapsen_env.aec import ILLEGAL_REWARD, raw_env
 from schnapsen_env.errors import IllegalActionError
 from schnapsen_env.rules import PLAYERS, seat_of
@@ -33,9 +34,9 @@ SEATS = ("alternate", "random", "player_0", "player_1")
 
 def resolve_opponent(opponent: Any, seed: int | None, rules: RuleSet,
                      options: dict | None = None) -> Any:
-    """The opponent agent: an agent name (see ``agents.agent_names()``) is built with
-    ``make_agent(opponent, rules, seed=seed, **options)`` (the agent contract of :mod:`agents.base`); an object
-    with ``act(obs)`` or a callable is returned as it is.
+    """The opponent agent: an agent name is built by the factory registered under it in
+    :mod:`schnapsen_env.agent_registry`, as ``factory(rules=rules, seed=seed, **options)`` (the agent contract
+    of ``agents/base.py``); an object with ``act(obs)`` or a callable is returned as it is.
 
     Raises:
         ValueError: an unknown agent name (the message lists the valid ones), an agent that cannot play ``rules``
@@ -43,9 +44,7 @@ def resolve_opponent(opponent: Any, seed: int | None, rules: RuleSet,
             name, or an unusable object.
     """
     if isinstance(opponent, str):
-        from agents import make_agent  # the agents package; imported lazily
-
-        return make_agent(opponent, rules, seed=seed, **(options or {}))
+        return agent_registry.make_agent(opponent, rules, seed=seed, **(options or {}))
     if options:
         raise ValueError(f"opponent_kwargs {options!r} need an opponent given by name, got {opponent!r}")
     if hasattr(opponent, "act") and callable(opponent.act):
@@ -68,7 +67,8 @@ class SchnapsenGymEnv(gymnasium.Env):
     """Single-agent Schnapsen against a fixed opponent.
 
     Args:
-        opponent: agent name (default ``"random"``), an agent with ``act(obs_dict) -> int``, or a callable.
+        opponent: agent name (default ``"random"``; looked up in :mod:`schnapsen_env.agent_registry`, which
+            this project's ``agents`` package fills), an agent with ``act(obs_dict) -> int``, or a callable.
             A named opponent is built for this env's rules (``self.rules``: the ruleset with its knobs) and
             rebuilt with a seed drawn from the env's generator at every seeded reset. The agent (or callable) is
             ``self.opponent``; an agent's ``reset()``, if it has one, is called at every reset.

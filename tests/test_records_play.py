@@ -8,11 +8,11 @@ import json
 import numpy as np
 import pytest
 
-from agents.play_cli import main as play_main
+from agents.cli.play import main as play_main
+from agents.cli.replay import main as replay_main
 from schnapsen_env import GameState, RuleSet, schnapsen_v0
 from schnapsen_env.records import (HandRecord, RecordError, Recorder, deck_of, read_records, replay_to_end,
                                    write_records)
-from schnapsen_env.replay_cli import main as replay_main
 
 
 def _random_records(n, ruleset="schnapsen20", seed=0, **knobs):
@@ -103,7 +103,7 @@ class _Typist:
 
 
 def test_play_program_whole_hand_with_bad_input(tmp_path, monkeypatch):
-    import agents.play_cli as pc
+    import agents.cli.play as pc
 
     typed = []
     orig = pc.parse_action
@@ -196,7 +196,7 @@ def test_arena_writes_records_that_replay(tmp_path, episode):
 def test_play_program_match_score_follows_the_player(monkeypatch):
     import re
 
-    import agents.play_cli as pc
+    import agents.cli.play as pc
 
     orig = pc.parse_action
 

@@ -15,7 +15,8 @@ import os
 import sys
 
 from agents import agent_names
-from agents.arena import EPISODES, _parse_value, play_match, round_robin
+from agents.arena import EPISODES, play_match, round_robin
+from agents.specs import parse_value
 from schnapsen_env.errors import IllegalActionError
 from schnapsen_env.ruleset import RULESETS
 
@@ -24,7 +25,7 @@ def _knob(text: str) -> tuple[str, object]:
     key, eq, value = text.partition("=")
     if not eq or not key:
         raise argparse.ArgumentTypeError(f"expected KEY=VALUE, got {text!r}")
-    return key, _parse_value(value)
+    return key, parse_value(value)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,4 +1,4 @@
-"""The SVG table drawing: well-formed for the RULES.md scenario positions, hides what the viewer cannot see."""
+"""The SVG picture of the table (schnapsen_env.svg): well-formed for the RULES.md scenario positions, hides what the viewer cannot see."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import test_scenarios as scen
 from schnapsen_env import GameState, RuleSet
-from schnapsen_env.draw import TableView, table_svg
+from schnapsen_env.svg import TableView, table_svg
 from scenario_util import parse_scenario
 
 BLOCKS = {name: value for name, value in vars(scen).items()
@@ -23,7 +23,7 @@ def test_there_are_scenario_blocks():
 
 @pytest.mark.parametrize("name", sorted(BLOCKS))
 @pytest.mark.parametrize("viewer", [0, 1])
-def test_scenario_positions_draw(name, viewer):
+def test_scenario_positions_render_as_svg(name, viewer):
     ruleset = "sixtysix24" if re.search(r"\b9[CDHS]\b", BLOCKS[name]) else "schnapsen20"  # nines: 24 cards
     s = GameState.from_position(RuleSet.make(ruleset), parse_scenario(BLOCKS[name]).position)
     svg = table_svg(s, viewer)

@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
     args = p.parse_args(argv)
     if args.hands < 1:
         p.error("--hands must be >= 1")
-    from agents.arena import resolve_agent
+    from agents.specs import resolve_agent
 
     rules = RuleSet.make(args.ruleset)
     if args.record:

@@ -1,8 +1,8 @@
 """A picture of the table as SVG: card faces with suit colours, the trick in progress, stock and turn-up,
 scores. Notebooks display :class:`TableView` inline (it has ``_repr_svg_``).
 
-The opponent's hidden cards are drawn face down unless ``reveal=True``; cards it made public (R27) are
-drawn face up. No dependency beyond the standard library.
+The opponent's hidden cards are shown face down unless ``reveal=True``; cards it made public (R27) are
+shown face up. No dependency beyond the standard library.
 """
 
 from __future__ import annotations
@@ -49,8 +49,8 @@ def table_svg(s: GameState, viewer: int = 0, reveal: bool = False) -> str:
 
     Args:
         s: the game state.
-        viewer: seat drawn at the bottom with its hand face up.
-        reveal: draw the opponent's hidden cards face up too.
+        viewer: seat shown at the bottom with its hand face up.
+        reveal: show the opponent's hidden cards face up too.
     """
     d = s.deck
     codes = d.codes

@@ -1,0 +1,185 @@
+"""Agent specs: what the arena, ``schnapsen-arena``, ``schnapsen-play`` and ``train.py`` accept as "an agent", and
+how each is built for the rules of a match (the agent contract, :mod:`agents.base`).
+
+A spec is one of
+
+* a registered name (:func:`agents.agent_names`, :mod:`schnapsen_env.agent_registry`), optionally with keyword
+  arguments: ``"rollout:n_samples=8,depth=2"`` (values are Python literals, else strings); it is built with the
+  registered factory as ``factory(rules=rules, seed=seed, **kwargs)``;
+* a checkpoint path ending in ``.pt``, loaded with ``agents.learned.PolicyAgent.load(path, rules=rules)``;
+* a factory: any callable taking ``seed=`` (and ``rules=``, which it is then given) and returning an agent (an
+  object with ``act(observation) -> int``) or a plain callable ``observation -> int``, e.g. an agent class or
+  ``functools.partial(RolloutAgent, n_samples=4)``;
+* an agent object (has ``act``): used as it is every time (it is not reseeded);
+* a pair ``(label, spec)`` to name any of the above in tables.
+
+:func:`resolve_agent` turns a spec into ``(label, factory)`` where ``factory(seed=...)`` builds the agent. The
+factories are module-level classes holding plain data, so they pickle when what they hold does.
+"""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import os
+from typing import Any, Callable
+
+from agents.base import as_rules
+from schnapsen_env import agent_registry
+from schnapsen_env.ruleset import RuleSet
+
+
+def parse_value(text: str) -> Any:
+    """``"8"`` -> 8, ``"0.5"`` -> 0.5, ``"True"``/``"None"`` -> True/None, anything else stays a string."""
+    try:
+        return ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+
+
+def _accepts(factory: Callable, name: str) -> bool:
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):
+        return False
+    return name in params or any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values())
+
+
+class NameFactory:
+    """Builds a registered agent by name for ``rules``."""
+
+    def __init__(self, name: str, kwargs: dict, rules: RuleSet) -> None:
+        self.name, self.kwargs, self.rules = name, kwargs, rules
+
+    def __call__(self, seed: int | None = None):
+        return agent_registry.make_agent(self.name, self.rules, seed=seed, **self.kwargs)
+
+
+class CallableFactory:
+    """A user's factory; given ``rules=`` (the match's rules) when it takes that keyword."""
+
+    def __init__(self, factory: Callable[..., Any], rules: RuleSet) -> None:
+        self.factory, self.rules = factory, rules
+        self.takes_rules = _accepts(factory, "rules")
+
+    def __call__(self, seed: int | None = None):
+        if self.takes_rules:
+            return self.factory(rules=self.rules, seed=seed)
+        return self.factory(seed=seed)
+
+
+class CheckpointFactory:
+    """Loads a checkpoint with ``agents.learned.PolicyAgent.load`` for the match's rules (passing ``seed=`` when it
+    accepts one)."""
+
+    def __init__(self, path: str, rules: RuleSet) -> None:
+        self.path, self.rules = path, rules
+
+    def __call__(self, seed: int | None = None):
+        try:
+            from agents.learned import PolicyAgent  # imports torch: only when a checkpoint is asked for
+        except ModuleNotFoundError as e:
+            if e.name not in ("agents.learned",):
+                raise
+            raise ValueError(f"agent {self.path!r} is a checkpoint path, but agents.learned (PolicyAgent) is not "
+                             "available in this installation") from None
+        if _accepts(PolicyAgent.load, "seed"):
+            return PolicyAgent.load(self.path, rules=self.rules, seed=seed)
+        return PolicyAgent.load(self.path, rules=self.rules)
+
+
+class Fixed:
+    """Returns one given agent object every time (no reseeding)."""
+
+    def __init__(self, agent: Any) -> None:
+        self.agent = agent
+
+    def __call__(self, seed: int | None = None):
+        return self.agent
+
+
+def _parse_name_spec(spec: str) -> tuple[str, dict]:
+    """``"rollout:n_samples=8,depth=2"`` -> ``("rollout", {"n_samples": 8, "depth": 2})``, checked against the
+    registered factory's parameters."""
+    name, _, arg_text = spec.partition(":")
+    try:
+        factory = agent_registry.agent_factory(name)
+    except ValueError:
+        raise ValueError(f"unknown agent {name!r}: expected one of {agent_registry.agent_names()} or a path to a "
+                         ".pt checkpoint") from None
+    kwargs = {}
+    for item in filter(None, (t.strip() for t in arg_text.split(","))):
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip().isidentifier():
+            raise ValueError(f"bad agent argument {item!r} in {spec!r}: expected name:key=value,key=value")
+        kwargs[key.strip()] = parse_value(value.strip())
+    for own in ("seed", "rules"):
+        if own in kwargs:
+            raise ValueError(f"agent {spec!r}: the arena gives every agent its {own} itself; drop {own}=")
+    try:
+        params = inspect.signature(factory).parameters
+    except (TypeError, ValueError):  # a factory without a signature: let it check its own options
+        params = None
+    if params is not None and not any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        unknown = sorted(k for k in kwargs if k not in params)
+        if unknown:
+            valid = sorted(k for k in params if k not in ("seed", "rules", "self"))
+            raise ValueError(f"agent {name!r} takes no argument(s) {unknown}: expected some of {valid}")
+    return name, kwargs
+
+
+def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., Any]]:
+    """Turn an agent spec (module docstring) into ``(label, factory)``; ``factory(seed=...)`` builds the agent for
+    ``rules``.
+
+    Args:
+        spec: an agent spec (module docstring).
+        rules: the rules the agent plays (a RuleSet with its knobs, or a ruleset name for its default knobs).
+
+    Raises:
+        ValueError: an unknown agent name (the message lists the valid names), a missing checkpoint file, a
+            checkpoint when ``agents.learned`` is missing, a malformed ``name:key=value`` list, or a spec of an
+            unsupported type.
+        TypeError: ``rules`` is missing or not a RuleSet / ruleset name.
+    """
+    rules = as_rules(rules)
+    if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
+        _, factory = resolve_agent(spec[1], rules)
+        return spec[0], factory
+    if isinstance(spec, str):
+        if spec.endswith(".pt"):
+            if not os.path.isfile(spec):
+                raise ValueError(f"no checkpoint file {spec!r}: an agent is a name in "
+                                 f"{agent_registry.agent_names()} or a path to a .pt checkpoint")
+            return os.path.basename(spec), CheckpointFactory(spec, rules)
+        name, kwargs = _parse_name_spec(spec)
+        return spec, NameFactory(name, kwargs, rules)
+    if hasattr(spec, "act") and not isinstance(spec, type):  # an agent object; a class is a factory
+        return getattr(spec, "name", type(spec).__name__), Fixed(spec)
+    if isinstance(spec, (NameFactory, CallableFactory, CheckpointFactory)):  # already built for some rules
+        if spec.rules != rules:
+            raise ValueError(f"agent factory {spec!r} was built for other rules ({spec.rules}) than {rules}")
+        return getattr(spec, "name", None) or getattr(spec, "path", None) or type(spec).__name__, spec
+    if callable(spec):
+        label = getattr(spec, "name", None) or getattr(spec, "__name__", None)
+        if label is None and hasattr(spec, "func"):  # functools.partial
+            label = getattr(spec.func, "name", None) or getattr(spec.func, "__name__", None)
+        return str(label or type(spec).__name__), CallableFactory(spec, rules)
+    raise ValueError(f"cannot use {spec!r} as an agent: expected a name in {agent_registry.agent_names()}, a .pt "
+                     "path, a factory taking seed= (and rules=), or an object with act()")
+
+
+def act_fn(agent: Any) -> Callable[[dict], int]:
+    """The ``observation -> action`` function of what a factory built (its ``act``, or the callable itself).
+
+    Raises:
+        ValueError: it has no ``act()`` and is not callable.
+    """
+    if hasattr(agent, "act"):
+        return agent.act
+    if callable(agent):
+        return agent
+    raise ValueError(f"the factory returned {agent!r}, which has no act() and is not callable")
+
+
+__all__ = ["CallableFactory", "CheckpointFactory", "Fixed", "NameFactory", "act_fn", "parse_value", "resolve_agent"]
