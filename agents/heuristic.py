@@ -6,10 +6,10 @@ import numpy as np
 
 from agents.base import as_rules, legal_ids
 from schnapsen_env.cards import Deck, iter_bits
-from schnapsen_env.encoding import layout, obs_size, plane_to_mask
+from schnapsen_env.encoding import PENDING_SCALE, layout, obs_size, plane_to_mask
 from schnapsen_env.ruleset import RuleSet
+from schnapsen_env.scoring import CLAIM_TARGET, marriage_points
 
-CLAIM_TARGET = 66  # R20
 #: Card points credited for the opponent's card in every trick counted as a sure win by the close rule (a jack).
 CLOSE_OPP_CARD_POINTS = 2
 
@@ -36,7 +36,7 @@ class _View:
         # STRICT phase (R10, R11): closed, or no card left in the stock (stock_size is frozen at closing)
         self.strict = bool(obs[lay["closed"]][0] > 0.5) or float(obs[lay["stock_size"]][0]) < 1e-6
         self.me_points = int(round(float(obs[lay["points"]][0]) * 66))
-        self.me_pending = int(round(float(obs[lay["pending"]][0]) * 40))  # 0 once I have a trick (R14)
+        self.me_pending = int(round(float(obs[lay["pending"]][0]) * PENDING_SCALE))  # 0 once I have a trick (R14)
 
 
 class HeuristicAgent:
@@ -147,7 +147,7 @@ class HeuristicAgent:
         marriages = [s for s in range(4) if mask >> (marriage + s) & 1]
         # 3. close
         if mask >> close & 1:
-            best_marriage = max((40 if s == v.trump else 20) for s in marriages) if marriages else 0
+            best_marriage = max(marriage_points(1 << s, v.trump) for s in marriages) if marriages else 0
             sure = self._sure_winners(v)
             n_sure = sure.bit_count()
             estimate = (v.me_points + best_marriage + v.me_pending

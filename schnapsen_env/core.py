@@ -49,7 +49,9 @@ from numba.extending import intrinsic
 from schnapsen_env import encoding
 from schnapsen_env.cards import RANK_POINTS
 from schnapsen_env.errors import InvalidPositionError
+from schnapsen_env.encoding import PENDING_SCALE, POINTS_SCALE
 from schnapsen_env.rules import CLAIM_TARGET, FIELDS, RESULT_REASONS, GameState, Reason, Result, Trick
+from schnapsen_env.scoring import MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS
 from schnapsen_env.ruleset import RuleSet, SpecialAction
 
 MAX_STOCK = 12  # sixtysix24: 24 - 2 * 6
@@ -445,7 +447,7 @@ def apply(st, R, action):
     elif action < n + EXCHANGE:  # marriage (R12)
         suit = action - n
         st[F.marriage_suits + me] |= 1 << suit
-        st[F.marriage_points + me] += 40 if suit == st[F.trump] else 20
+        st[F.marriage_points + me] += TRUMP_MARRIAGE_POINTS if suit == st[F.trump] else MARRIAGE_POINTS
         st[F.announced] = suit
         st[F.known + me] |= kq_mask(suit, rps)  # both cards shown (R27)
         if R[K.claim_auto] and counted(st, me) >= CLAIM_TARGET:  # R21 (W2)
@@ -544,17 +546,17 @@ def observe(st, R, me, out):
         out[b + O.closed] = 1.0
         out[b + O.closer] = 1.0 if closer == me else 0.0
         out[b + O.closer + 1] = 0.0 if closer == me else 1.0
-        out[b + O.snapshot] = st[F.snap_points] / 66.0
+        out[b + O.snapshot] = st[F.snap_points] / POINTS_SCALE
         out[b + O.snapshot + 1] = st[F.snap_tricks] / n_tricks
     else:
         for k in range(5):
             out[b + O.closed + k] = 0.0
-    out[b + O.points] = counted(st, me) / 66.0
-    out[b + O.points + 1] = counted(st, opp) / 66.0
+    out[b + O.points] = counted(st, me) / POINTS_SCALE
+    out[b + O.points + 1] = counted(st, opp) / POINTS_SCALE
     out[b + O.tricks] = st[F.tricks + me] / n_tricks
     out[b + O.tricks + 1] = st[F.tricks + opp] / n_tricks
-    out[b + O.pending] = (0 if st[F.tricks + me] else st[F.marriage_points + me]) / 40.0
-    out[b + O.pending + 1] = (0 if st[F.tricks + opp] else st[F.marriage_points + opp]) / 40.0
+    out[b + O.pending] = (0 if st[F.tricks + me] else st[F.marriage_points + me]) / PENDING_SCALE
+    out[b + O.pending + 1] = (0 if st[F.tricks + opp] else st[F.marriage_points + opp]) / PENDING_SCALE
     for s in range(4):
         out[b + O.marriages + s] = (st[F.marriage_suits + me] >> s) & 1
         out[b + O.marriages + 4 + s] = (st[F.marriage_suits + opp] >> s) & 1

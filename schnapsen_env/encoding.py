@@ -57,6 +57,11 @@ import numpy as np
 from schnapsen_env.cards import BIT_TABLE, SUIT_LETTERS
 from schnapsen_env.rules import PLAYERS, GameState
 from schnapsen_env.ruleset import RuleSet
+from schnapsen_env.scoring import CLAIM_TARGET, TRUMP_MARRIAGE_POINTS
+
+#: Points are observed as a fraction of the claim target 66 (R20), pending marriage points as a fraction of the
+#: trump marriage's 40 (R12, R14).
+POINTS_SCALE, PENDING_SCALE = float(CLAIM_TARGET), float(TRUMP_MARRIAGE_POINTS)
 
 PLANES = ("hand", "turn_up", "me_lead", "me_follow", "opp_lead", "opp_follow", "table", "opp_known", "unseen",
           "me_won", "opp_won")
@@ -147,7 +152,7 @@ def _scalars(s: GameState, me: int) -> list[float]:
     trump[s.trump] = 1.0
     if s.closed_by >= 0:
         mine = s.closed_by == me
-        closing = [1.0, float(mine), float(not mine), s.closing_snapshot[0] / 66.0,
+        closing = [1.0, float(mine), float(not mine), s.closing_snapshot[0] / POINTS_SCALE,
                    s.closing_snapshot[1] / n_tricks]
     else:
         closing = [0.0, 0.0, 0.0, 0.0, 0.0]
@@ -160,8 +165,8 @@ def _scalars(s: GameState, me: int) -> list[float]:
             announced[s.announced] = 1.0
     target = rules.match_target
     return (trump + [len(s.stock) / (rules.n_cards - 2 * rules.hand_size)] + closing + [
-        s.counted(me) / 66.0, s.counted(opp) / 66.0, s.tricks[me] / n_tricks, s.tricks[opp] / n_tricks,
-        s.pending_marriage_points(me) / 40.0, s.pending_marriage_points(opp) / 40.0,
+        s.counted(me) / POINTS_SCALE, s.counted(opp) / POINTS_SCALE, s.tricks[me] / n_tricks, s.tricks[opp] / n_tricks,
+        s.pending_marriage_points(me) / PENDING_SCALE, s.pending_marriage_points(opp) / PENDING_SCALE,
         float(ms_me & 1), float(ms_me >> 1 & 1), float(ms_me >> 2 & 1), float(ms_me >> 3 & 1),
         float(ms_opp & 1), float(ms_opp >> 1 & 1), float(ms_opp >> 2 & 1), float(ms_opp >> 3 & 1),
         exchanged] + announced + [
@@ -249,7 +254,7 @@ def decode_observation(obs: np.ndarray, rules: RuleSet) -> dict[str, Any]:
     pts, tr, pend = obs[lay["points"]], obs[lay["tricks"]], obs[lay["pending"]]
     out["points"] = {"me": int(round(pts[0] * 66)), "opp": int(round(pts[1] * 66))}
     out["tricks"] = {"me": int(round(tr[0] * rules.n_tricks)), "opp": int(round(tr[1] * rules.n_tricks))}
-    out["pending"] = {"me": int(round(pend[0] * 40)), "opp": int(round(pend[1] * 40))}
+    out["pending"] = {"me": int(round(pend[0] * PENDING_SCALE)), "opp": int(round(pend[1] * PENDING_SCALE))}
     mar = obs[lay["marriages"]]
     out["marriages"] = {"me": [SUIT_LETTERS[k] for k in range(4) if mar[k] > 0.5],
                         "opp": [SUIT_LETTERS[k] for k in range(4) if mar[4 + k] > 0.5]}

@@ -34,7 +34,7 @@ from schnapsen_env.cards import SUIT_LETTERS, iter_bits, mask_of, mask_to_array
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
 from schnapsen_env.position import load_position, to_position
 from schnapsen_env.ruleset import RuleSet, SpecialAction
-from schnapsen_env.scoring import CLAIM_TARGET, RESULT_REASONS, Reason, Result, Trick, game_value
+from schnapsen_env.scoring import CLAIM_TARGET, RESULT_REASONS, Reason, Result, Trick, game_value, marriage_points
 from schnapsen_env.seats import PLAYERS, seat_of
 
 # Offsets of the non-play actions after the card ids, as plain ints for the hot paths.
@@ -392,7 +392,7 @@ class GameState:
         elif action < n + _EXCHANGE:  # marriage (R12)
             suit = action - n - SpecialAction.MARRIAGE_C
             self.marriage_suits[me] |= 1 << suit
-            self.marriage_points[me] += 40 if suit == self.trump else 20
+            self.marriage_points[me] += marriage_points(1 << suit, self.trump)
             self.announced = suit
             self.known[me] |= self.deck.pair_mask[suit]  # both cards shown (R27)
             if self.rules.claim_mode == "auto" and self.counted(me) >= CLAIM_TARGET:  # R21 (W2)

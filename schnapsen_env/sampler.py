@@ -19,6 +19,7 @@ from schnapsen_env.encoding import layout, plane_to_mask
 from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
+from schnapsen_env.scoring import marriage_points
 
 
 class Determinizer:
@@ -85,7 +86,7 @@ class Determinizer:
                 f"{self.opp_hidden} and the stock has {face_down} face-down cards")
         self._unseen_ids = np.array([i for i in range(d.size) if self.unseen >> i & 1], dtype=np.int64)
         self._card_points = [d.mask_points(self.me_won), d.mask_points(self.opp_won)]
-        self._marriage_points = [sum((40 if s == self.trump else 20) for s in range(4) if ms >> s & 1)
+        self._marriage_points = [marriage_points(ms, self.trump)
                                  for ms in self.marriage_suits]
 
     def sample(self, rng: np.random.Generator) -> GameState:

@@ -11,6 +11,8 @@ from typing import NamedTuple
 
 #: R20: a claim is correct with counted points >= 66.
 CLAIM_TARGET = 66
+#: R12: a marriage in the trump suit scores 40, any other 20.
+TRUMP_MARRIAGE_POINTS, MARRIAGE_POINTS = 40, 20
 
 
 class Reason(str, Enum):
@@ -66,6 +68,11 @@ class Trick(NamedTuple):
     winner: int
 
 
+def marriage_points(suits: int, trump: int) -> int:
+    """Points of the marriages announced in ``suits`` (a 4-bit mask of suit indices) with ``trump`` (R12)."""
+    return sum(TRUMP_MARRIAGE_POINTS if s == trump else MARRIAGE_POINTS for s in range(4) if suits >> s & 1)
+
+
 def game_value(points: int, tricks: int) -> int:
     """Game value ``v(points, tricks)`` (RULES.md section 1): 3 if no trick, 2 below 33, else 1."""
     if tricks == 0:
@@ -73,4 +80,5 @@ def game_value(points: int, tricks: int) -> int:
     return 2 if points < 33 else 1
 
 
-__all__ = ["CLAIM_TARGET", "RESULT_REASONS", "Reason", "Result", "Trick", "game_value"]
+__all__ = ["CLAIM_TARGET", "MARRIAGE_POINTS", "RESULT_REASONS", "TRUMP_MARRIAGE_POINTS", "Reason", "Result", "Trick",
+           "game_value", "marriage_points"]
