@@ -179,7 +179,7 @@ def uncounted(a):
 
     numba counts the references to an array with an atomic increment and decrement each time the array is bound
     in a called function or sliced; in the solver's and the batch loops' millions of small calls, those atomics
-    took half the time (measured: 3.4 M solver nodes/s counted, 7 M uncounted). Compiled entry points wrap their
+    took about half the solver's time (``benchmarks/solver_core.py`` measures it). Compiled entry points wrap their
     arrays with this once; the caller keeps ``a`` alive for the call (it holds the argument). ``a`` must be
     C-contiguous (every array the project passes is allocated so); raises ValueError if it is not."""
     if not a.flags.c_contiguous:
