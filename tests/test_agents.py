@@ -26,12 +26,11 @@ from agents.pimc import PIMCAgent
 from agents.random_agent import RandomAgent
 from agents.rollout import RolloutAgent
 from agents.solver import Solver, terminal_value
+from helpers.rulebook import scenario
 from schnapsen_env import GameState, RuleSet, schnapsen_v0
 from schnapsen_env.encoding import layout, observation
 from schnapsen_env.sampler import Determinizer
 
-from scenario_util import load
-from test_scenarios import S29, S34, S35
 
 RULESETS = ("schnapsen20", "sixtysix24")
 
@@ -172,7 +171,7 @@ def test_agents_are_reproducible_from_seed():
 # ------------------------------------------------------------------------------------------------ heuristic
 def test_heuristic_claims_exchanges_and_announces_trump_marriage():
     # S29: A leads with 70 counted points: the claim is legal and taken at once.
-    st = load(S29)
+    st = scenario("S29").state()
     assert HeuristicAgent(st.rules).act(obs_dict(st)) == st.rules.action_id("claim")
     # player_0 (non-dealer) holds JH KH QH KS QS under the turn-up TH: exchange first, then the 40 marriage.
     rules = RuleSet.make("schnapsen20")
@@ -220,9 +219,9 @@ def test_solver_equals_minimax_on_exhausted_positions(ruleset):
         assert s == before
 
 
-@pytest.mark.parametrize("block, expected", [(S29, 1), (S34, 1), (S35, 1)])
-def test_solver_equals_minimax_on_end_of_hand_scenarios(block, expected):
-    st = load(block)
+@pytest.mark.parametrize("sid, expected", [("S29", 1), ("S34", 1), ("S35", 1)])
+def test_solver_equals_minimax_on_end_of_hand_scenarios(sid, expected):
+    st = scenario(sid).state()
     # every position along every line of play from the scenario, for the player to move there
     stack = [st]
     checked = 0
@@ -241,7 +240,7 @@ def test_solver_equals_minimax_on_end_of_hand_scenarios(block, expected):
 
 
 def test_solver_s34_line_b_claims_after_taking_the_queen():
-    st = load(S34)
+    st = scenario("S34").state()
     st.step("play QC")
     st.step("play AC")  # B now has 69 and leads: claiming wins 1 (A has 73 > 33)
     value, action = Solver().solve(st)
