@@ -9,7 +9,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from knob_cases import CASES
+from helpers.knob_cases import CASES
 from schnapsen_env import core, encoding
 from schnapsen_env import vector as vector_module
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
