@@ -167,8 +167,8 @@ def exactness(n: int, seed: int) -> int:
                 differ += 1
                 print("differs:", rules.to_dict(), g.position(), file=sys.stderr)
             checked += 1
-    print(f"exactness: {checked} positions ({by_phase}), both rulesets, random knob sets of tests/helpers/knob_cases.py: "
-          f"{differ} with a differing action value")
+    print(f"exactness: {checked} positions ({by_phase}), both rulesets, random knob sets of "
+          f"tests/helpers/knob_cases.py: {differ} with a differing action value")
     return 1 if differ else 0
 
 
