@@ -441,8 +441,10 @@ def test_bad_agent_name_lists_valid_names():
         resolve_agent("rollout:n_samples", "schnapsen20")
 
 
-# ------------------------------------------------------------------ adversarial review regressions
-def test_arena_rejects_bad_agent_arguments():
+# ------------------------------------------------------------------ regressions: agents (named after what broke)
+def test_arena_took_arguments_the_agent_does_not_take_bug():
+    """resolve_agent accepted arguments the agent does not take (rollout:foo=1), and seed= and rules=, which the
+    arena sets itself."""
     from agents.arena import resolve_agent
 
     with pytest.raises(ValueError, match="takes no argument"):
@@ -454,7 +456,9 @@ def test_arena_rejects_bad_agent_arguments():
 
 
 @pytest.mark.parametrize("name", ["trained", "trained-long"])
-def test_trained_agent_ships_and_plays_legal_actions(name):
+def test_trained_policy_greedy_argmax_chose_illegal_actions_bug(name):
+    """The greedy policy took the argmax over all actions, so it could choose an illegal one; the shipped trained
+    agents play whole hands with legal actions only."""
     from agents import make_agent
     from schnapsen_env import schnapsen_v0
 
@@ -469,7 +473,9 @@ def test_trained_agent_ships_and_plays_legal_actions(name):
             env.step(a)
 
 
-def test_crafted_checkpoints_raise_checkpoint_error(tmp_path):
+def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
+    """Checkpoints with a malformed layout, rules or network config raised KeyError/AttributeError/TypeError
+    instead of CheckpointError, and NaN weights went on choosing actions."""
     import torch
 
     from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
@@ -495,6 +501,7 @@ def test_crafted_checkpoints_raise_checkpoint_error(tmp_path):
         agent.act(env.observe(env.agent_selection))
 
 
+# ------------------------------------------------------------------ legal actions over many hands
 @pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
 def test_search_agents_legal_over_many_hands(ruleset):
     # Cheap settings of the same code paths (sampling, search, horizon, exact endgames): hundreds of hands each.
