@@ -30,7 +30,7 @@ with ``time.perf_counter`` around ``act``. Prints the median, p90 and max ms a m
 Goal (issue "Expert-level search on a compiled core"): a median of at most 250 ms on one core.
 
 **Exactness** (``--exactness N``): N positions from random play (special actions often) in both rulesets with
-random knob sets of ``tests/knob_cases.py``, a third each with the stock open, closed and exhausted, at least
+random knob sets of ``tests/helpers/knob_cases.py``, a third each with the stock open, closed and exhausted, at least
 three tricks played (four, and ``schnapsen20`` only, with closing below the root, where the reference solver is
 slow); every legal action's full-depth value from both solvers, and the number of positions where
 any differs (exit status 1 if any does). ``tests/test_solver_core.py`` runs a small version in CI.
@@ -58,8 +58,8 @@ from schnapsen_env.ruleset import RuleSet
 ROOT = Path(__file__).resolve().parent.parent
 NODES_FILE = ROOT / "benchmarks" / "solver_core_nodes.json"
 sys.path.insert(0, str(ROOT / "tests"))
-from knob_cases import CASES  # noqa: E402  (the knob sets of the lockstep tests)
-from test_solver_core import positions  # noqa: E402  (the same position generator as the CI test)
+from helpers.knob_cases import CASES  # noqa: E402  (the knob sets of the lockstep tests)
+from helpers.solver_positions import positions  # noqa: E402  (the same position generator as the CI test)
 
 
 def deals(rules: RuleSet, n: int, tricks: int) -> list[GameState]:
@@ -167,8 +167,8 @@ def exactness(n: int, seed: int) -> int:
                 differ += 1
                 print("differs:", rules.to_dict(), g.position(), file=sys.stderr)
             checked += 1
-    print(f"exactness: {checked} positions ({by_phase}), both rulesets, random knob sets of tests/knob_cases.py: "
-          f"{differ} with a differing action value")
+    print(f"exactness: {checked} positions ({by_phase}), both rulesets, random knob sets of "
+          f"tests/helpers/knob_cases.py: {differ} with a differing action value")
     return 1 if differ else 0
 
 

@@ -9,9 +9,9 @@ Example::
     ...     s = m.state
     ...     while s.result is None:
     ...         s.push(s.legal_actions()[0])
-    ...     m.finish_hand()
+    ...     gained = m.finish_hand()
     ...     if not m.over:
-    ...         m.next_hand()
+    ...         s = m.next_hand()
     >>> max(m.points) >= 7
     True
 """

@@ -8,7 +8,7 @@ with :meth:`RuleSet.make` (or the :meth:`RuleSet.schnapsen20` /
     >>> RuleSet.make("schnapsen20", close_min_stock=2).close_min_stock
     2
     >>> RuleSet.make().action_names[:3]
-    ['play AC', 'play TC', 'play KC']
+    ('play AC', 'play TC', 'play KC')
 """
 
 from __future__ import annotations

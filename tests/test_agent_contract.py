@@ -88,8 +88,9 @@ def test_every_agent_is_covered():
     assert not can_play("trained", "sixtysix24") and can_play("trained", RuleSet.make("schnapsen20", must_head=False))
 
 
-def test_regression_pimc_without_heading_plays_20_hands():
-    # issue 11: this raised KeyError within a few hands (the agent searched under must_head=True)
+def test_pimc_guessed_default_knobs_bug():
+    """opponent="pimc", must_head=False raised KeyError within a few hands (issue 11): the agent guessed the
+    default knobs from the observation length and searched under must_head=True."""
     env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent="pimc", must_head=False, illegal_action="raise")
     assert play(env, 20, seed=0) > 0
     assert env.unwrapped.opponent.rules == env.unwrapped.rules == RuleSet.make("schnapsen20", must_head=False)

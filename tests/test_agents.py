@@ -26,12 +26,11 @@ from agents.pimc import PIMCAgent
 from agents.random_agent import RandomAgent
 from agents.rollout import RolloutAgent
 from agents.solver import Solver, terminal_value
+from helpers.rulebook import scenario
 from schnapsen_env import GameState, RuleSet, schnapsen_v0
 from schnapsen_env.encoding import layout, observation
 from schnapsen_env.sampler import Determinizer
 
-from scenario_util import load
-from test_scenarios import S29, S34, S35
 
 RULESETS = ("schnapsen20", "sixtysix24")
 
@@ -172,7 +171,7 @@ def test_agents_are_reproducible_from_seed():
 # ------------------------------------------------------------------------------------------------ heuristic
 def test_heuristic_claims_exchanges_and_announces_trump_marriage():
     # S29: A leads with 70 counted points: the claim is legal and taken at once.
-    st = load(S29)
+    st = scenario("S29").state()
     assert HeuristicAgent(st.rules).act(obs_dict(st)) == st.rules.action_id("claim")
     # player_0 (non-dealer) holds JH KH QH KS QS under the turn-up TH: exchange first, then the 40 marriage.
     rules = RuleSet.make("schnapsen20")
@@ -220,9 +219,9 @@ def test_solver_equals_minimax_on_exhausted_positions(ruleset):
         assert s == before
 
 
-@pytest.mark.parametrize("block, expected", [(S29, 1), (S34, 1), (S35, 1)])
-def test_solver_equals_minimax_on_end_of_hand_scenarios(block, expected):
-    st = load(block)
+@pytest.mark.parametrize("sid, expected", [("S29", 1), ("S34", 1), ("S35", 1)])
+def test_solver_equals_minimax_on_end_of_hand_scenarios(sid, expected):
+    st = scenario(sid).state()
     # every position along every line of play from the scenario, for the player to move there
     stack = [st]
     checked = 0
@@ -241,7 +240,7 @@ def test_solver_equals_minimax_on_end_of_hand_scenarios(block, expected):
 
 
 def test_solver_s34_line_b_claims_after_taking_the_queen():
-    st = load(S34)
+    st = scenario("S34").state()
     st.step("play QC")
     st.step("play AC")  # B now has 69 and leads: claiming wins 1 (A has 73 > 33)
     value, action = Solver().solve(st)
@@ -442,8 +441,10 @@ def test_bad_agent_name_lists_valid_names():
         resolve_agent("rollout:n_samples", "schnapsen20")
 
 
-# ------------------------------------------------------------------ adversarial review regressions
-def test_arena_rejects_bad_agent_arguments():
+# ------------------------------------------------------------------ regressions: agents (named after what broke)
+def test_arena_took_arguments_the_agent_does_not_take_bug():
+    """resolve_agent accepted arguments the agent does not take (rollout:foo=1), and seed= and rules=, which the
+    arena sets itself."""
     from agents.arena import resolve_agent
 
     with pytest.raises(ValueError, match="takes no argument"):
@@ -455,7 +456,9 @@ def test_arena_rejects_bad_agent_arguments():
 
 
 @pytest.mark.parametrize("name", ["trained", "trained-long"])
-def test_trained_agent_ships_and_plays_legal_actions(name):
+def test_trained_policy_greedy_argmax_chose_illegal_actions_bug(name):
+    """The greedy policy took the argmax over all actions, so it could choose an illegal one; the shipped trained
+    agents play whole hands with legal actions only."""
     from agents import make_agent
     from schnapsen_env import schnapsen_v0
 
@@ -470,7 +473,9 @@ def test_trained_agent_ships_and_plays_legal_actions(name):
             env.step(a)
 
 
-def test_crafted_checkpoints_raise_checkpoint_error(tmp_path):
+def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
+    """Checkpoints with a malformed layout, rules or network config raised KeyError/AttributeError/TypeError
+    instead of CheckpointError, and NaN weights went on choosing actions."""
     import torch
 
     from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
@@ -496,6 +501,7 @@ def test_crafted_checkpoints_raise_checkpoint_error(tmp_path):
         agent.act(env.observe(env.agent_selection))
 
 
+# ------------------------------------------------------------------ legal actions over many hands
 @pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
 def test_search_agents_legal_over_many_hands(ruleset):
     # Cheap settings of the same code paths (sampling, search, horizon, exact endgames): hundreds of hands each.

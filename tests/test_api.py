@@ -313,8 +313,10 @@ def test_maskable_ppo_trains_if_installed():
     assert obs["action_mask"][int(action)] == 1
 
 
-# ------------------------------------------------------------------ adversarial review regressions
-def test_gym_env_aborts_episode_when_opponent_returns_illegal_action():
+# ------------------------------------------------------------------ regressions: envs (named after what broke)
+def test_illegal_opponent_action_left_gym_env_half_stepped_bug():
+    """An opponent returning an illegal action left the Gymnasium env half-stepped (the learner's move played, the
+    episode going on); now it raises and the episode is aborted until reset()."""
     calls = {"n": 0}
 
     def opponent(obs):
@@ -330,7 +332,8 @@ def test_gym_env_aborts_episode_when_opponent_returns_illegal_action():
         env.step(0)
 
 
-def test_gym_env_failed_reset_changes_nothing():
+def test_failed_gym_reset_changed_the_env_bug():
+    """A Gymnasium reset with a bad position changed the learner seat, the game and the generator before failing."""
     env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent="random").unwrapped
     env.reset(seed=0)
     before = (env.learner, env.aec.position(), env.np_random.bit_generator.state)
@@ -339,7 +342,8 @@ def test_gym_env_failed_reset_changes_nothing():
     assert (env.learner, env.aec.position(), env.np_random.bit_generator.state) == before
 
 
-def test_aec_failed_reset_keeps_generator():
+def test_failed_aec_reset_reseeded_the_generator_bug():
+    """raw_env.reset(seed=..., options=<bad deck>) reseeded the generator before failing."""
     a, b = schnapsen_v0.raw_env(), schnapsen_v0.raw_env()
     a.reset(seed=1)
     b.reset(seed=1)
@@ -350,7 +354,9 @@ def test_aec_failed_reset_keeps_generator():
     assert a.position() == b.position()
 
 
-def test_gym_env_action_types():
+def test_gym_env_took_bool_float_str_actions_bug():
+    """step() took True, 1.0 and "1" as action ids, and an illegal action that ended the episode left the mask
+    non-zero."""
     env = gymnasium.make("schnapsen_env/Schnapsen-v0").unwrapped
     obs, _ = env.reset(seed=0)
     legal = int(np.flatnonzero(obs["action_mask"])[0])
@@ -363,14 +369,18 @@ def test_gym_env_action_types():
     assert term and r == -3 and obs["action_mask"].sum() == 0
 
 
-def test_raw_env_before_reset_gives_clear_error():
+def test_raw_env_used_before_reset_gave_obscure_error_bug():
+    """observe(), state(), position() and render() before reset() failed with an AttributeError on None instead
+    of saying to call reset()."""
     env = schnapsen_v0.raw_env(render_mode="ansi")
     for call in (lambda: env.observe("player_0"), env.state, env.position, env.render):
         with pytest.raises(RuntimeError, match="reset"):
             call()
 
 
-def test_vector_env_refuses_finished_slots_and_bad_inputs():
+def test_vector_env_took_finished_slots_and_non_integer_inputs_bug():
+    """The vector env's set_state took a finished hand in a slot, step() took bool and overflowing uint64 actions,
+    reset() took non-integer seeds."""
     from schnapsen_env import GameState, RuleSet
 
     venv = SchnapsenVectorEnv(2)
@@ -393,6 +403,7 @@ def test_vector_env_refuses_finished_slots_and_bad_inputs():
         venv.set_state({})
 
 
+# ------------------------------------------------------------------ without_infos
 def test_without_infos_hides_only_the_infos():
     """``without_infos`` (for TorchRL / Tianshou): empty infos, the same observations, rewards and order."""
     plain, bare = schnapsen_v0.env(), schnapsen_v0.without_infos(schnapsen_v0.env())

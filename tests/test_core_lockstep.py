@@ -1,6 +1,6 @@
 """The compiled rules core (schnapsen_env.core) against the reference engine (GameState), action by action:
 legal actions, the whole state, both seats' observations and the result after every action, over every knob set
-of RULES.md section 5 (tests/knob_cases.py) in both rulesets, with special actions (marriage, exchange, close,
+of RULES.md section 5 (tests/helpers/knob_cases.py) in both rulesets, with special actions (marriage, exchange, close,
 claim) taken often. The vector env's batch loops are checked in tests/test_vector_exact.py."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from knob_cases import CASES
+from helpers.knob_cases import CASES
 from schnapsen_env import core, encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet

@@ -470,7 +470,7 @@ def test_action_id_unknown_name_is_illegal_action_error():
         RuleSet.make().action_id("fold")
 
 
-# ------------------------------------------------------------------ unreachable positions (adversarial review)
+# ------------------------------------------------------------------ regressions: unreachable positions were loaded
 def _s17(**kw):
     p = {"trump": "H", "stock": "JD AH TH KS QS KH".split(), "closed_by": None, "closing_snapshot": None,
          "hands": {"player_0": "JH QH AS TS AC".split(), "player_1": "JS TC KC QC JC".split()},
@@ -510,12 +510,15 @@ UNREACHABLE = [
 
 
 @pytest.mark.parametrize("name, changes, knobs, message", UNREACHABLE, ids=[u[0] for u in UNREACHABLE])
-def test_unreachable_position_refused(name, changes, knobs, message):
+def test_unreachable_position_loaded_bug(name, changes, knobs, message):
+    """from_position loaded positions no play reaches (a marriage counted twice, a carry in schnapsen20, a result
+    the cards contradict, ...); each is refused now, naming what is wrong."""
     with pytest.raises(InvalidPositionError, match=message):
         GameState.from_position(RuleSet.make("schnapsen20", **knobs), _s17(**changes))
 
 
-def test_announced_outside_marriage_window_refused():
+def test_announcement_outside_marriage_window_loaded_bug():
+    """A position with a marriage announced outside the marriage window (R66-6) was loaded."""
     pos = {"trump": "C", "stock": [], "closed_by": None, "closing_snapshot": None,
            "hands": {"player_0": ["KH", "QH", "9S"], "player_1": ["AS", "TS", "9D"]},
            "won": {"player_0": "AC TC KC QC JC 9C AD TD KD QD JD 9H".split(),
@@ -525,7 +528,9 @@ def test_announced_outside_marriage_window_refused():
         GameState.from_position(RuleSet.make("sixtysix24"), pos)  # trick 10: R66-6 allows tricks 1-6 only
 
 
-def test_unknown_keys_of_mixed_types_named():
+def test_unknown_keys_of_mixed_types_crashed_bug():
+    """Unknown position keys of mixed types (1 and "zz") made sorting them raise TypeError instead of naming them
+    in an InvalidPositionError."""
     pos = _s17()
     pos[1] = 2
     pos["zz"] = 3
@@ -533,7 +538,8 @@ def test_unknown_keys_of_mixed_types_named():
         GameState.from_position(RuleSet.make(), pos)
 
 
-def test_points_must_be_ints_not_bools():
+def test_points_given_as_bools_loaded_bug():
+    """A position giving points as False (equal to 0) was loaded; points must be ints."""
     pos = GameState.from_position(RuleSet.make(), _s17()).position()
     pos["points"]["player_1"] = False  # equals 0, but is not an int count
     with pytest.raises(InvalidPositionError, match="points"):

@@ -14,7 +14,7 @@ from scipy.stats import chisquare
 from agents import make_agent
 from agents.expert import ExpertAgent
 from agents.solver_core import CoreSolver
-from knob_cases import CASES
+from helpers.knob_cases import CASES
 from schnapsen_env import core, encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet

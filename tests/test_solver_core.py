@@ -14,35 +14,13 @@ import pytest
 
 from agents.solver import Solver
 from agents.solver_core import CoreSolver, perft_nodes
-from knob_cases import CASES
+from helpers.knob_cases import CASES
+from helpers.solver_positions import positions
 from schnapsen_env import core
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
 NODES_FILE = Path(__file__).resolve().parent.parent / "benchmarks" / "solver_core_nodes.json"
-
-
-def positions(rules: RuleSet, rng: np.random.Generator, count: int, min_tricks: int):
-    """Seeded positions reached by random play (special actions often) with at least ``min_tricks`` tricks
-    played, so that the reference solver is quick; about a third each with the stock open, closed, exhausted."""
-    out = []
-    while len(out) < count:
-        g = GameState.new_hand(rules, rng=rng)
-        want = ("open", "closed", "exhausted")[len(out) % 3]
-        while g.result is None:
-            legal = g.legal_actions()
-            tricks = g.tricks[0] + g.tricks[1]
-            phase = "closed" if g.closed_by >= 0 else ("open" if g.stock else "exhausted")
-            if tricks >= min_tricks and phase == want:
-                out.append(g.copy())
-                break
-            if rules.close_action in legal and want != "closed":
-                legal.remove(rules.close_action)
-            if rules.claim_action in legal and len(legal) > 1:
-                legal.remove(rules.claim_action)
-            special = [a for a in legal if a >= rules.n_cards]
-            g.push(int(rng.choice(special)) if special and rng.random() < 0.5 else int(rng.choice(legal)))
-    return out
 
 
 # With closing below the root the reference solver is too slow for sixtysix24's long open stock: that mode is

@@ -2,30 +2,35 @@
 
 from __future__ import annotations
 
-import re
 import xml.etree.ElementTree as ET
 
 import numpy as np
 import pytest
 
-import test_scenarios as scen
+from helpers.engine import load
+from helpers.fault_positions import FAULT_POSITIONS
+from helpers.rulebook import position_scenarios
 from schnapsen_env import GameState, RuleSet
 from schnapsen_env.svg import TableView, table_svg
-from scenario_util import parse_scenario
 
-BLOCKS = {name: value for name, value in vars(scen).items()
-          if isinstance(value, str) and value.lstrip().startswith("trump:")}
+# every position of the rule book's scenarios (docs/RULES.md section 6) and of the section 7 fault tests
+POSITIONS = {sc.sid: (sc, None) for sc in position_scenarios()}
+POSITIONS |= {name: (None, v) for name, v in FAULT_POSITIONS.items()}
+
+
+def _state(name: str) -> GameState:
+    sc, fault = POSITIONS[name]
+    return sc.state() if sc is not None else load(fault[0], fault[1])
 
 
 def test_there_are_scenario_blocks():
-    assert len(BLOCKS) >= 20
+    assert len(POSITIONS) >= 20
 
 
-@pytest.mark.parametrize("name", sorted(BLOCKS))
+@pytest.mark.parametrize("name", sorted(POSITIONS))
 @pytest.mark.parametrize("viewer", [0, 1])
 def test_scenario_positions_render_as_svg(name, viewer):
-    ruleset = "sixtysix24" if re.search(r"\b9[CDHS]\b", BLOCKS[name]) else "schnapsen20"  # nines: 24 cards
-    s = GameState.from_position(RuleSet.make(ruleset), parse_scenario(BLOCKS[name]).position)
+    s = _state(name)
     svg = table_svg(s, viewer)
     root = ET.fromstring(svg)  # well-formed XML
     assert root.tag.endswith("svg")

@@ -4,12 +4,13 @@ masks, to_move, rewards, results and full states; loaded positions and endgames 
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 
 import numpy as np
 import pytest
 
-from knob_cases import CASES
+from helpers.knob_cases import CASES
 from schnapsen_env import core, encoding
 from schnapsen_env import vector as vector_module
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
@@ -19,8 +20,6 @@ from schnapsen_env.vector import SchnapsenVectorEnv
 
 N_SLOTS = 32
 N_STEPS = 200
-REASONS_SEEN: dict[str, Counter] = {"schnapsen20": Counter(), "sixtysix24": Counter()}
-ACTIONS_SEEN: dict[str, Counter] = {"schnapsen20": Counter(), "sixtysix24": Counter()}  # by _kind
 
 
 # Chance of taking each kind of special action when it is legal (else a uniform legal action): high for
@@ -47,11 +46,15 @@ def _case_id(case) -> str:
     return ruleset + ("-" + "-".join(f"{k}={v}" for k, v in knobs.items()) if knobs else "-defaults")
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
-def test_vector_env_lockstep_with_reference(case):
-    ruleset, knobs = case
+@functools.cache
+def _lockstep(case_index: int) -> tuple[Counter, Counter]:
+    """The vector env and N_SLOTS reference GameStates in lockstep for N_STEPS steps under ``CASES[case_index]``,
+    asserting equality all along; returns the result reasons and the action kinds (``_kind``) seen. Seeded, so the
+    same every time: memoised, so that the coverage test reuses the runs of the lockstep tests in any order."""
+    ruleset, knobs = CASES[case_index]
     rules = RuleSet.make(ruleset, **knobs)
-    seed0 = 7919 * (CASES.index(case) + 1)
+    seed0 = 7919 * (case_index + 1)
+    reasons, kinds = Counter(), Counter()
     venv = SchnapsenVectorEnv(N_SLOTS, ruleset=ruleset, **knobs)
     obs, masks, to_move = venv.reset(seed=seed0)
     ref_rngs = [np.random.default_rng(seed0 + i) for i in range(N_SLOTS)]
@@ -72,7 +75,7 @@ def test_vector_env_lockstep_with_reference(case):
                 np.testing.assert_array_equal(obs[i], encoding.observation(g, g.to_move),
                                               err_msg=f"slot {i} step {t}")
         actions = np.array([_pick(pick_rng, m, n_cards) for m in masks], dtype=np.int64)
-        ACTIONS_SEEN[ruleset].update(_kind(int(a), n_cards) for a in actions)
+        kinds.update(_kind(int(a), n_cards) for a in actions)
         if t % 10 == 0:
             for i, g in enumerate(games):
                 assert venv.game(i) == g, (i, t)
@@ -89,13 +92,20 @@ def test_vector_env_lockstep_with_reference(case):
                 continue
             hands_done += 1
             assert infos["results"][i] == r, (i, t, infos["results"][i], r)
-            REASONS_SEEN[ruleset][r.reason] += 1
+            reasons[r.reason] += 1
             expect = np.zeros(2, dtype=np.float32)
             if r.winner is not None:
                 expect[r.winner], expect[1 - r.winner] = r.game_points, -r.game_points
             np.testing.assert_array_equal(rewards[i], expect)
             games[i] = GameState.new_hand(rules, ref_rngs[i])
     assert hands_done > 200
+    return reasons, kinds
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+def test_vector_env_lockstep_with_reference(case):
+    reasons, kinds = _lockstep(CASES.index(case))
+    assert sum(reasons.values()) > 200 and sum(kinds.values()) == N_SLOTS * N_STEPS
 
 
 @pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
@@ -213,18 +223,20 @@ def _harvest_endgames(ruleset: str, count: int, seed: int) -> list[dict]:
     return out
 
 
-ENDGAME_REASONS: dict[str, Counter] = {"schnapsen20": Counter(), "sixtysix24": Counter()}
-ENDGAMES = {r: _harvest_endgames(r, 250, 21) for r in ("schnapsen20", "sixtysix24")}
+@functools.cache
+def _endgames(ruleset: str) -> tuple:
+    return tuple(_harvest_endgames(ruleset, 250, 21))
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
-def test_core_endgames_every_knob(case):
-    """The last two tricks of many hands (R20 W3, R22, R23, R23a, R66-7, R66-10 endings) under every knob set:
-    the same positions loaded into core state arrays and into GameStates, played out in lockstep."""
-    ruleset, knobs = case
+@functools.cache
+def _endgame_lockstep(case_index: int) -> Counter:
+    """The last two tricks of the ``_endgames`` positions under ``CASES[case_index]``, in core state arrays and in
+    GameStates in lockstep (asserting equality); returns the result reasons. Seeded and memoised like
+    ``_lockstep``."""
+    ruleset, knobs = CASES[case_index]
     rules = RuleSet.make(ruleset, **knobs)
     games = []
-    for p in ENDGAMES[ruleset]:
+    for p in _endgames(ruleset):
         try:  # a position reached under the defaults may be impossible under the knobs (e.g. claim_mode="auto")
             games.append(GameState.from_position(rules, p))
         except InvalidPositionError:
@@ -232,7 +244,7 @@ def test_core_endgames_every_knob(case):
     assert len(games) >= 100
     R = core.rule_table(rules)
     b = np.stack([core.from_game_state(g) for g in games])
-    rng = np.random.default_rng(CASES.index(case))
+    rng = np.random.default_rng(case_index)
     out = np.empty((len(games), encoding.obs_size(rules)), dtype=np.float32)
     bits = np.zeros(len(games), dtype=np.int64)
     reasons = Counter()
@@ -254,19 +266,30 @@ def test_core_endgames_every_knob(case):
                     assert core.result_of(b[i]) == g.result, i
     for i, g in enumerate(games):
         assert core.to_game_state(b[i], rules) == g, i
-    ENDGAME_REASONS[ruleset].update(reasons)
+    return reasons
 
 
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+def test_core_endgames_every_knob(case):
+    """The last two tricks of many hands (R20 W3, R22, R23, R23a, R66-7, R66-10 endings) under every knob set:
+    the same positions loaded into core state arrays and into GameStates, played out in lockstep."""
+    reasons = _endgame_lockstep(CASES.index(case))
+    assert sum(reasons.values()) >= 100  # every loaded hand ends
 
-def test_zz_coverage():
-    """The lockstep and endgame runs above (same session) reached every result reason of each ruleset and
-    took every kind of action often (so the exactness checks cover them)."""
-    if not any(REASONS_SEEN.values()) or not any(ENDGAME_REASONS.values()):
-        pytest.skip("run together with the lockstep and endgame tests")
-    seen = {r: REASONS_SEEN[r] + ENDGAME_REASONS[r] for r in REASONS_SEEN}
+
+def test_lockstep_runs_reach_every_reason_and_action_kind():
+    """The seeded lockstep and endgame runs of the tests above, over all knob sets, reach every result reason of
+    each ruleset and take every kind of action often, so the exactness checks cover them. The runs are computed
+    here if this test runs first or alone (memoised: the same runs, not repeated, in a full session)."""
+    seen = {"schnapsen20": Counter(), "sixtysix24": Counter()}
+    kinds_seen = {"schnapsen20": Counter(), "sixtysix24": Counter()}
+    for i, (ruleset, _) in enumerate(CASES):
+        reasons, kinds = _lockstep(i)
+        seen[ruleset] += reasons + _endgame_lockstep(i)
+        kinds_seen[ruleset] += kinds
     assert set(seen["schnapsen20"]) == {"claim", "false_claim", "last_trick", "closed_hand"}, seen
     assert set(seen["sixtysix24"]) == set(RESULT_REASONS), seen
-    for ruleset, kinds in ACTIONS_SEEN.items():
+    for ruleset, kinds in kinds_seen.items():
         assert all(kinds[k] >= 500 for k in range(5)), (ruleset, kinds)  # play, marriage, exchange, close, claim
 
 
