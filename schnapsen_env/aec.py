@@ -41,8 +41,9 @@ from pettingzoo.utils import wrappers
 from schnapsen_env import encoding
 from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.match import Match, score_hand
+from schnapsen_env.mirror import CoreMirror
 from schnapsen_env.render import render_text
-from schnapsen_env.rules import PLAYERS, GameState, mask_to_array, seat_of
+from schnapsen_env.rules import PLAYERS, GameState, seat_of
 from schnapsen_env.ruleset import RuleSet
 
 ILLEGAL_REWARD = -3  # API.md: the largest single-hand loss
@@ -188,7 +189,7 @@ class raw_env(AECEnv, EzPickle):
         s_high = np.concatenate([np.ones(4 * self.rules.n_cards, dtype=np.float32), high])
         self.state_space = spaces.Box(low=np.zeros_like(s_high), high=s_high, dtype=np.float32)
         self._rng = np.random.default_rng()
-        self._zero_mask = np.zeros(n_actions, dtype=np.int8)
+        self._mirror = CoreMirror(self.rules)  # observations through the compiled core (schnapsen_env.mirror)
         self.game: GameState | None = None
         self.match: Match | None = None
         self._legal = 0
@@ -338,11 +339,10 @@ class raw_env(AECEnv, EzPickle):
         """``{"observation": float32 (obs_size,), "action_mask": int8 (n_actions,)}`` for ``agent``."""
         seat = seat_of(agent, "agent")
         game = self._require_reset()
-        obs = encoding.observation(game, seat)
-        if game.result is None and game.to_move == seat and not self.terminations[agent]:
-            mask = mask_to_array(self._legal, self.rules.n_actions)
-        else:
-            mask = self._zero_mask.copy()
+        legal = self._legal if game.result is None and game.to_move == seat and not self.terminations[agent] else 0
+        # Equal to encoding.observation(game, seat) and mask_to_array(legal), in new arrays (never shared with
+        # an earlier or later observation, as PettingZoo's classic envs), from the compiled core.
+        obs, mask = self._mirror.observe(game, seat, legal)
         return {"observation": obs, "action_mask": mask}
 
     def state(self) -> np.ndarray:
