@@ -29,6 +29,7 @@ Version history: v0 (initial).
 from __future__ import annotations
 
 import warnings
+from operator import attrgetter
 from typing import Any
 
 import gymnasium
@@ -60,8 +61,11 @@ _GUARDED = {"rewards", "terminations", "truncations", "infos", "agent_selection"
 
 
 def _forward(name: str, guarded: bool) -> property:
+    if not guarded:
+        return property(attrgetter("_raw." + name))  # a C-level getter: no Python frame per look-up
+
     def get(self):
-        if guarded and not self._has_reset:  # OrderEnforcingWrapper's check, same message
+        if not self._has_reset:  # OrderEnforcingWrapper's check, same message
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self._raw, name)
 
