@@ -772,4 +772,5 @@ drop_stale_cache("core", apply)  # before any cached function loads (see drop_st
 
 __all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "check_state", "counted",
            "deal", "deal_rows", "from_game_state", "legal_mask", "legal_masks", "masks_into", "observe",
-           "observe_all", "observe_masked", "result_of", "rule_table", "state_vector", "state_vectors", "to_game_state"]
+           "observe_all", "observe_masked", "result_of", "rule_table", "state_vector", "state_vectors",
+           "to_game_state"]

@@ -42,7 +42,8 @@ def test_fresh_copy_equals_deepcopy():
     value = {"a": {"b": [1, {"c": "x"}], "d": None}, "e": 1.5, "f": True, "g": _Color.RED, "h": (1, 2), "i": Box()}
     got = _fresh_copy(value)
     assert got == copy.deepcopy(value)
-    assert got["a"] is not value["a"] and got["a"]["b"] is not value["a"]["b"] and got["a"]["b"][1] is not value["a"]["b"][1]
+    assert got["a"] is not value["a"] and got["a"]["b"] is not value["a"]["b"]
+    assert got["a"]["b"][1] is not value["a"]["b"][1]
     assert got["i"] is not value["i"] and got["i"].items is not value["i"].items  # other objects: deepcopy
     assert got["g"] is _Color.RED
 
