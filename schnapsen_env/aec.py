@@ -271,7 +271,9 @@ class raw_env(AECEnv, EzPickle):
             return
         game = self.game
         legal = self._legal
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < 64 \
+        if type(action) is int and 0 <= action < 64 and legal >> action & 1:  # the common case, checked cheaply
+            game.push(action)
+        elif isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < 64 \
                 and legal >> int(action) & 1:
             game.push(int(action))
         else:
@@ -326,8 +328,8 @@ class raw_env(AECEnv, EzPickle):
 
     def _public_info(self) -> dict:
         g = self.game
-        info = {"points": {PLAYERS[p]: g.counted(p) for p in (0, 1)},
-                "tricks": {PLAYERS[p]: g.tricks[p] for p in (0, 1)}}
+        p0, p1 = PLAYERS  # written out, not comprehensions: this runs at every step
+        info = {"points": {p0: g.counted(0), p1: g.counted(1)}, "tricks": {p0: g.tricks[0], p1: g.tricks[1]}}
         if self.match is not None:
             info["match_points"] = {PLAYERS[p]: self.match.points[p] for p in (0, 1)}
             info["carry"] = self.match.carry

@@ -64,12 +64,18 @@ def resolve_opponent(opponent: Any, seed: int | None, rules: RuleSet,
 _ATOMIC = (str, int, float, bool, type(None), Enum)
 
 
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+
+
 def _fresh_copy(value: Any) -> Any:
     """``copy.deepcopy(value)`` for the env's infos (dicts and lists of immutable values), several times faster:
     every dict and list is new, immutable values are kept; anything else goes through ``copy.deepcopy``."""
     kind = type(value)
     if kind is dict:
-        return {k: _fresh_copy(v) for k, v in value.items()}
+        out = {}
+        for k, v in value.items():
+            out[k] = v if type(v) in _PLAIN else _fresh_copy(v)
+        return out
     if kind is list:
         return [_fresh_copy(v) for v in value]
     if isinstance(value, _ATOMIC):
