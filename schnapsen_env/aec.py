@@ -342,7 +342,8 @@ class raw_env(AECEnv, EzPickle):
         return self.game
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32 (obs_size,), "action_mask": int8 (n_actions,)}`` for ``agent``."""
+        """``{"observation": float32 (obs_size,), "action_mask": int8 (n_actions,)}`` for ``agent``: new arrays at
+        every call (a caller may keep them), the values of :func:`schnapsen_env.encoding.observation`."""
         seat = seat_of(agent, "agent")
         game = self._require_reset()
         legal = self._legal if game.result is None and game.to_move == seat and not self.terminations[agent] else 0
