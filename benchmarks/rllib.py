@@ -1,13 +1,17 @@
 """Training throughput of ``train.py --backend rllib`` with 1 and 2 env runners, against the torch backend.
 
     bash scripts/bootstrap.sh --extras rllib python benchmarks/rllib.py
-    bash scripts/bootstrap.sh --extras rllib python benchmarks/rllib.py --steps 40000 --runners 1 2 4 --envs-per-runner 8
+    bash scripts/bootstrap.sh --extras rllib python benchmarks/rllib.py --steps 40000 --runners 1 2 4 \
+        --envs-per-runner 8 --rounds 3
 
 Each configuration trains from scratch for ``--steps`` env steps (no evaluation) and reports env steps per
 second over the training loop (the Ray start and the algorithm build are not counted). The peer, measured in the
 same run, is this project's own PPO (``--backend torch``, one torch thread), whose steps are learner decisions
 (the decisions of the trained network; env steps are about 1.4 times as many, since pool and heuristic
-opponents also move). Numbers go to stdout and, with ``--json``, to a file.
+opponents also move). With ``--rounds R`` (default 1: a configuration takes minutes) every configuration is
+measured R times, the rounds interleaved (the torch backend and every RLlib configuration, then again); the table
+gives each one's **median** steps/s with the slowest and fastest round, and the ratio of the medians to the torch
+backend's. Numbers go to stdout and, with ``--json``, to a file (the medians, and every round under ``"rounds"``).
 """
 
 from __future__ import annotations
@@ -15,6 +19,8 @@ from __future__ import annotations
 import argparse
 import json
 import tempfile
+
+import numpy as np
 
 import train
 
@@ -34,21 +40,32 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--steps", type=int, default=20_000, help="env steps per RLlib configuration (default: %(default)s)")
     p.add_argument("--runners", type=int, nargs="+", default=[1, 2], help="env runner counts (default: 1 2)")
     p.add_argument("--envs-per-runner", type=int, nargs="+", default=[1, 8], help="envs per runner (default: 1 8)")
+    p.add_argument("--rounds", type=int, default=1, help="interleaved rounds, median kept (default: 1)")
     p.add_argument("--json", help="also write the numbers to this file")
     args = p.parse_args(argv)
-    out = {"torch": measure("torch", 400_000, batch=16384)}
+    if args.rounds < 1:
+        p.error("--rounds must be >= 1")
+    configs = {"torch": lambda: measure("torch", 400_000, batch=16384)}
     for n in args.runners:
         for k in args.envs_per_runner:
-            out[f"rllib_{n}x{k}"] = measure("rllib", args.steps, runners=n, envs_per_runner=k)
-    print(f"{'trainer':<28}{'steps/s':>10}{'vs torch':>10}")
-    print(f"{'torch backend (1 thread)':<28}{out['torch']:>10,.0f}{1.0:>10.3f}")
-    for n in args.runners:
-        for k in args.envs_per_runner:
-            v = out[f"rllib_{n}x{k}"]
-            print(f"{f'rllib, {n} runner(s) x {k} env(s)':<28}{v:>10,.0f}{v / out['torch']:>10.3f}")
+            configs[f"rllib_{n}x{k}"] = lambda n=n, k=k: measure("rllib", args.steps, runners=n, envs_per_runner=k)
+    rounds: dict[str, list[float]] = {key: [] for key in configs}
+    for _ in range(args.rounds):
+        for key, run in configs.items():
+            rounds[key].append(run())
+    out = {key: float(np.median(values)) for key, values in rounds.items()}
+    print(f"median of {args.rounds} round(s)")
+    print(f"{'trainer':<28}{'steps/s':>10}{'min':>10}{'max':>10}{'vs torch':>10}")
+    labels = {"torch": "torch backend (1 thread)"}
+    labels.update({f"rllib_{n}x{k}": f"rllib, {n} runner(s) x {k} env(s)" for n in args.runners
+                   for k in args.envs_per_runner})
+    for key, label in labels.items():
+        values = rounds[key]
+        print(f"{label:<28}{out[key]:>10,.0f}{min(values):>10,.0f}{max(values):>10,.0f}"
+              f"{out[key] / out['torch']:>10.3f}")
     if args.json:
         with open(args.json, "w") as f:
-            json.dump(out, f, indent=2)
+            json.dump({**out, "rounds": rounds}, f, indent=2)
     return out
 
 

@@ -20,7 +20,7 @@ What is measured (one *move decision* per position; the milliseconds are wall ti
 * **ours Solver**: ``Solver().solve(state)`` (``agents/solver.py``: alpha-beta with a transposition
   table, searched to the end of the hand), a fresh solver per position (an empty table, as in one
   move decision). Nodes are ``Solver.nodes`` (calls of its ``_search``).
-* **ours PIMC**: ``PIMCAgent(RuleSet.make(), seed=0).act(obs)`` (``agents/pimc.py``) on the same positions, with
+* **ours PIMC**: ``PIMCAgent(rules, seed=0).act(obs)`` (``agents/pimc.py``) on the same positions, with
   ``obs = {"observation": encoding.observation(state, state.to_move), "action_mask":
   state.action_mask()}`` built before the clock starts. With S = 0 it solves the one determinisation
   (the true position), scoring every legal action with a full window (``Solver.action_values``),
@@ -38,7 +38,8 @@ What is measured (one *move decision* per position; the milliseconds are wall ti
 
 A few untimed warm-up calls precede every row. The ``cpu`` column is process CPU time / wall time
 over a row's timed calls: well below 100% means the row lost time to other processes on this shared
-machine. Printed: median / p90 / max ms per move and median nodes per row, the ratio of medians
+machine. Printed: median ms per move with the spread over the positions (min, p90, max; there are no
+rounds: every position is timed once) and median nodes per row, the ratio of medians
 peer / ours (the peer plays 20-card Schnapsen only, so it is set against ``schnapsen20``), and
 whether our median is under 5 ms per move (the goal).
 
@@ -61,10 +62,12 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.pimc import PIMCAgent
-from agents.solver import Solver
-from schnapsen_env import GameState, RuleSet
-from schnapsen_env.encoding import observation
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this checkout, not an installed copy
+
+from agents.pimc import PIMCAgent  # noqa: E402
+from agents.solver import Solver  # noqa: E402
+from schnapsen_env import GameState, RuleSet  # noqa: E402
+from schnapsen_env.encoding import observation  # noqa: E402
 
 GOAL_MS = 5.0
 RULESETS = ("schnapsen20", "sixtysix24")
@@ -88,9 +91,9 @@ def exhausted_positions(rules_name: str, seed: int, n: int) -> list[GameState]:
     return out
 
 
-def summary(ms: list[float]) -> tuple[float, float, float]:
+def summary(ms: list[float]) -> tuple[float, float, float, float]:
     a = np.asarray(ms)
-    return float(np.median(a)), float(np.percentile(a, 90)), float(a.max())
+    return float(np.median(a)), float(a.min()), float(np.percentile(a, 90)), float(a.max())
 
 
 def time_solver(states: list[GameState]) -> tuple[list[float], list[int], float]:
@@ -114,12 +117,12 @@ def time_solver(states: list[GameState]) -> tuple[list[float], list[int], float]
 
 
 def time_pimc(states: list[GameState]) -> tuple[list[float], list[int], float]:
-    """ms per ``PIMCAgent(RuleSet.make(), seed=0).act(obs)``, the agent's solver nodes, and CPU/wall."""
-    agent = PIMCAgent(RuleSet.make(), seed=0)
+    """ms per ``PIMCAgent(rules, seed=0).act(obs)``, the agent's solver nodes, and CPU/wall."""
+    agent = PIMCAgent(states[0].rules, seed=0)
     obs = [{"observation": observation(st, st.to_move), "action_mask": st.action_mask()} for st in states]
     for o in obs[:WARMUP]:
         agent.act(o)
-    agent = PIMCAgent(RuleSet.make(), seed=0)
+    agent = PIMCAgent(states[0].rules, seed=0)
     ms, nodes = [], []
     clock, cpu = time.perf_counter, time.process_time
     wall_sum = cpu_sum = 0.0
@@ -265,12 +268,14 @@ def main(argv: list[str] | None = None) -> int:
             print(f"peer not installed ({exc}); run with: bash scripts/bootstrap.sh --extras bench ...")
             peer_label = None
 
-        print(f"{'row':<36} {'median ms':>9} {'p90 ms':>8} {'max ms':>8} {'median nodes':>12} {'cpu':>5}")
+        print(f"{'row':<36} {'median ms':>9} {'min ms':>8} {'p90 ms':>8} {'max ms':>8} {'median nodes':>12} "
+              f"{'cpu':>5}")
         med = {}
         for label, ms, nodes, cpu_share in rows:
-            m, p90, mx = summary(ms)
+            m, mn, p90, mx = summary(ms)
             med[label] = m
-            print(f"{label:<36} {m:>9.2f} {p90:>8.2f} {mx:>8.2f} {np.median(nodes):>12.0f} {cpu_share:>5.0%}")
+            print(f"{label:<36} {m:>9.2f} {mn:>8.2f} {p90:>8.2f} {mx:>8.2f} {np.median(nodes):>12.0f} "
+                  f"{cpu_share:>5.0%}")
         if peer_label is not None:
             for label in ("ours Solver schnapsen20", "ours PIMC schnapsen20"):
                 print(f"ratio peer / {label} (median ms): {med[peer_label] / med[label]:.1f}x")

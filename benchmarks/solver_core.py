@@ -50,14 +50,16 @@ from pathlib import Path
 
 import numpy as np
 
-from agents.solver import Solver
-from agents.solver_core import CoreSolver, perft_nodes
-from schnapsen_env.rules import GameState
-from schnapsen_env.ruleset import RuleSet
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
+sys.path.insert(1, str(ROOT / "tests"))
+
+from agents.solver import Solver  # noqa: E402
+from agents.solver_core import CoreSolver, perft_nodes  # noqa: E402
+from schnapsen_env.rules import GameState  # noqa: E402
+from schnapsen_env.ruleset import RuleSet  # noqa: E402
+
 NODES_FILE = ROOT / "benchmarks" / "solver_core_nodes.json"
-sys.path.insert(0, str(ROOT / "tests"))
 from helpers.knob_cases import CASES  # noqa: E402  (the knob sets of the lockstep tests)
 from helpers.solver_positions import positions  # noqa: E402  (the same position generator as the CI test)
 

@@ -29,6 +29,7 @@ Version history: v0 (initial).
 from __future__ import annotations
 
 import warnings
+from operator import attrgetter
 from typing import Any
 
 import gymnasium
@@ -41,8 +42,9 @@ from pettingzoo.utils import wrappers
 from schnapsen_env import encoding
 from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.match import Match, score_hand
+from schnapsen_env.mirror import CoreMirror
 from schnapsen_env.render import render_text
-from schnapsen_env.rules import PLAYERS, GameState, mask_to_array, seat_of
+from schnapsen_env.rules import PLAYERS, GameState, seat_of
 from schnapsen_env.ruleset import RuleSet
 
 ILLEGAL_REWARD = -3  # API.md: the largest single-hand loss
@@ -59,8 +61,11 @@ _GUARDED = {"rewards", "terminations", "truncations", "infos", "agent_selection"
 
 
 def _forward(name: str, guarded: bool) -> property:
+    if not guarded:
+        return property(attrgetter("_raw." + name))  # a C-level getter: no Python frame per look-up
+
     def get(self):
-        if guarded and not self._has_reset:  # OrderEnforcingWrapper's check, same message
+        if not self._has_reset:  # OrderEnforcingWrapper's check, same message
             raise AttributeError(f"{name} cannot be accessed before reset")
         return getattr(self._raw, name)
 
@@ -188,7 +193,7 @@ class raw_env(AECEnv, EzPickle):
         s_high = np.concatenate([np.ones(4 * self.rules.n_cards, dtype=np.float32), high])
         self.state_space = spaces.Box(low=np.zeros_like(s_high), high=s_high, dtype=np.float32)
         self._rng = np.random.default_rng()
-        self._zero_mask = np.zeros(n_actions, dtype=np.int8)
+        self._mirror = CoreMirror(self.rules)  # observations through the compiled core (schnapsen_env.mirror)
         self.game: GameState | None = None
         self.match: Match | None = None
         self._legal = 0
@@ -266,7 +271,9 @@ class raw_env(AECEnv, EzPickle):
             return
         game = self.game
         legal = self._legal
-        if isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < 64 \
+        if type(action) is int and 0 <= action < 64 and legal >> action & 1:  # the common case, checked cheaply
+            game.push(action)
+        elif isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < 64 \
                 and legal >> int(action) & 1:
             game.push(int(action))
         else:
@@ -321,8 +328,8 @@ class raw_env(AECEnv, EzPickle):
 
     def _public_info(self) -> dict:
         g = self.game
-        info = {"points": {PLAYERS[p]: g.counted(p) for p in (0, 1)},
-                "tricks": {PLAYERS[p]: g.tricks[p] for p in (0, 1)}}
+        p0, p1 = PLAYERS  # written out, not comprehensions: this runs at every step
+        info = {"points": {p0: g.counted(0), p1: g.counted(1)}, "tricks": {p0: g.tricks[0], p1: g.tricks[1]}}
         if self.match is not None:
             info["match_points"] = {PLAYERS[p]: self.match.points[p] for p in (0, 1)}
             info["carry"] = self.match.carry
@@ -335,14 +342,14 @@ class raw_env(AECEnv, EzPickle):
         return self.game
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        """``{"observation": float32 (obs_size,), "action_mask": int8 (n_actions,)}`` for ``agent``."""
+        """``{"observation": float32 (obs_size,), "action_mask": int8 (n_actions,)}`` for ``agent``: new arrays at
+        every call (a caller may keep them), the values of :func:`schnapsen_env.encoding.observation`."""
         seat = seat_of(agent, "agent")
         game = self._require_reset()
-        obs = encoding.observation(game, seat)
-        if game.result is None and game.to_move == seat and not self.terminations[agent]:
-            mask = mask_to_array(self._legal, self.rules.n_actions)
-        else:
-            mask = self._zero_mask.copy()
+        legal = self._legal if game.result is None and game.to_move == seat and not self.terminations[agent] else 0
+        # Equal to encoding.observation(game, seat) and mask_to_array(legal), in new arrays (never shared with
+        # an earlier or later observation, as PettingZoo's classic envs), from the compiled core.
+        obs, mask = self._mirror.observe(game, seat, legal)
         return {"observation": obs, "action_mask": mask}
 
     def state(self) -> np.ndarray:

@@ -574,6 +574,15 @@ def observe(st, R, me, out):
 
 
 @njit(cache=True)
+def observe_masked(st, R, me, legal, obs, mask):
+    """``observe(st, R, me, obs)``, and the action bit mask ``legal`` as 0/1 entries into ``mask`` (int8
+    ``(n_actions,)``): the AEC env's ``observe()`` in one compiled call (:class:`schnapsen_env.mirror.CoreMirror`)."""
+    observe(st, R, me, obs)
+    for a in range(mask.shape[0]):
+        mask[a] = (legal >> a) & 1
+
+
+@njit(cache=True)
 def state_vector(st, R, out):
     """Write ``encoding.state_vector(state)`` into ``out`` (float32 ``(4 * n + obs_size,)``), exactly: both
     hands, the stock cards and their order ((k + 1) / S for the k-th from the top), then seat 0's observation."""
@@ -765,4 +774,5 @@ drop_stale_cache("core", apply)  # before any cached function loads (see drop_st
 
 __all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "check_state", "counted",
            "deal", "deal_rows", "from_game_state", "legal_mask", "legal_masks", "masks_into", "observe",
-           "observe_all", "result_of", "rule_table", "state_vector", "state_vectors", "to_game_state"]
+           "observe_all", "observe_masked", "result_of", "rule_table", "state_vector", "state_vectors",
+           "to_game_state"]

@@ -18,6 +18,7 @@ replies (± game points at the end of a hand; see ``episode``/``reward``).
 from __future__ import annotations
 
 import copy
+from enum import Enum
 from typing import Any, Callable
 
 import gymnasium
@@ -57,6 +58,29 @@ def resolve_opponent(opponent: Any, seed: int | None, rules: RuleSet,
         return opponent
     raise ValueError(f"opponent must be an agent name, an object with act(observation) or a callable, "
                      f"got {opponent!r}")
+
+
+#: Values that ``copy.deepcopy`` returns as they are (immutable): :func:`_fresh_copy` keeps them too.
+_ATOMIC = (str, int, float, bool, type(None), Enum)
+
+
+_PLAIN = frozenset((str, int, float, bool, type(None)))
+
+
+def _fresh_copy(value: Any) -> Any:
+    """``copy.deepcopy(value)`` for the env's infos (dicts and lists of immutable values), several times faster:
+    every dict and list is new, immutable values are kept; anything else goes through ``copy.deepcopy``."""
+    kind = type(value)
+    if kind is dict:
+        out = {}
+        for k, v in value.items():
+            out[k] = v if type(v) in _PLAIN else _fresh_copy(v)
+        return out
+    if kind is list:
+        return [_fresh_copy(v) for v in value]
+    if isinstance(value, _ATOMIC):
+        return value
+    return copy.deepcopy(value)
 
 
 def _act_fn(opponent: Any) -> Callable[[dict], int]:
@@ -207,7 +231,7 @@ class SchnapsenGymEnv(gymnasium.Env):
         return aec.observe(self.learner), reward, terminated, False, self._info()
 
     def _info(self, **extra: Any) -> dict:
-        info = copy.deepcopy(self.aec.infos[self.learner])  # callers keep infos: never share objects
+        info = _fresh_copy(self.aec.infos[self.learner])  # callers keep infos: never share objects
         info["learner"] = self.learner
         info.update(extra)
         return info

@@ -1,0 +1,163 @@
+"""The AEC env's observations come from the compiled core (schnapsen_env.mirror, issue 17): they must equal the
+reference encoder (``encoding.observation``) value for value, and the action masks the engine's legal actions, at
+every decision of every knob set, in hand and match episodes, after loaded positions and decks, and after the
+env's game was moved by hand (``push``/``pop``). Observations handed out are new arrays: no later step changes
+one a caller kept."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from knob_cases import CASES
+from schnapsen_env import encoding, schnapsen_v0
+from schnapsen_env.mirror import CoreMirror
+from schnapsen_env.rules import PLAYERS, GameState, mask_to_array
+from schnapsen_env.ruleset import RuleSet
+
+
+def _case_id(case) -> str:
+    ruleset, knobs = case
+    return ruleset + ("-" + "-".join(f"{k}={v}" for k, v in knobs.items()) if knobs else "-defaults")
+
+
+def _expected(env, agent: str) -> tuple[np.ndarray, np.ndarray]:
+    """What ``observe(agent)`` gave before issue 17: the encoder's vector and the mask of the legal actions."""
+    game = env.game
+    seat = PLAYERS.index(agent)
+    obs = encoding.observation(game, seat)
+    if game.result is None and game.to_move == seat and not env.terminations[agent]:
+        mask = mask_to_array(game.legal_mask(), env.rules.n_actions)
+    else:
+        mask = np.zeros(env.rules.n_actions, dtype=np.int8)
+    return obs, mask
+
+
+def _check(env) -> None:
+    for agent in PLAYERS:
+        got = env.observe(agent)
+        obs, mask = _expected(env, agent)
+        assert got["observation"].dtype == np.float32 and got["action_mask"].dtype == np.int8
+        np.testing.assert_array_equal(got["observation"], obs)
+        np.testing.assert_array_equal(got["action_mask"], mask)
+
+
+def _play(env, rng: np.random.Generator, special_p: float = 0.4) -> int:
+    """Random legal play (special actions often) until the episode ends, checking both seats at every step."""
+    n = 0
+    n_cards = env.rules.n_cards
+    while not all(env.terminations.values()):
+        _check(env)
+        legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
+        special = legal[legal >= n_cards]
+        pool = special if len(special) and rng.random() < special_p else legal
+        env.step(int(pool[int(rng.integers(len(pool)))]))
+        n += 1
+    _check(env)
+    return n
+
+
+@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+def test_observations_equal_the_encoder_every_knob(case):
+    ruleset, knobs = case
+    rng = np.random.default_rng(17_000 + CASES.index(case))
+    env = schnapsen_v0.raw_env(ruleset=ruleset, **knobs)
+    for k in range(6):
+        env.reset(seed=k)
+        assert _play(env, rng) >= 2
+    menv = schnapsen_v0.raw_env(ruleset=ruleset, episode="match", reward="game_points", **knobs)
+    menv.reset(seed=1)
+    assert _play(menv, rng, special_p=0.2) >= 2  # several hands: the mirror follows every new deal
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+def test_loaded_positions_and_decks(ruleset):
+    rng = np.random.default_rng(5)
+    rules = RuleSet.make(ruleset)
+    env = schnapsen_v0.raw_env(ruleset=ruleset)
+    for k in range(20):
+        g = GameState.new_hand(rules, rng)
+        for _ in range(int(rng.integers(0, 9))):  # a position in the middle of a hand (history kept or not)
+            if g.result is not None:
+                break
+            g.push(int(rng.choice(g.legal_actions())))
+        if g.result is not None:
+            continue
+        pos = g.position()
+        if k % 2:
+            pos.pop("history", None)
+        if pos["exchanged"] and pos["table"] is not None:
+            pos["exchanged"] = False  # from_position refuses this combination (see test_env_sealed.py)
+        env.reset(options={"position": pos})
+        _play(env, rng)
+    deck = list(rules.deck.codes)
+    rng.shuffle(deck)
+    env.reset(options={"deck": deck, "dealer": "player_1"})
+    _play(env, rng)
+
+
+def test_the_env_follows_its_game_moved_by_hand():
+    """push/pop on ``env.game`` (not an API the env offers, but nothing may go stale): the observation follows."""
+    rng = np.random.default_rng(3)
+    env = schnapsen_v0.raw_env()
+    env.reset(seed=3)
+    for _ in range(4):
+        env.step(int(rng.choice(env.game.legal_actions())))
+    _check(env)
+    g = env.game
+    g.pop()
+    env._legal = g.legal_mask()
+    _check(env)
+    other = [a for a in g.legal_actions() if a != g.actions[-1]] if g.actions else g.legal_actions()
+    g.pop()
+    g.push(int(other[0]) if other else g.legal_actions()[0])  # same record length, another line of play
+    env._legal = g.legal_mask()
+    env.agent_selection = PLAYERS[g.to_move]
+    _check(env)
+
+
+def test_mirror_resyncs_after_pop_and_push_of_another_action():
+    rules = RuleSet.make()
+    rng = np.random.default_rng(11)
+    mirror = CoreMirror(rules)
+    g = GameState.new_hand(rules, rng)
+    for _ in range(3):
+        g.push(g.legal_actions()[0])
+    legal = g.legal_mask()
+    obs, _ = mirror.observe(g, 0, legal)
+    np.testing.assert_array_equal(obs, encoding.observation(g, 0))
+    g.pop()
+    g.push(g.legal_actions()[-1])  # same length, another action
+    for seat in (0, 1):
+        obs, mask = mirror.observe(g, seat, g.legal_mask())
+        np.testing.assert_array_equal(obs, encoding.observation(g, seat))
+        np.testing.assert_array_equal(mask, mask_to_array(g.legal_mask(), rules.n_actions))
+    copy = g.copy()  # another object, same game
+    np.testing.assert_array_equal(mirror.observe(copy, 1, 0)[0], encoding.observation(copy, 1))
+
+
+@pytest.mark.parametrize("make", [schnapsen_v0.raw_env, schnapsen_v0.env])
+def test_observations_handed_out_are_never_overwritten(make):
+    """Every observe()/last() returns new arrays (as PettingZoo's classic envs do): arrays a caller keeps keep
+    their values through later steps and resets, and no two share memory."""
+    rng = np.random.default_rng(0)
+    env = make()
+    kept: list[tuple[np.ndarray, np.ndarray]] = []
+    for episode in range(3):
+        env.reset(seed=episode)
+        for agent in env.agent_iter():
+            obs, _rew, term, trunc, _info = env.last()
+            other = env.observe(PLAYERS[1 - PLAYERS.index(agent)])
+            for o in (obs, other):
+                kept.append((o, {k: v.copy() for k, v in o.items()}))
+            if term or trunc:
+                env.step(None)
+                continue
+            legal = np.flatnonzero(obs["action_mask"])
+            env.step(int(legal[int(rng.integers(len(legal)))]))
+    for o, values in kept:
+        for key in ("observation", "action_mask"):
+            np.testing.assert_array_equal(o[key], values[key])
+    arrays = [o[key] for o, _ in kept for key in ("observation", "action_mask")]
+    for k in range(1, len(arrays)):
+        assert not np.shares_memory(arrays[k - 1], arrays[k])
