@@ -258,8 +258,11 @@ class raw_env(AECEnv, EzPickle):
         """Apply ``action`` for ``agent_selection``.
 
         Raises:
+            RuntimeError: called before :meth:`reset`: "call reset() before step()".
             IllegalActionError: the action is not legal (the state is unchanged).
         """
+        if self.game is None:
+            raise RuntimeError("call reset() before step(): there is no hand to play yet")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
