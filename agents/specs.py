@@ -22,6 +22,9 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import reprlib
+import types
+import typing
 from typing import Any, Callable
 
 from agents.base import as_rules
@@ -30,11 +33,48 @@ from schnapsen_env.ruleset import RuleSet
 
 
 def parse_value(text: str) -> Any:
-    """``"8"`` -> 8, ``"0.5"`` -> 0.5, ``"True"``/``"None"`` -> True/None, anything else stays a string."""
+    """``"8"`` -> 8, ``"0.5"`` -> 0.5, ``"True"``/``"None"`` -> True/None, anything else stays a string (also text
+    that only looks like an expression, ``"10**12"``, and literals too deep or too long to evaluate)."""
+    if len(text) > 10_000:
+        return text
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return text
+
+
+def _type_name(hint: Any) -> str:
+    if typing.get_origin(hint) in (typing.Union, getattr(types, "UnionType", typing.Union)):
+        return " or ".join(_type_name(h) for h in typing.get_args(hint))
+    return "None" if hint is type(None) else getattr(hint, "__name__", str(hint))
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether ``value`` fits the plain annotation ``hint`` (int, float, bool, str, None, unions of them); any other
+    annotation is left to the factory to check."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, getattr(types, "UnionType", typing.Union)):
+        return any(_fits(value, h) for h in typing.get_args(hint))
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if hint is type(None):
+        return value is None
+    return True
+
+
+def _annotations(factory: Callable) -> dict[str, Any]:
+    """The resolved parameter annotations of a factory (a class: its ``__init__``); {} when they cannot be read."""
+    target = factory.__init__ if isinstance(factory, type) else factory
+    try:
+        return typing.get_type_hints(target)
+    except Exception:  # unresolvable forward references, builtins without annotations
+        return {}
 
 
 def _accepts(factory: Callable, name: str) -> bool:
@@ -125,6 +165,12 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
         if unknown:
             valid = sorted(k for k in params if k not in ("seed", "rules", "self"))
             raise ValueError(f"agent {name!r} takes no argument(s) {unknown}: expected some of {valid}")
+    hints = _annotations(factory)
+    for key, value in kwargs.items():
+        if key in hints and not _fits(value, hints[key]):
+            kind = type(value).__name__
+            raise ValueError(f"agent {name!r}: {key}={reprlib.repr(value)} is {'an' if kind[0] in 'aeiou' else 'a'} "
+                             f"{kind}, expected {_type_name(hints[key])}")
     return name, kwargs
 
 
@@ -138,8 +184,9 @@ def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., A
 
     Raises:
         ValueError: an unknown agent name (the message lists the valid names), a missing checkpoint file, a
-            checkpoint when ``agents.learned`` is missing, a malformed ``name:key=value`` list, or a spec of an
-            unsupported type.
+            checkpoint when ``agents.learned`` is missing, a malformed ``name:key=value`` list, an argument of a
+            type the agent's factory does not take (``rollout:n_samples=abc``, ``=1.5``), or a spec of an
+            unsupported type. Values out of range are refused by the agent when it is built.
         TypeError: ``rules`` is missing or not a RuleSet / ruleset name.
     """
     rules = as_rules(rules)
