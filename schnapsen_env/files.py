@@ -10,12 +10,12 @@
   disk) it cuts the file back to its last complete line, so the file stays readable, and raises
   :class:`WriteError` saying how many lines the file holds.
 
-Only the standard library is used (``tempfile``, ``os.replace``, ``os.fsync``).
+Only the standard library is used (``tempfile``, ``os.replace``, ``os.fsync``). Every byte goes through
+``os.write``, so a full disk shows up at the write that hits it.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import re
 import tempfile
@@ -129,6 +129,13 @@ def _fsync_folder(folder: Path) -> None:
         os.close(fd)
 
 
+def _write_all(fd: int, blob: memoryview) -> None:
+    """``os.write`` until every byte is written (a full disk raises ``OSError``, possibly after a partial write)."""
+    done = 0
+    while done < len(blob):
+        done += os.write(fd, blob[done:])
+
+
 def atomic_write(path: str | os.PathLike, data: bytes | str, encoding: str = "utf-8") -> None:
     """Write ``data`` to ``path`` atomically: a temporary file beside it, flushed to disk, then renamed into place.
 
@@ -139,14 +146,15 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, encoding: str = "ut
             and that the old file (if any) is unchanged.
     """
     path = Path(path)
-    blob = data.encode(encoding) if isinstance(data, str) else bytes(data)
+    blob = memoryview(data.encode(encoding) if isinstance(data, str) else bytes(data))
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.absolute().parent)
-        with os.fdopen(fd, "wb") as f:
-            f.write(blob)
-            f.flush()
-            os.fsync(f.fileno())
+        try:
+            _write_all(fd, blob)
+            os.fsync(fd)
+        finally:
+            os.close(fd)
         os.replace(tmp, path)
         tmp = None
     except OSError as e:
@@ -226,20 +234,14 @@ class LineWriter:
         if self.error is not None:
             raise self.error
         blob = (line + "\n").encode("utf-8")
-        done = 0
         try:
-            while done < len(blob):
-                n = os.write(self._fd, blob[done:])
-                if n <= 0:  # pragma: no cover - os.write raises instead on POSIX
-                    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-                done += n
+            _write_all(self._fd, memoryview(blob))
         except OSError as e:
-            if done:
-                try:  # drop the partial line: the file ends with a complete one
-                    os.ftruncate(self._fd, self._size)
-                    os.lseek(self._fd, self._size, os.SEEK_SET)
-                except OSError:
-                    pass
+            try:  # drop a partial line: the file ends with a complete one
+                os.ftruncate(self._fd, self._size)
+                os.lseek(self._fd, self._size, os.SEEK_SET)
+            except OSError:
+                pass
             self.error = WriteError(e.errno, f"cannot write line {self.lines + 1} to {self.what}: "
                                              f"{describe_os_error(e)}; the file holds the {self.lines} complete "
                                              "line(s) written before it")

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError, RulesError
-from schnapsen_env.files import LineWriter, WriteError, atomic_write
+from schnapsen_env.files import LineWriter, WriteError, atomic_write, describe_os_error
 from schnapsen_env.rules import PLAYERS, GameState, Result
 from schnapsen_env.ruleset import RuleSet
 
@@ -275,8 +275,13 @@ def read_records(path: str | os.PathLike, check: bool = True) -> list[HandRecord
         with open(path, "rb") as f:
             raw_lines = f.read().split(b"\n")
     except OSError as e:
-        what = "is a folder, expected a JSON Lines file" if os.path.isdir(path) else f"cannot read: {e}"
-        raise RecordError(f"{os.fspath(path)}: {what}") from None
+        if os.path.isdir(path):
+            what = "is a folder"
+        elif not os.path.exists(path):
+            what = "does not exist"
+        else:
+            what = f"cannot be read ({describe_os_error(e)})"
+        raise RecordError(f"{os.fspath(path)} {what}: expected a JSON Lines file of records") from None
     last = len(raw_lines)  # the piece after the last newline (empty when the file ends with one)
     for lineno, raw in enumerate(raw_lines, 1):
         where = f"{os.fspath(path)} line {lineno}"

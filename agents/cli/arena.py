@@ -68,7 +68,8 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
                                    ("--workers", args.workers, 1, MAX_WORKERS), ("--chunk-size", args.chunk_size, 1,
                                                                                  MAX_DEALS)):
         if value is not None and not low <= value <= high:
-            parser.error(f"{flag} {value}: expected an int from {low:,} to {high:,}")
+            top = "2**63 - 1" if high == MAX_SEED else f"{high:,}"
+            parser.error(f"{flag} {value}: expected an int from {low:,} to {top}")
     outputs = [("--records", args.records), ("--json", args.json if args.json != "-" else None)]
     for flag, path in outputs:  # fail before a long run, not after it
         if path is not None:
