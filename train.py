@@ -33,6 +33,7 @@ import json
 import math
 import os
 import platform
+import re
 import sys
 import time
 import types
@@ -238,6 +239,8 @@ def validate(args: Args) -> None:
     if args.eval_workers is not None and not 1 <= args.eval_workers <= MAX_WORKERS:
         raise ValueError(f"--eval-workers must be from 1 to {MAX_WORKERS}, got {args.eval_workers}")
     check_run_name(args.run_name)
+    if not args.run_dir:
+        raise ValueError("--run-dir is empty: expected a folder (default: runs)")
     if args.final_eval_deals and not args.final_eval_opponents:
         raise ValueError("--final-eval-opponents is empty: expected at least one agent (or --final-eval-deals 0)")
     if not (0 <= args.pool_prob <= 1 and 0 <= args.heuristic_prob <= 1 and args.pool_prob + args.heuristic_prob <= 1):
@@ -254,7 +257,10 @@ def validate(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be a finite number in {want}, got {v}")
     if args.stop_after_updates is not None and args.stop_after_updates < 1:
         raise ValueError(f"--stop-after-updates must be >= 1, got {args.stop_after_updates}")
-    RuleSet.make(args.ruleset)  # RulesError (a ValueError) names the valid rulesets
+    try:
+        RuleSet.make(args.ruleset)
+    except ValueError as e:  # RulesError names the valid rulesets
+        raise ValueError(f"--ruleset: {e}") from None
     try:
         device = torch.device(args.device)
     except RuntimeError:
@@ -288,16 +294,21 @@ def validate(args: Args) -> None:
 
     rules = RuleSet.make(args.ruleset)
     for name in args.final_eval_opponents:
-        resolve_agent(name, rules)  # ValueError lists the valid names
+        try:
+            resolve_agent(name, rules)
+        except ValueError as e:  # it lists the valid names
+            raise ValueError(f"--final-eval-opponents: {e}") from None
     total = _physical_memory()
     hands, nets = memory_estimate(args)
     if total is not None and hands + nets > total:
-        gib = 2 ** 30
+        def gib(n: int) -> str:
+            x = n / 2 ** 30
+            return f"{x:,.1f} GiB" if x < 1e6 else f"{x:.1e} GiB"
+
         raise ValueError(f"--num-envs {args.num_envs}, --batch-size {args.batch_size}, --hidden {args.hidden}, "
-                         f"--layers {args.layers} and --pool-size {args.pool_size} need about "
-                         f"{(hands + nets) / gib:,.1f} GiB of memory ({hands / gib:,.1f} GiB for the hands and the "
-                         f"rollout buffer, {nets / gib:,.1f} GiB for the networks), more than this machine's "
-                         f"{total / gib:,.1f} GiB: expected smaller values")
+                         f"--layers {args.layers} and --pool-size {args.pool_size} need about {gib(hands + nets)} of "
+                         f"memory ({gib(hands)} for the hands and the rollout buffer, {gib(nets)} for the networks), "
+                         f"more than this machine's {gib(total)}: expected smaller values")
 
 
 # ----------------------------------------------------------------------------------------- PPO pieces
@@ -1119,7 +1130,12 @@ def _usage_line(event) -> str:
             return f"{flag} takes no value, got {event.offending_value!r}: expected {want}"
         return f"{flag} needs a value: expected {want}"
     if kind == "InstantiationFailure":
-        return f"{flag}: {_one_line(event.message)}: expected {want}"
+        message = _one_line(event.message)
+        union = re.search(r"could be instantiated from \[(.*?)\]\.", message)
+        if union:  # an Optional flag: tyro lists every alternative's failure; name the value and the alternatives
+            kinds = " or ".join(k.strip("{}") for k in str(metavar).split("|"))
+            return f"{flag} {union.group(1)} is not a valid value: expected {kinds}"
+        return f"{flag}: {message}: expected {want}"
     if kind == "MissingArgs":
         return "missing argument(s): expected the flags that train.py --help marks as required"
     return f"the command line was refused ({kind}): expected the flags that train.py --help lists"

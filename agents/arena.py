@@ -26,6 +26,7 @@ import numpy as np
 from agents.duplicate import EPISODES, DealResult, Duel, play_deals, sample_deals
 from agents.ratings import MatchResult, RoundRobinResult, fit_elo, summarise
 from agents.specs import resolve_agent
+from schnapsen_env.argparsing import short_repr
 from schnapsen_env.files import WriteError
 from schnapsen_env.records import RecordWriter
 from schnapsen_env.ruleset import RuleSet
@@ -104,7 +105,7 @@ def play_match(agent_a: Any, agent_b: Any, n_deals: int, ruleset: str = "schnaps
         try:
             factory(seed=0)
         except (ValueError, TypeError) as e:
-            raise _with_context(e, f"agent {label!r} cannot be built: {e}") from e
+            raise _with_context(e, f"agent {short_repr(label)} cannot be built: {e}") from e
     workers = (os.cpu_count() or 1) if workers is None else int(workers)
     deals = sample_deals(int(n_deals), rules, seed)
     duel = Duel(factory_a=factory_a, factory_b=factory_b, labels=(label_a, label_b), seed=seed, ruleset=ruleset,

@@ -22,12 +22,12 @@ from __future__ import annotations
 import ast
 import inspect
 import os
-import reprlib
 import types
 import typing
 from typing import Any, Callable
 
 from agents.base import as_rules
+from schnapsen_env.argparsing import short_repr
 from schnapsen_env import agent_registry
 from schnapsen_env.ruleset import RuleSet
 
@@ -145,17 +145,19 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
     try:
         factory = agent_registry.agent_factory(name)
     except ValueError:
-        raise ValueError(f"unknown agent {name!r}: expected one of {agent_registry.agent_names()} or a path to a "
-                         ".pt checkpoint") from None
+        raise ValueError(f"unknown agent {short_repr(name)}: expected one of {agent_registry.agent_names()} or a "
+                         "path to a .pt checkpoint") from None
     kwargs = {}
     for item in filter(None, (t.strip() for t in arg_text.split(","))):
         key, eq, value = item.partition("=")
         if not eq or not key.strip().isidentifier():
-            raise ValueError(f"bad agent argument {item!r} in {spec!r}: expected name:key=value,key=value")
+            raise ValueError(f"bad agent argument {short_repr(item)} in {short_repr(spec)}: expected "
+                             "name:key=value,key=value")
         kwargs[key.strip()] = parse_value(value.strip())
     for own in ("seed", "rules"):
         if own in kwargs:
-            raise ValueError(f"agent {spec!r}: the arena gives every agent its {own} itself; drop {own}=")
+            raise ValueError(f"agent {short_repr(spec)}: every agent is given its {own} by the program that builds "
+                             f"it; drop {own}=")
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):  # a factory without a signature: let it check its own options
@@ -164,13 +166,15 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
         unknown = sorted(k for k in kwargs if k not in params)
         if unknown:
             valid = sorted(k for k in params if k not in ("seed", "rules", "self"))
-            raise ValueError(f"agent {name!r} takes no argument(s) {unknown}: expected some of {valid}")
+            want = f"some of {valid}" if valid else "no arguments"
+            raise ValueError(f"agent {name!r} takes no argument(s) {unknown}: expected {want}")
     hints = _annotations(factory)
     for key, value in kwargs.items():
         if key in hints and not _fits(value, hints[key]):
             kind = type(value).__name__
-            raise ValueError(f"agent {name!r}: {key}={reprlib.repr(value)} is {'an' if kind[0] in 'aeiou' else 'a'} "
-                             f"{kind}, expected {_type_name(hints[key])}")
+            what = "None" if value is None else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+            raise ValueError(f"agent {name!r}: {key}={short_repr(value)} is {what}, expected "
+                             f"{_type_name(hints[key])}")
     return name, kwargs
 
 

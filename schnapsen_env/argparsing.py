@@ -9,6 +9,7 @@ message alone, naming ``--help`` for the usage.)
 from __future__ import annotations
 
 import argparse
+import reprlib
 import sys
 from typing import NoReturn
 
@@ -17,6 +18,14 @@ def one_line(text: object, limit: int = 2000) -> str:
     """``text`` on one line (whitespace runs become one space), cut to ``limit`` characters."""
     line = " ".join(str(text).split())
     return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def short_repr(value: object, limit: int = 80) -> str:
+    """``repr(value)`` for a message, with a long string or number cut in its middle to about ``limit`` characters
+    (a 5,000-character argument is named, not echoed)."""
+    r = reprlib.Repr()
+    r.maxstring = r.maxother = r.maxlong = limit
+    return r.repr(value)
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -37,4 +46,4 @@ def fail(prog: str, message: object, status: int = 1) -> int:
     return status
 
 
-__all__ = ["ArgumentParser", "fail", "one_line"]
+__all__ = ["ArgumentParser", "fail", "one_line", "short_repr"]

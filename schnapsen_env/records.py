@@ -281,7 +281,7 @@ def read_records(path: str | os.PathLike, check: bool = True) -> list[HandRecord
             what = "does not exist"
         else:
             what = f"cannot be read ({describe_os_error(e)})"
-        raise RecordError(f"{os.fspath(path)} {what}: expected a JSON Lines file of records") from None
+        raise RecordError(f"{os.fspath(path) or repr('')} {what}: expected a JSON Lines file of records") from None
     last = len(raw_lines)  # the piece after the last newline (empty when the file ends with one)
     for lineno, raw in enumerate(raw_lines, 1):
         where = f"{os.fspath(path)} line {lineno}"

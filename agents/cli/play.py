@@ -23,7 +23,7 @@ from typing import TextIO
 
 import numpy as np
 
-from schnapsen_env.argparsing import ArgumentParser, fail, one_line
+from schnapsen_env.argparsing import ArgumentParser, fail, one_line, short_repr
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.encoding import observation
 from schnapsen_env.files import WriteError, check_output_file
@@ -150,7 +150,7 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
     from agents.specs import resolve_agent
 
     rules = RuleSet.make(args.ruleset)
-    if args.record:
+    if args.record is not None:
         try:  # fail before play, not after it
             check_output_file(args.record, f"--record {args.record!r}")
         except ValueError as e:
@@ -159,12 +159,12 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
         _, factory = resolve_agent(args.opponent, rules)
         opponent = factory(seed=args.seed)
     except (ValueError, TypeError) as e:
-        p.error(f"--opponent {args.opponent!r}: {e}")
+        p.error(f"--opponent {short_repr(args.opponent)}: {e}")
     op_rules = getattr(opponent, "rules", None)
     if isinstance(op_rules, RuleSet) and op_rules.name != rules.name:
         p.error(f"--opponent {args.opponent!r} plays {op_rules.name}, but this game is {rules.name} (--ruleset)")
     writer = None
-    if args.record:
+    if args.record is not None:
         try:
             writer = RecordWriter(args.record, f"--record {args.record!r}")
         except WriteError as e:
