@@ -1152,14 +1152,32 @@ def parse_args(argv: list[str] | None = None) -> Args:
     try:
         from tyro import _errors as tyro_errors
         on_parse_error = tyro_errors.on_parse_error
-    except (ImportError, AttributeError):  # an older tyro: its own (multi-line) message
-        return tyro.cli(Args, args=argv, prog="train.py")
+    except (ImportError, AttributeError):  # a tyro without the hook: its own message, flattened to one line
+        return _parse_flattened(argv)
 
     def refuse(event) -> None:
         raise UsageError(_usage_line(event))
 
     with on_parse_error(refuse):
         return tyro.cli(Args, args=argv, prog="train.py")
+
+
+def _parse_flattened(argv: list[str] | None) -> Args:
+    """tyro.cli with its error box (stderr) turned into one line: :class:`UsageError`."""
+    import contextlib
+    import io
+
+    box = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(box):
+            return tyro.cli(Args, args=argv, prog="train.py")
+    except SystemExit as e:
+        if e.code in (0, None):
+            sys.stderr.write(box.getvalue())
+            raise
+        text = re.sub(r"\x1b\[[0-9;]*m|[\u2500-\u257f]", " ", box.getvalue())  # colours and box drawing
+        text = _one_line(text.split("For full helptext")[0])
+        raise UsageError(f"{text}: expected the flags that train.py --help lists") from None
 
 
 def cli(argv: list[str] | None = None) -> int:

@@ -336,3 +336,16 @@ def test_real_entry_points_print_one_line(tmp_path):
         assert proc.returncode == 2, proc.stderr[-2000:]
         assert proc.stderr.startswith(prefix) and proc.stderr.count("\n") == 1, proc.stderr[-2000:]
         assert proc.stdout == ""
+
+
+def test_train_parse_errors_stay_one_line_without_tyros_hook(monkeypatch, capsys):
+    """A tyro without its parse-error hook: its message box is flattened to one line."""
+    import tyro._errors
+
+    monkeypatch.delattr(tyro._errors, "on_parse_error")
+    for argv, words in ((["--num-envs", "abc"], ("--num-envs", "'abc'")), (["--bogus"], ("--bogus",)),
+                        (["--backend", "tf"], ("'tf'", "--backend"))):
+        assert train.cli(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("train.py: error: ") and err.count("\n") == 1, err
+        assert all(w in err for w in words) and "│" not in err and "\x1b" not in err
