@@ -199,6 +199,9 @@ def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., A
         return spec[0], factory
     if isinstance(spec, str):
         if spec.endswith(".pt"):
+            if os.path.isdir(spec):
+                raise ValueError(f"agent {short_repr(spec)} is a folder: expected a .pt checkpoint file (or a name in "
+                                 f"{agent_registry.agent_names()})")
             if not os.path.isfile(spec):
                 raise ValueError(f"no checkpoint file {spec!r}: an agent is a name in "
                                  f"{agent_registry.agent_names()} or a path to a .pt checkpoint")

@@ -334,8 +334,18 @@ class raw_env(AECEnv, EzPickle):
     # ------------------------------------------------------------------ observe
     def _require_reset(self) -> GameState:
         if self.game is None:
-            raise RuntimeError("call reset() before observe(), state(), position() or render()")
+            raise RuntimeError("call reset() before observe(), last(), state(), position() or render()")
         return self.game
+
+    def last(self, observe: bool = True):
+        """PettingZoo's ``last()``: the observation, cumulative reward, termination, truncation and info of the agent
+        to act.
+
+        Raises:
+            RuntimeError: called before :meth:`reset`.
+        """
+        self._require_reset()
+        return super().last(observe)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (obs_size,), "action_mask": int8 (n_actions,)}`` for ``agent``."""

@@ -575,6 +575,8 @@ def test_raw_env_step_before_reset_is_a_clear_error():
     env = schnapsen_v0.raw_env()
     with pytest.raises(RuntimeError, match=r"^call reset\(\) before step\(\): there is no hand to play yet$"):
         env.step(0)
+    with pytest.raises(RuntimeError, match=r"^call reset\(\) before observe\(\), last\(\), state\(\)"):
+        env.last()
 
 
 # ------------------------------------------------------------------------------------------------ play
