@@ -615,3 +615,19 @@ def test_play_survives_an_opponent_turning_nan_mid_game(tmp_path, monkeypatch, c
     recs = read_records(path)  # every hand played is kept, the unfinished one with result null
     assert recs and recs[-1].result is None and all(r.result is not None for r in recs[:-1])
     assert f"wrote {len(recs)} record(s)" in out.getvalue()
+
+
+def test_play_refuses_input_that_is_not_text(capsys):
+    class Binary:
+        calls = 0
+
+        def readline(self):
+            self.calls += 1
+            if self.calls == 1:
+                raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")
+            return ""
+
+    out = io.StringIO()
+    assert play_cli.main(["--opponent", "random", "--seed", "1", "--seat", "player_0"], inp=Binary(), out=out) == 0
+    assert "the input is not text (UTF-8). Legal: " in out.getvalue() and "bye" in out.getvalue()
+    assert capsys.readouterr().err == ""

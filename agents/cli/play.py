@@ -86,7 +86,11 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
             print(render_text(state, human), file=out)
             while True:
                 print("> ", end="", file=out, flush=True)
-                line = inp.readline()
+                try:
+                    line = inp.readline()
+                except UnicodeDecodeError:  # bytes that are not text: refused like any bad input
+                    print("the input is not text (UTF-8). Legal: " + ", ".join(state.legal_action_names()), file=out)
+                    continue
                 if not line:
                     raise Quit()
                 if line.strip().lower() in ("quit", "exit", "q"):

@@ -60,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.step:
                 try:
                     input()
-                except EOFError:  # no more Enter presses: finish without waiting
+                except (EOFError, UnicodeDecodeError):  # no more Enter presses (or not text): finish without waiting
                     args.step = False
     return 0
 
