@@ -86,9 +86,9 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``schnapsen-arena`` console script; returns the exit status.
 
     Every user error is one line on stderr, never a traceback: a bad flag, agent or knob exits with status 2 (before
-    any game is played: agents are built and output paths checked first); an agent that breaks the rules, a file
-    that cannot be written (the results are still printed; the records file keeps its complete records) or an
-    interruption exits with status 1 (130 for Ctrl-C).
+    any game is played: agents are built and output paths checked first); an agent that breaks the rules or a file
+    that cannot be written (the results are still printed; the records file keeps its complete records) exits with
+    status 1; Ctrl-C with 130.
     """
     parser = build_parser()
     args = parser.parse_args(argv)
