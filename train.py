@@ -33,7 +33,11 @@ import json
 import math
 import os
 import platform
+import re
+import sys
 import time
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Optional
@@ -47,6 +51,8 @@ from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
 from agents.policy_net import ActorCritic, masked_entropy, masked_log_probs
 from schnapsen_env import RuleSet
 from schnapsen_env.encoding import layout_signature, obs_size, state_size
+from schnapsen_env.files import (WriteError, atomic_write, check_output_folder, describe_os_error,
+                                 remove_stale_temps)
 from schnapsen_env.vector import SchnapsenVectorEnv
 
 
@@ -155,16 +161,88 @@ TORCH_ONLY = ("privileged_critic", "resume", "stop_after_updates", "num_envs", "
 RLLIB_ONLY = ("env_runners", "envs_per_runner", "ray_address")
 
 
+#: Files of a run folder written atomically (their stale temporary files are removed when a run starts).
+RUN_FILES = ("checkpoint.pt", "policy.pt", "eval_policy.pt", "summary.json")
+#: Largest seed: torch and numpy take seeds in [0, 2**63 - 1] alike.
+MAX_SEED = 2 ** 63 - 1
+#: Largest --threads (torch's intra-op threads).
+MAX_THREADS = 1024
+#: Bytes of memory per env slot besides its buffer rows: the compiled state row, observation, mask, and its
+#: position dict in checkpoints (measured about 2 KB; rounded up).
+_BYTES_PER_ENV = 4096
+
+
+def _flag(name: str) -> str:
+    return "--" + name.replace("_", "-")
+
+
+def memory_estimate(args: Args) -> tuple[int, int]:
+    """Bytes the run needs, roughly: ``(hands and rollout buffer, networks)``.
+
+    The networks: the model, its gradients, Adam's two moments, the pool opponent, ``pool_size`` snapshots and a
+    copy while checkpointing (float32 each), plus the activations of one minibatch. The hands: the buffer rows
+    (``batch_size + 40 * num_envs`` decisions of observation, mask and critic input) and the env slots.
+    """
+    rules = RuleSet.make(args.ruleset)
+    n_obs, n_act = obs_size(rules), rules.n_actions
+    crit = state_size(rules) + 2 if args.privileged_critic else 0
+    h, layers = args.hidden, args.layers
+    params = n_obs * h + h + (layers - 1) * (h * h + h) + h * n_act + n_act
+    params += ((h + crit) * h + h + h + 1) if crit else h + 1
+    rows = args.batch_size + args.num_envs * 40
+    nets = 4 * params * (7 + args.pool_size) + 4 * 3 * min(args.minibatch_size, rows) * h * (layers + 2)
+    hands = rows * (4 * n_obs + n_act + 4 * max(crit, 1) + 28) + args.num_envs * _BYTES_PER_ENV
+    return hands, nets
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not on this platform
+        return None
+
+
+def check_run_name(name: str | None) -> None:
+    """A run name is one plain folder name inside --run-dir.
+
+    Raises:
+        ValueError: a name with a path separator, ``.``/``..``, a NUL, or empty.
+    """
+    if name is None:
+        return
+    seps = [os.sep] + ([os.altsep] if os.altsep else []) + ["/"]
+    if name in ("", ".", "..") or any(sep in name for sep in seps) or "\0" in name:
+        raise ValueError(f"--run-name {name!r} is not a plain folder name: expected a name without '/' that is "
+                         "not '.' or '..' (the run folder stays inside --run-dir)")
+
+
 def validate(args: Args) -> None:
-    """Check the arguments before any work. Raises ValueError naming the flag and what it takes."""
+    """Check the arguments before any work. Raises ValueError naming the flag, its value and what it takes: values
+    out of range, sizes this machine's memory cannot hold (:func:`memory_estimate`), a run name leaving --run-dir."""
+    from agents.arena import MAX_DEALS, MAX_WORKERS
+
     positive = ("total_steps", "num_envs", "batch_size", "minibatch_size", "threads", "pool_size", "pool_every",
                 "checkpoint_every", "hidden", "layers")
     for name in positive:
         if getattr(args, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 1, got {getattr(args, name)}")
+            raise ValueError(f"{_flag(name)} must be >= 1, got {getattr(args, name)}")
     for name in ("update_epochs", "eval_every", "eval_deals", "eval_rollout_every", "final_eval_deals"):
         if getattr(args, name) < 0:
-            raise ValueError(f"--{name.replace('_', '-')} must be >= 0, got {getattr(args, name)}")
+            raise ValueError(f"{_flag(name)} must be >= 0, got {getattr(args, name)}")
+    if not 0 <= args.seed <= MAX_SEED:
+        raise ValueError(f"--seed must be an int from 0 to 2**63 - 1, got {args.seed}")
+    if args.threads > MAX_THREADS:
+        raise ValueError(f"--threads must be at most {MAX_THREADS}, got {args.threads}")
+    for name in ("eval_deals", "final_eval_deals"):
+        if getattr(args, name) > MAX_DEALS:
+            raise ValueError(f"{_flag(name)} must be at most {MAX_DEALS:,}, got {getattr(args, name)}")
+    if args.eval_workers is not None and not 1 <= args.eval_workers <= MAX_WORKERS:
+        raise ValueError(f"--eval-workers must be from 1 to {MAX_WORKERS}, got {args.eval_workers}")
+    check_run_name(args.run_name)
+    if not args.run_dir:
+        raise ValueError("--run-dir is empty: expected a folder (default: runs)")
+    if args.final_eval_deals and not args.final_eval_opponents:
+        raise ValueError("--final-eval-opponents is empty: expected at least one agent (or --final-eval-deals 0)")
     if not (0 <= args.pool_prob <= 1 and 0 <= args.heuristic_prob <= 1 and args.pool_prob + args.heuristic_prob <= 1):
         raise ValueError(f"--pool-prob and --heuristic-prob must lie in [0, 1] with a sum <= 1, got "
                          f"{args.pool_prob} and {args.heuristic_prob}")
@@ -179,7 +257,10 @@ def validate(args: Args) -> None:
             raise ValueError(f"--{name.replace('_', '-')} must be a finite number in {want}, got {v}")
     if args.stop_after_updates is not None and args.stop_after_updates < 1:
         raise ValueError(f"--stop-after-updates must be >= 1, got {args.stop_after_updates}")
-    RuleSet.make(args.ruleset)  # RulesError (a ValueError) names the valid rulesets
+    try:
+        RuleSet.make(args.ruleset)
+    except ValueError as e:  # RulesError names the valid rulesets
+        raise ValueError(f"--ruleset: {e}") from None
     try:
         device = torch.device(args.device)
     except RuntimeError:
@@ -213,7 +294,21 @@ def validate(args: Args) -> None:
 
     rules = RuleSet.make(args.ruleset)
     for name in args.final_eval_opponents:
-        resolve_agent(name, rules)  # ValueError lists the valid names
+        try:
+            resolve_agent(name, rules)
+        except ValueError as e:  # it lists the valid names
+            raise ValueError(f"--final-eval-opponents: {e}") from None
+    total = _physical_memory()
+    hands, nets = memory_estimate(args)
+    if total is not None and hands + nets > total:
+        def gib(n: int) -> str:
+            x = n / 2 ** 30
+            return f"{x:,.1f} GiB" if x < 1e6 else f"{x:.1e} GiB"
+
+        raise ValueError(f"--num-envs {args.num_envs}, --batch-size {args.batch_size}, --hidden {args.hidden}, "
+                         f"--layers {args.layers} and --pool-size {args.pool_size} need about {gib(hands + nets)} of "
+                         f"memory ({gib(hands)} for the hands and the rollout buffer, {gib(nets)} for the networks), "
+                         f"more than this machine's {gib(total)}: expected smaller values")
 
 
 # ----------------------------------------------------------------------------------------- PPO pieces
@@ -355,13 +450,21 @@ def critic_inputs(venv: SchnapsenVectorEnv, idx: np.ndarray, seats: np.ndarray) 
     return np.concatenate([states, onehot], axis=1)
 
 
-def tensorboard_writer(args, rules, run_dir):
+def tensorboard_writer(args, rules, run_dir, resumed_step: int | None = None):
     """A TensorBoard ``SummaryWriter`` in ``run_dir`` with the arguments and rules as text (None without
-    ``--tensorboard``)."""
+    ``--tensorboard``).
+
+    Args:
+        resumed_step: the checkpoint's step when resuming. The killed run may have logged updates after its last
+            checkpoint; they are played again, so TensorBoard is told to drop the events after this step
+            (``purge_step``) and no step is logged twice. The text entries were logged by the first run.
+    """
     if not args.tensorboard:
         return None
     from torch.utils.tensorboard import SummaryWriter
 
+    if resumed_step is not None:
+        return SummaryWriter(str(run_dir), purge_step=resumed_step + 1)
     writer = SummaryWriter(str(run_dir))
     writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
         f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
@@ -398,8 +501,210 @@ def evaluation_table(policy_path, results) -> str:
     return "\n".join(lines)
 
 
+# ----------------------------------------------------------------------------------------- resume
+#: Keys of a trainer checkpoint's ``"trainer"`` entry: the state ``--resume`` restores.
+TRAINER_KEYS = ("optimizer", "pool", "opp_seat", "opp_kind", "buffer", "venv", "rng", "torch_rng", "global_step",
+                "update", "hands", "evals", "history")
+#: Keys of the rollout buffer's state (:meth:`ChainBuffer.state`).
+BUFFER_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "chains")
+
+
+def _one_line(text: object, limit: int = 300) -> str:
+    """Error text on one line (torch's size-mismatch messages span many), cut at ``limit`` characters."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def versions_text(ckpt: dict) -> str:
+    """Both versions, for a refusal to resume: the checkpoint's writer and this program."""
+    saved = ckpt.get("versions") if isinstance(ckpt.get("versions"), dict) else {}
+    ours = versions()
+    return (f"the checkpoint was written by schnapsen_env {saved.get('schnapsen_env', '(unknown)')} with torch "
+            f"{saved.get('torch', '(unknown)')}; this is schnapsen_env {ours['schnapsen_env']} with torch "
+            f"{ours['torch']}")
+
+
+def _type_ok(value, hint) -> bool:
+    """Whether a saved argument fits its field's type (JSON-like values, as checkpoints hold them)."""
+    origin = typing.get_origin(hint)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if hint is type(None):
+        return value is None
+    if origin is Literal:
+        return value in typing.get_args(hint)
+    if origin is typing.Union or (hasattr(types, "UnionType") and origin is types.UnionType):
+        return any(_type_ok(value, h) for h in typing.get_args(hint))
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        return isinstance(value, (tuple, list)) and all(_type_ok(v, item) for v in value)
+    return True
+
+
+def resumed_args(ckpt: dict, given: Args) -> Args:
+    """The arguments of a resumed run: the checkpoint's, with the given --total-steps (to extend a run; this
+    changes the learning-rate schedule) and the flags that belong to this machine and invocation
+    (:data:`PER_INVOCATION`).
+
+    Raises:
+        CheckpointError: no trainer state, or saved arguments of another version of train.py (unknown, missing or
+            mistyped ones); the message names both versions.
+        ValueError: a flag given on the command line that differs from the checkpoint's (it would be ignored).
+    """
+    path = given.resume
+    if "trainer" not in ckpt:
+        raise CheckpointError(f"{path!r} is a policy checkpoint without trainer state: cannot resume (expected the "
+                              "checkpoint.pt of a run folder)")
+    saved = ckpt["args"]
+    if not isinstance(saved, dict):
+        raise CheckpointError(f"checkpoint {path!r}: its 'args' is a {type(saved).__name__}, expected the dict of "
+                              f"train.py's arguments; {versions_text(ckpt)}")
+    hints = typing.get_type_hints(Args)
+    names = [f.name for f in dataclasses.fields(Args)]
+    unknown = sorted(map(str, set(saved) - set(names)))
+    missing = [n for n in names if n not in saved]
+    if unknown or missing:
+        raise CheckpointError(f"checkpoint {path!r} comes from an incompatible version of train.py (arguments "
+                              f"unknown here: {unknown}, missing: {missing}); {versions_text(ckpt)}: resume it with "
+                              "the version that wrote it, or start a new run")
+    bad = [n for n in names if not _type_ok(saved[n], hints[n])]
+    if bad:
+        raise CheckpointError(f"checkpoint {path!r}: saved argument(s) " + ", ".join(
+            f"{n}={saved[n]!r}" for n in bad) + f" do not have the types train.py takes ({versions_text(ckpt)}): "
+            "expected a checkpoint.pt written by train.py")
+    saved = {**saved, "final_eval_opponents": tuple(saved["final_eval_opponents"])}
+    defaults = Args()
+    for n in names:
+        if n in PER_INVOCATION or n in ("resume", "total_steps"):
+            continue
+        value = getattr(given, n)
+        if value != getattr(defaults, n) and value != saved[n]:
+            raise ValueError(f"{_flag(n)} {value!r} differs from the resumed run's {saved[n]!r}: --resume continues "
+                             "the run with its own arguments; expected only --total-steps and "
+                             f"{', '.join(_flag(k) for k in PER_INVOCATION)} besides --resume")
+    total = given.total_steps if given.total_steps is not None else saved["total_steps"]
+    return Args(**{**saved, "resume": path, "total_steps": total, **{k: getattr(given, k) for k in PER_INVOCATION}})
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _tensor_problem(name: str, t, shape: tuple, dtypes: tuple) -> str | None:
+    if not isinstance(t, torch.Tensor):
+        return f"{name} is a {type(t).__name__}, expected a tensor"
+    if tuple(t.shape) != shape:
+        return f"{name} has shape {tuple(t.shape)}, expected {shape}"
+    if t.dtype not in dtypes:
+        return f"{name} has dtype {t.dtype}, expected {' or '.join(map(str, dtypes))}"
+    return None
+
+
+def trainer_state_problem(tr, args: Args, model: ActorCritic, n_obs: int, n_actions: int, capacity: int,
+                          critic_cols: int) -> str | None:
+    """What is wrong with a checkpoint's trainer state for this run (None when it fits): its keys, counters,
+    opponent seats, pool snapshots, optimizer state, rollout buffer and generator states are checked before any of
+    it is used (the env's hands are checked when they are loaded)."""
+    if not isinstance(tr, dict):
+        return f"'trainer' is a {type(tr).__name__}, expected a dict"
+    missing = [k for k in TRAINER_KEYS if k not in tr]
+    unknown = sorted(map(str, set(tr) - set(TRAINER_KEYS)))
+    if missing or unknown:
+        return f"'trainer' lacks {missing} and has unknown {unknown}: expected the keys {list(TRAINER_KEYS)}"
+    for k in ("global_step", "update", "hands", "evals"):
+        if not _is_int(tr[k]) or tr[k] < 0:
+            return f"trainer {k!r} is {tr[k]!r}, expected an int >= 0"
+    n = args.num_envs
+    for k, allowed in (("opp_seat", (-1, 0, 1)), ("opp_kind", (0, 1))):
+        problem = _tensor_problem(f"trainer {k!r}", tr[k], (n,), (torch.int64, torch.int32, torch.int8))
+        if problem:
+            return problem
+        if not set(tr[k].tolist()) <= set(allowed):
+            return f"trainer {k!r} holds values outside {allowed}"
+    shapes = {k: tuple(v.shape) for k, v in model.state_dict().items()}
+
+    def weights_problem(name, sd):
+        if not isinstance(sd, dict) or list(sd) != list(shapes):
+            return f"{name} does not have the network's parameters {list(shapes)}"
+        for k, v in sd.items():
+            problem = _tensor_problem(f"{name} {k!r}", v, shapes[k], (torch.float32,))
+            if problem:
+                return problem
+        return None
+
+    if not isinstance(tr["pool"], list) or len(tr["pool"]) > args.pool_size:
+        return f"trainer 'pool' must be a list of at most {args.pool_size} snapshots (--pool-size)"
+    for i, snap in enumerate(tr["pool"]):
+        problem = weights_problem(f"pool snapshot {i}", snap)
+        if problem:
+            return problem
+    opt = tr["optimizer"]
+    if not isinstance(opt, dict) or set(opt) != {"state", "param_groups"} or not isinstance(opt["state"], dict):
+        return "trainer 'optimizer' is not the state of torch.optim.Adam (keys 'state', 'param_groups')"
+    params = list(model.parameters())
+    groups = opt["param_groups"]
+    if not (isinstance(groups, list) and len(groups) == 1 and isinstance(groups[0], dict)
+            and groups[0].get("params") == list(range(len(params)))):
+        return f"trainer 'optimizer' does not hold one group of the network's {len(params)} parameters"
+    for i, st in opt["state"].items():
+        if not (_is_int(i) and 0 <= i < len(params)) or not isinstance(st, dict):
+            return f"trainer 'optimizer' has state for an unknown parameter {i!r}"
+        for k in ("exp_avg", "exp_avg_sq"):
+            problem = _tensor_problem(f"optimizer state {i} {k!r}", st.get(k), tuple(params[i].shape),
+                                      (torch.float32,))
+            if problem:
+                return problem
+    b = tr["buffer"]
+    if not isinstance(b, dict) or set(b) != set(BUFFER_KEYS):
+        return f"trainer 'buffer' must be a dict with keys {list(BUFFER_KEYS)}"
+    if not isinstance(b["actions"], torch.Tensor) or b["actions"].dim() != 1:
+        return "buffer 'actions' must be a 1-d tensor"
+    rows = int(b["actions"].shape[0])
+    if rows > capacity:
+        return f"the buffer holds {rows} decisions, more than this run's {capacity}"
+    for k, shape, dtypes in (("obs", (rows, n_obs), (torch.float32,)), ("masks", (rows, n_actions), (torch.int8,)),
+                             ("critic", (rows, critic_cols), (torch.float32,)), ("actions", (rows,), (torch.int64,)),
+                             ("logp", (rows,), (torch.float32,)), ("values", (rows,), (torch.float32,))):
+        problem = _tensor_problem(f"buffer {k!r}", b[k], shape, dtypes)
+        if problem:
+            return problem
+    seen: set[int] = set()
+    if not isinstance(b["chains"], list):
+        return "buffer 'chains' must be a list"
+    for chain in b["chains"]:
+        if not (isinstance(chain, (list, tuple)) and len(chain) == 3 and _is_int(chain[0]) and 0 <= chain[0] < n
+                and chain[1] in (0, 1) and _is_int(chain[1]) and isinstance(chain[2], list)
+                and all(_is_int(r) and 0 <= r < rows and r not in seen and not seen.add(r) for r in chain[2])):
+            return f"buffer chain {_one_line(repr(chain), 80)} is not [env < {n}, seat 0/1, distinct rows < {rows}]"
+    ref = torch.get_rng_state()
+    problem = _tensor_problem("trainer 'torch_rng'", tr["torch_rng"], tuple(ref.shape), (ref.dtype,))
+    if problem:
+        return problem
+    if not isinstance(tr["rng"], dict) or tr["rng"].get("bit_generator") != "PCG64":
+        return "trainer 'rng' is not the state of numpy's PCG64 generator"
+    if not isinstance(tr["history"], list) or not all(isinstance(h, dict) for h in tr["history"]):
+        return "trainer 'history' must be a list of dicts"
+    return None
+
+
 # ----------------------------------------------------------------------------------------- main
 def main(args: Args) -> dict:
+    """Train (or resume) a run; returns its summary (run folder, steps, steps/s, final evaluation).
+
+    Raises:
+        ValueError: bad flags (naming the flag, its value and what it takes), sizes beyond this machine's memory, a
+            run folder that cannot be written, flags that conflict with a resumed run.
+        CheckpointError: a --resume checkpoint that is missing, corrupt, without trainer state, or from an
+            incompatible version (the message names both versions).
+        WriteError: a checkpoint, policy or summary could not be written (full disk, read-only folder); the message
+            names the last good checkpoint, which is kept.
+    """
     if args.backend == "rllib":
         return main_rllib(args)
     resume_ckpt = None
@@ -407,24 +712,22 @@ def main(args: Args) -> dict:
         args = dataclasses.replace(args, total_steps=DEFAULT_TOTAL_STEPS)
     if args.resume:
         resume_ckpt = load_checkpoint(args.resume)
-        if "trainer" not in resume_ckpt:
-            raise CheckpointError(f"{args.resume!r} is a policy checkpoint without trainer state: cannot resume")
-        saved = dict(resume_ckpt["args"])
-        saved["final_eval_opponents"] = tuple(saved["final_eval_opponents"])
-        # The saved arguments define the run, except a given --total-steps (to extend a run; this changes the
-        # learning-rate schedule) and the flags that belong to this machine and invocation.
-        total = args.total_steps if args.total_steps is not None else saved["total_steps"]
-        args = Args(**{**saved, "resume": args.resume, "total_steps": total,
-                       **{k: getattr(args, k) for k in PER_INVOCATION}})
+        args = resumed_args(resume_ckpt, args)
     validate(args)
     rules = RuleSet.make(args.ruleset)
+    if resume_ckpt is not None:
+        if resume_ckpt["rules"] != rules.to_dict() or resume_ckpt["layout"] != layout_signature(rules):
+            raise CheckpointError(
+                f"checkpoint {args.resume!r} has rules {_one_line(resume_ckpt['rules'], 120)} and observation layout "
+                f"{_one_line(resume_ckpt['layout'], 120)}; this version plays {rules.to_dict()} with layout "
+                f"{layout_signature(rules)} ({versions_text(resume_ckpt)}): resume it with the version that wrote it")
+        run_dir = Path(args.resume).parent
+    else:
+        run_name = args.run_name or f"{rules.name}_s{args.seed}_{time.strftime('%Y%m%d-%H%M%S')}"
+        run_dir = Path(args.run_dir) / run_name
+    check_output_folder(run_dir, f"the run folder {str(run_dir)!r} (--run-dir, --run-name or --resume)")
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
-    run_name = args.run_name or f"{rules.name}_s{args.seed}_{time.strftime('%Y%m%d-%H%M%S')}"
-    run_dir = Path(args.run_dir) / run_name
-    if resume_ckpt is not None:
-        run_dir = Path(args.resume).parent
-    run_dir.mkdir(parents=True, exist_ok=True)
 
     # Seeding: one block for every generator (CleanRL style).
     rng = np.random.default_rng(args.seed)
@@ -444,24 +747,49 @@ def main(args: Args) -> dict:
     from agents.heuristic import HeuristicAgent
 
     heuristic = HeuristicAgent(rules=rules, seed=args.seed)
-    buf = ChainBuffer(args.batch_size + n_envs * 40, obs_size(rules), rules.n_actions, max(critic_dim, 1))
+    capacity = args.batch_size + n_envs * 40
+    buf = ChainBuffer(capacity, obs_size(rules), rules.n_actions, max(critic_dim, 1))
     global_step, update, hands, evals = 0, 0, 0, 0
     history: list[dict] = []
     if resume_ckpt is not None:
         tr = resume_ckpt["trainer"]
-        model.load_state_dict(resume_ckpt["model"])
-        optimizer.load_state_dict(tr["optimizer"])
+        problem = trainer_state_problem(tr, args, model, obs_size(rules), rules.n_actions, capacity,
+                                        max(critic_dim, 1))
+        try:
+            if problem is None:
+                model.load_state_dict(resume_ckpt["model"])
+                optimizer.load_state_dict(tr["optimizer"])
+                obs, masks, to_move = venv.set_state(tr["venv"])
+                rng.bit_generator.state = tr["rng"]
+                torch.set_rng_state(tr["torch_rng"])
+        except (ValueError, TypeError, KeyError, IndexError, RuntimeError, AttributeError) as e:
+            problem = f"{type(e).__name__}: {_one_line(e)}"
+        if problem is not None:
+            raise CheckpointError(f"checkpoint {args.resume!r} cannot be resumed: {problem} ({versions_text(resume_ckpt)}):"
+                                  " expected the checkpoint.pt of a run of this version with these arguments")
         pool = list(tr["pool"])
         opp_seat = tr["opp_seat"].numpy().astype(np.int64)
         opp_kind = tr["opp_kind"].numpy().astype(np.int64)
         buf.load(tr["buffer"])
-        obs, masks, to_move = venv.set_state(tr["venv"])
-        rng.bit_generator.state = tr["rng"]
-        torch.set_rng_state(tr["torch_rng"])
         global_step, update, hands, evals = tr["global_step"], tr["update"], tr["hands"], tr["evals"]
         history = list(tr["history"])
 
-    writer = tensorboard_writer(args, rules, run_dir)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    for name in RUN_FILES:  # temporary files of writes killed in an earlier run
+        remove_stale_temps(run_dir / name)
+    ckpt_path = run_dir / "checkpoint.pt"
+    #: The last checkpoint known to be complete: (update, step), for the message when a write fails.
+    last_good = (update, global_step) if resume_ckpt is not None else None
+
+    def write_failed(e: WriteError) -> WriteError:
+        if last_good is None:
+            kept = "no checkpoint of this run was written yet"
+        else:
+            kept = (f"the last good checkpoint {str(ckpt_path)!r} (update {last_good[0]}, {last_good[1]:,} steps) is "
+                    f"kept: free space or fix the folder, then continue with --resume {ckpt_path}")
+        return WriteError(e.errno, f"{e}; {kept}")
+
+    writer = tensorboard_writer(args, rules, run_dir, resumed_step=global_step if resume_ckpt is not None else None)
     print(f"run {run_dir}  seed {args.seed}  rules {json.dumps(rules.to_dict())}", flush=True)
 
     n_updates_total = max(1, args.total_steps // args.batch_size)
@@ -479,7 +807,18 @@ def main(args: Args) -> dict:
             "buffer": buf.state(), "venv": venv.get_state(), "rng": rng.bit_generator.state,
             "torch_rng": torch.get_rng_state(), "global_step": global_step, "update": update, "hands": hands,
             "evals": evals, "history": history}
-        save_atomic(ck, path)
+        try:
+            save_atomic(ck, path)
+        except WriteError as e:
+            raise write_failed(e) from None
+        nonlocal last_good
+        last_good = (update, global_step)
+
+    def run_evaluation(opponents, deals, seed):
+        try:
+            return evaluate(model, rules, args, opponents, deals, seed=seed, run_dir=run_dir)
+        except WriteError as e:
+            raise write_failed(e) from None
 
     updates_this_call = 0
     while global_step < args.total_steps:
@@ -593,7 +932,7 @@ def main(args: Args) -> dict:
             opponents = ["random", "heuristic"]
             if args.eval_rollout_every and evals % args.eval_rollout_every == 0:
                 opponents.append("rollout")
-            res = evaluate(model, rules, args, opponents, args.eval_deals, seed=10_000 + evals, run_dir=run_dir)
+            res = run_evaluation(opponents, args.eval_deals, seed=10_000 + evals)
             history.append({"step": global_step, **{k: v.mean for k, v in res.items()}})
             latest_eval = " ".join(f"{k} {v.mean:+.2f}" for k, v in res.items())
             tqdm.write(f"eval at {global_step:,} steps: " + ", ".join(
@@ -612,21 +951,38 @@ def main(args: Args) -> dict:
     save_checkpoint(run_dir / "checkpoint.pt")
     if global_step < args.total_steps:
         print(f"stopped after {updates_this_call} updates; continue with --resume {run_dir / 'checkpoint.pt'}")
+        close_writer(writer)
         return {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "evaluation": {}}
-    save_atomic(policy_checkpoint(model, rules, args), run_dir / "policy.pt")
+    try:
+        save_atomic(policy_checkpoint(model, rules, args), run_dir / "policy.pt")
+    except WriteError as e:
+        raise write_failed(e) from None
     summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "evaluation": {}}
     if args.final_eval_deals:
-        res = evaluate(model, rules, args, list(args.final_eval_opponents), args.final_eval_deals,
-                       seed=999_999, run_dir=run_dir)
+        res = run_evaluation(list(args.final_eval_opponents), args.final_eval_deals, seed=999_999)
         summary["evaluation"] = {k: v.to_dict() for k, v in res.items()}
         print(evaluation_table(run_dir / "policy.pt", res), flush=True)
         if writer is not None:
             for k, v in res.items():
                 writer.add_scalar(f"final/{k}_game_points_per_hand", v.mean, global_step)
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    if writer is not None:
-        writer.close()
+    try:
+        atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
+    except WriteError as e:
+        raise write_failed(e) from None
+    close_writer(writer)
     return summary
+
+
+def close_writer(writer) -> None:
+    """Close the TensorBoard writer; a failure to flush its last events (a full disk) is reported in one line, as
+    the checkpoint and results are already written."""
+    if writer is None:
+        return
+    try:
+        writer.close()
+    except OSError as e:
+        print(f"train.py: warning: the last TensorBoard events could not be written ({describe_os_error(e)})",
+              file=sys.stderr)
 
 
 # ------------------------------------------------------------------------------------------ RLlib backend
@@ -654,6 +1010,7 @@ def main_rllib(args: Args) -> dict:
     rules = RuleSet.make(args.ruleset)
     torch.set_num_threads(args.threads)
     run_dir = Path(args.run_dir) / (args.run_name or f"{rules.name}_rllib_s{args.seed}_{time.strftime('%Y%m%d-%H%M%S')}")
+    check_output_folder(run_dir, f"the run folder {str(run_dir)!r} (--run-dir, --run-name)")
     torch.manual_seed(args.seed)
     started_ray = not ray.is_initialized()
     if started_ray:
@@ -743,14 +1100,112 @@ def main_rllib(args: Args) -> dict:
                        seed=999_999, run_dir=run_dir)
         summary["evaluation"] = {k: v.to_dict() for k, v in res.items()}
         print(evaluation_table(run_dir / "policy.pt", res), flush=True)
-    (run_dir / "summary.json").write_text(json.dumps(summary, indent=2, default=str))
-    if writer is not None:
-        writer.close()
+    atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")
+    close_writer(writer)
     return summary
 
 
-if __name__ == "__main__":
+# ------------------------------------------------------------------------------------------ command line
+class UsageError(ValueError):
+    """A command line that tyro refused, as one line naming the flag, the problem and what it takes."""
+
+
+def _usage_line(event) -> str:
+    """One line for one of tyro's parse-error events (``tyro._errors``)."""
+    kind = type(event).__name__
+    arg = getattr(event, "argument", None)
     try:
-        main(tyro.cli(Args))
-    except (ValueError, CheckpointError) as e:  # bad flags or files: a message, not a traceback
-        raise SystemExit(f"train.py: error: {e}") from None
+        flag = "/".join(arg.lowered.name_or_flags) or arg.display_name()
+        metavar = arg.lowered.metavar
+    except AttributeError:
+        flag, metavar = "an argument", None
+    want = f"{flag} {metavar}" if metavar else flag
+    if kind == "UnrecognizedArgs":
+        return (f"unrecognized argument(s) {' '.join(map(str, event.tokens))}: expected the flags that "
+                "train.py --help lists (each --flag followed by its value, if it takes one)")
+    if kind == "InvalidChoice":
+        return f"{flag} {event.value!r} is not a valid choice: expected one of {', '.join(map(str, event.choices))}"
+    if kind == "BadValue":
+        if getattr(event, "offending_value", None) is not None:
+            return f"{flag} takes no value, got {event.offending_value!r}: expected {want}"
+        return f"{flag} needs a value: expected {want}"
+    if kind == "InstantiationFailure":
+        message = _one_line(event.message)
+        union = re.search(r"could be instantiated from \[(.*?)\]\.", message)
+        if union:  # an Optional flag: tyro lists every alternative's failure; name the value and the alternatives
+            kinds = " or ".join(k.strip("{}") for k in str(metavar).split("|"))
+            return f"{flag} {union.group(1)} is not a valid value: expected {kinds}"
+        return f"{flag}: {message}: expected {want}"
+    if kind == "MissingArgs":
+        return "missing argument(s): expected the flags that train.py --help marks as required"
+    return f"the command line was refused ({kind}): expected the flags that train.py --help lists"
+
+
+def parse_args(argv: list[str] | None = None) -> Args:
+    """The arguments from the command line (tyro, from :class:`Args`).
+
+    Raises:
+        UsageError: an unknown flag, a value of the wrong type, a choice not offered, a missing value: one line
+            (through tyro's parse-error hook, ``tyro._errors.on_parse_error``; a tyro without it prints its own
+            message and exits with status 2).
+    """
+    try:
+        from tyro import _errors as tyro_errors
+        on_parse_error = tyro_errors.on_parse_error
+    except (ImportError, AttributeError):  # a tyro without the hook: its own message, flattened to one line
+        return _parse_flattened(argv)
+
+    def refuse(event) -> None:
+        raise UsageError(_usage_line(event))
+
+    with on_parse_error(refuse):
+        return tyro.cli(Args, args=argv, prog="train.py")
+
+
+def _parse_flattened(argv: list[str] | None) -> Args:
+    """tyro.cli with its error box (stderr) turned into one line: :class:`UsageError`."""
+    import contextlib
+    import io
+
+    box = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(box):
+            return tyro.cli(Args, args=argv, prog="train.py")
+    except SystemExit as e:
+        if e.code in (0, None):
+            sys.stderr.write(box.getvalue())
+            raise
+        text = re.sub(r"\x1b\[[0-9;]*m|[\u2500-\u257f]", " ", box.getvalue())  # colours and box drawing
+        text = _one_line(text.split("For full helptext")[0])
+        raise UsageError(f"{text}: expected the flags that train.py --help lists") from None
+
+
+def cli(argv: list[str] | None = None) -> int:
+    """``python train.py``: parse the flags, run :func:`main`, return the exit status.
+
+    A user's mistake never ends in a traceback: a bad flag or value, a path that cannot be used, a bad or
+    incompatible checkpoint print one line ``train.py: error: ...`` and return 2; a write that fails (a full disk)
+    prints one line naming the last good checkpoint and returns 1.
+    """
+    try:
+        args = parse_args(argv)
+        main(args)
+    except ValueError as e:  # bad flags, paths, checkpoints (CheckpointError and UsageError are ValueErrors)
+        print(f"train.py: error: {_one_line(e, 2000)}", file=sys.stderr)
+        return 2
+    except OSError as e:  # a write that failed (WriteError names the file and the last good checkpoint)
+        print(f"train.py: error: {_one_line(e, 2000)}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print("train.py: error: out of memory: expected smaller --num-envs, --batch-size or --hidden",
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("\ntrain.py: interrupted: the last checkpoint written is kept (continue with --resume)",
+              file=sys.stderr)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(cli())

@@ -23,11 +23,37 @@ from typing import Any
 
 import numpy as np
 
-from agents.duplicate import EPISODES, Duel, play_deals, sample_deals
+from agents.duplicate import EPISODES, DealResult, Duel, play_deals, sample_deals
 from agents.ratings import MatchResult, RoundRobinResult, fit_elo, summarise
 from agents.specs import resolve_agent
-from schnapsen_env.records import write_records
+from schnapsen_env.argparsing import short_repr
+from schnapsen_env.files import WriteError
+from schnapsen_env.records import RecordWriter
 from schnapsen_env.ruleset import RuleSet
+
+#: Most deals one match plays (the deals are held in memory; split a larger experiment over seeds).
+MAX_DEALS = 1_000_000
+#: Most worker processes.
+MAX_WORKERS = 256
+#: Largest seed (numpy takes seeds >= 0; torch up to 2**63 - 1).
+MAX_SEED = 2 ** 63 - 1
+
+
+class RecordsWriteError(WriteError):
+    """Writing the game records failed (a full disk, ...), but the match was played to its end: :attr:`result` holds
+    its :class:`MatchResult`, and the records file keeps every complete record written before the failure (the
+    message says how many)."""
+
+    def __init__(self, errno_: int | None, message: str, result: MatchResult) -> None:
+        super().__init__(errno_, message)
+        self.result = result
+
+
+def _check_int(name: str, value: Any, low: int, high: int | None) -> None:
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low or \
+            (high is not None and value > high):
+        want = f"an int from {low:,} to {high:,}" if high is not None else f"an int >= {low}"
+        raise ValueError(f"{name} must be {want}, got {value!r}")
 
 
 def play_match(agent_a: Any, agent_b: Any, n_deals: int, ruleset: str = "schnapsen20", seed: int = 0,
@@ -47,38 +73,90 @@ def play_match(agent_a: Any, agent_b: Any, n_deals: int, ruleset: str = "schnaps
         progress: show a tqdm progress bar.
         chunk_size: deals per task; results depend on it (agent seeds are per chunk), not on ``workers``.
         records_path: also write every hand as a game record (JSON Lines, :mod:`schnapsen_env.records`, with
-            the agents' labels under ``"players"``), in deal order.
+            the agents' labels under ``"players"``), in deal order, each record as soon as its deal's chunk (and
+            every chunk before it) is played.
         **knobs: rule knobs (RULES.md section 5) for the env and the agents.
 
     Returns:
         A :class:`MatchResult` (``.table()`` text, ``.to_dict()`` for JSON; statistics in :mod:`agents.ratings`).
 
     Raises:
-        ValueError: bad agent specs (listing the valid names), ``n_deals < 1``, a bad ``episode``.
+        ValueError: bad agent specs (listing the valid names), ``n_deals`` not in 1..:data:`MAX_DEALS`, ``workers``
+            not in 1..:data:`MAX_WORKERS`, ``chunk_size < 1``, ``seed`` not in 0..:data:`MAX_SEED`, a bad
+            ``episode``.
         RulesError: an unknown ruleset or knob.
+        WriteError: the records file cannot be created (before any deal is played).
+        RecordsWriteError: a record could not be written (a full disk): the match was still played to its end and
+            the exception's ``result`` holds it; the file keeps the complete records before the failure.
     """
     if episode not in EPISODES:
         raise ValueError(f"episode must be one of {EPISODES}, got {episode!r}")
-    if not isinstance(n_deals, (int, np.integer)) or n_deals < 1:
-        raise ValueError(f"n_deals must be a positive int, got {n_deals!r}")
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be >= 1, got {chunk_size!r}")
+    _check_int("n_deals", n_deals, 1, MAX_DEALS)
+    _check_int("chunk_size", chunk_size, 1, None)
+    if workers is not None:
+        _check_int("workers", workers, 1, MAX_WORKERS)
+    _check_int("seed", seed, 0, MAX_SEED)
     rules = RuleSet.make(ruleset, **knobs)
     label_a, factory_a = resolve_agent(agent_a, rules)
     label_b, factory_b = resolve_agent(agent_b, rules)
     if label_a == label_b:
         label_a, label_b = label_a + " (A)", label_b + " (B)"
-    factory_a(seed=0), factory_b(seed=0)  # fail fast here, not in a worker
+    for label, factory in ((label_a, factory_a), (label_b, factory_b)):  # fail fast here, not in a worker
+        try:
+            factory(seed=0)
+        except (ValueError, TypeError) as e:
+            raise _with_context(e, f"agent {short_repr(label)} cannot be built: {e}") from e
     workers = (os.cpu_count() or 1) if workers is None else int(workers)
     deals = sample_deals(int(n_deals), rules, seed)
     duel = Duel(factory_a=factory_a, factory_b=factory_b, labels=(label_a, label_b), seed=seed, ruleset=ruleset,
                 episode=episode, knobs=dict(knobs), records=records_path is not None)
     t0 = time.perf_counter()
-    results = play_deals(duel, deals, chunk_size, workers, progress, f"{label_a} vs {label_b}")
-    if records_path is not None:
-        write_records(records_path, [hand for r in results for hand in r.records])
-    return summarise(results, label_a, label_b, ruleset, episode, seed, knobs, chunk_size,
-                     time.perf_counter() - t0)
+    writer = RecordWriter(records_path) if records_path is not None else None
+    try:
+        on_chunk = None if writer is None else _InOrder(writer)
+        results = play_deals(duel, deals, chunk_size, workers, progress, f"{label_a} vs {label_b}", on_chunk)
+    finally:
+        if writer is not None:
+            writer.close()
+    result = summarise(results, label_a, label_b, ruleset, episode, seed, knobs, chunk_size,
+                       time.perf_counter() - t0)
+    if writer is not None and writer.error is not None:
+        raise RecordsWriteError(writer.error.errno, f"{writer.error} (the match was played to its end)", result)
+    return result
+
+
+def _with_context(e: Exception, message: str) -> ValueError:
+    """``e``'s class (when it is a ValueError taking a message) with ``message``, else a ValueError."""
+    if isinstance(e, ValueError):
+        try:
+            return type(e)(message)
+        except Exception:
+            pass
+    return ValueError(message)
+
+
+class _InOrder:
+    """Writes the records of played chunks in deal order as soon as every earlier deal is played; after a failed
+    write it only drops records (the match goes on)."""
+
+    def __init__(self, writer: RecordWriter) -> None:
+        self.writer = writer
+        self.next = 0
+        self.pending: dict[int, DealResult] = {}
+
+    def __call__(self, done: list[DealResult]) -> None:
+        for r in done:
+            self.pending[r.deal] = r
+        while self.next in self.pending:
+            r = self.pending.pop(self.next)
+            self.next += 1
+            if self.writer.error is None:
+                try:
+                    for hand in r.records:
+                        self.writer.write(hand)
+                except WriteError:
+                    pass  # kept in writer.error, raised when the match ends
+            r.records = None  # written: the match result does not need them
 
 
 def round_robin(agents: list[Any], n_deals: int, ruleset: str = "schnapsen20", seed: int = 0,
@@ -115,4 +193,5 @@ def round_robin(agents: list[Any], n_deals: int, ruleset: str = "schnapsen20", s
     return RoundRobinResult(agents=labels, elo=elo, pairs=pairs, anchor=anchor_used)
 
 
-__all__ = ["EPISODES", "MatchResult", "RoundRobinResult", "fit_elo", "play_match", "resolve_agent", "round_robin"]
+__all__ = ["EPISODES", "MAX_DEALS", "MAX_SEED", "MAX_WORKERS", "MatchResult", "RecordsWriteError", "RoundRobinResult",
+           "fit_elo", "play_match", "resolve_agent", "round_robin"]

@@ -208,8 +208,12 @@ def _play_chunk(chunk: int, first: int, deals: list) -> list[DealResult]:
 
 
 def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress: bool = False,
-               desc: str = "") -> list[DealResult]:
+               desc: str = "", on_chunk: Callable[[list[DealResult]], None] | None = None) -> list[DealResult]:
     """Play every deal both ways, in chunks of ``chunk_size`` over ``workers`` processes (1: in this process).
+
+    Args:
+        on_chunk: called in this process with each chunk's results as soon as the chunk is played (chunks finish
+            in any order with several workers), e.g. to write their records while the rest is played.
 
     Returns:
         One :class:`DealResult` per deal, in deal order.
@@ -221,7 +225,10 @@ def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress:
         if workers <= 1 or len(chunks) <= 1:
             _init_worker(duel)
             for c, start, part in chunks:
-                results.extend(_play_chunk(c, start, part))
+                done = _play_chunk(c, start, part)
+                results.extend(done)
+                if on_chunk is not None:
+                    on_chunk(done)
                 bar.update(len(part))
         else:
             methods = multiprocessing.get_all_start_methods()
@@ -231,7 +238,10 @@ def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress:
                                      initializer=_init_worker, initargs=(duel,)) as pool:
                 futures = {pool.submit(_play_chunk, c, start, part): len(part) for c, start, part in chunks}
                 for fut in as_completed(futures):
-                    results.extend(fut.result())
+                    done = fut.result()
+                    results.extend(done)
+                    if on_chunk is not None:
+                        on_chunk(done)
                     bar.update(futures[fut])
     finally:
         bar.close()

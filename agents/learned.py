@@ -59,8 +59,9 @@ class PolicyAgent:
                 in the checkpoint.
 
         Raises:
-            CheckpointError: unreadable or incomplete file, another ruleset than ``rules``, or an
-                observation layout other than this version's.
+            CheckpointError: unreadable, corrupt (its checksum differs) or incomplete file, another ruleset than
+                ``rules``, an observation layout other than this version's, weights that do not fit the network
+                config or hold NaN or inf.
         """
         ckpt = load_checkpoint(path)
         try:
@@ -87,11 +88,21 @@ class PolicyAgent:
             raise CheckpointError(f"checkpoint {str(path)!r}: network config {net!r} does not fit {ck_rules.name} "
                                   f"(obs_size {sig['obs_size']}, n_actions {ck_rules.n_actions})")
         try:
+            with torch.device("meta"):  # the shapes the config implies, allocating nothing
+                shapes = {k: tuple(v.shape) for k, v in ActorCritic(**net).state_dict().items()}
+            weights = ckpt["model"]
+            found = {k: tuple(getattr(v, "shape", ())) for k, v in weights.items()} if isinstance(weights, dict) else {}
+            if found != shapes:
+                raise ValueError(f"expected tensors {shapes}")
             model = ActorCritic(**net)
-            model.load_state_dict(ckpt["model"])
+            model.load_state_dict(weights)
         except (TypeError, RuntimeError, AttributeError, ValueError) as e:
             raise CheckpointError(f"checkpoint {str(path)!r}: weights do not fit the network config {net}: "
-                                  f"{e}") from None
+                                  f"{' '.join(str(e).split())}") from None
+        broken = [k for k, v in model.state_dict().items() if not bool(torch.isfinite(v).all())]
+        if broken:
+            raise CheckpointError(f"checkpoint {str(path)!r}: weights {broken} hold NaN or inf: expected finite "
+                                  "weights (the training diverged, or the file was edited)")
         play_rules = rules if isinstance(rules, RuleSet) else ck_rules
         return cls(model, play_rules, greedy=greedy, seed=seed)
 

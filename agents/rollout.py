@@ -83,14 +83,15 @@ class RolloutAgent:
         seed: seed of the agent's ``numpy.random.Generator``.
 
     Raises:
-        ValueError: ``n_samples`` or ``depth`` below 1.
+        ValueError: ``n_samples`` not an int from 1 to 100,000, or ``depth`` not an int from 1 to 30.
     """
 
     name = "rollout"
 
     def __init__(self, rules, n_samples: int = 16, depth: int = 4, seed: int | None = None) -> None:
-        if n_samples < 1 or depth < 1:
-            raise ValueError(f"n_samples and depth must be >= 1, got {n_samples}, {depth}")
+        for name, value, high in (("n_samples", n_samples, 100_000), ("depth", depth, 30)):
+            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value <= high:
+                raise ValueError(f"{name} must be an int from 1 to {high}, got {value!r}")
         self.rules = as_rules(rules)
         self.n_samples = n_samples
         self.depth = depth

@@ -22,19 +22,59 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import types
+import typing
 from typing import Any, Callable
 
 from agents.base import as_rules
+from schnapsen_env.argparsing import short_repr
 from schnapsen_env import agent_registry
 from schnapsen_env.ruleset import RuleSet
 
 
 def parse_value(text: str) -> Any:
-    """``"8"`` -> 8, ``"0.5"`` -> 0.5, ``"True"``/``"None"`` -> True/None, anything else stays a string."""
+    """``"8"`` -> 8, ``"0.5"`` -> 0.5, ``"True"``/``"None"`` -> True/None, anything else stays a string (also text
+    that only looks like an expression, ``"10**12"``, and literals too deep or too long to evaluate)."""
+    if len(text) > 10_000:
+        return text
     try:
         return ast.literal_eval(text)
-    except (ValueError, SyntaxError):
+    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
         return text
+
+
+def _type_name(hint: Any) -> str:
+    if typing.get_origin(hint) in (typing.Union, getattr(types, "UnionType", typing.Union)):
+        return " or ".join(_type_name(h) for h in typing.get_args(hint))
+    return "None" if hint is type(None) else getattr(hint, "__name__", str(hint))
+
+
+def _fits(value: Any, hint: Any) -> bool:
+    """Whether ``value`` fits the plain annotation ``hint`` (int, float, bool, str, None, unions of them); any other
+    annotation is left to the factory to check."""
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, getattr(types, "UnionType", typing.Union)):
+        return any(_fits(value, h) for h in typing.get_args(hint))
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if hint is type(None):
+        return value is None
+    return True
+
+
+def _annotations(factory: Callable) -> dict[str, Any]:
+    """The resolved parameter annotations of a factory (a class: its ``__init__``); {} when they cannot be read."""
+    target = factory.__init__ if isinstance(factory, type) else factory
+    try:
+        return typing.get_type_hints(target)
+    except Exception:  # unresolvable forward references, builtins without annotations
+        return {}
 
 
 def _accepts(factory: Callable, name: str) -> bool:
@@ -105,17 +145,19 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
     try:
         factory = agent_registry.agent_factory(name)
     except ValueError:
-        raise ValueError(f"unknown agent {name!r}: expected one of {agent_registry.agent_names()} or a path to a "
-                         ".pt checkpoint") from None
+        raise ValueError(f"unknown agent {short_repr(name)}: expected one of {agent_registry.agent_names()} or a "
+                         "path to a .pt checkpoint") from None
     kwargs = {}
     for item in filter(None, (t.strip() for t in arg_text.split(","))):
         key, eq, value = item.partition("=")
         if not eq or not key.strip().isidentifier():
-            raise ValueError(f"bad agent argument {item!r} in {spec!r}: expected name:key=value,key=value")
+            raise ValueError(f"bad agent argument {short_repr(item)} in {short_repr(spec)}: expected "
+                             "name:key=value,key=value")
         kwargs[key.strip()] = parse_value(value.strip())
     for own in ("seed", "rules"):
         if own in kwargs:
-            raise ValueError(f"agent {spec!r}: the arena gives every agent its {own} itself; drop {own}=")
+            raise ValueError(f"agent {short_repr(spec)}: every agent is given its {own} by the program that builds "
+                             f"it; drop {own}=")
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):  # a factory without a signature: let it check its own options
@@ -124,7 +166,15 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
         unknown = sorted(k for k in kwargs if k not in params)
         if unknown:
             valid = sorted(k for k in params if k not in ("seed", "rules", "self"))
-            raise ValueError(f"agent {name!r} takes no argument(s) {unknown}: expected some of {valid}")
+            want = f"some of {valid}" if valid else "no arguments"
+            raise ValueError(f"agent {name!r} takes no argument(s) {unknown}: expected {want}")
+    hints = _annotations(factory)
+    for key, value in kwargs.items():
+        if key in hints and not _fits(value, hints[key]):
+            kind = type(value).__name__
+            what = "None" if value is None else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
+            raise ValueError(f"agent {name!r}: {key}={short_repr(value)} is {what}, expected "
+                             f"{_type_name(hints[key])}")
     return name, kwargs
 
 
@@ -138,8 +188,9 @@ def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., A
 
     Raises:
         ValueError: an unknown agent name (the message lists the valid names), a missing checkpoint file, a
-            checkpoint when ``agents.learned`` is missing, a malformed ``name:key=value`` list, or a spec of an
-            unsupported type.
+            checkpoint when ``agents.learned`` is missing, a malformed ``name:key=value`` list, an argument of a
+            type the agent's factory does not take (``rollout:n_samples=abc``, ``=1.5``), or a spec of an
+            unsupported type. Values out of range are refused by the agent when it is built.
         TypeError: ``rules`` is missing or not a RuleSet / ruleset name.
     """
     rules = as_rules(rules)
@@ -148,6 +199,9 @@ def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., A
         return spec[0], factory
     if isinstance(spec, str):
         if spec.endswith(".pt"):
+            if os.path.isdir(spec):
+                raise ValueError(f"agent {short_repr(spec)} is a folder: expected a .pt checkpoint file (or a name in "
+                                 f"{agent_registry.agent_names()})")
             if not os.path.isfile(spec):
                 raise ValueError(f"no checkpoint file {spec!r}: an agent is a name in "
                                  f"{agent_registry.agent_names()} or a path to a .pt checkpoint")

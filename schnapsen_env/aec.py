@@ -263,8 +263,11 @@ class raw_env(AECEnv, EzPickle):
         """Apply ``action`` for ``agent_selection``.
 
         Raises:
+            RuntimeError: called before :meth:`reset`: "call reset() before step()".
             IllegalActionError: the action is not legal (the state is unchanged).
         """
+        if self.game is None:
+            raise RuntimeError("call reset() before step(): there is no hand to play yet")
         agent = self.agent_selection
         if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
@@ -338,8 +341,18 @@ class raw_env(AECEnv, EzPickle):
     # ------------------------------------------------------------------ observe
     def _require_reset(self) -> GameState:
         if self.game is None:
-            raise RuntimeError("call reset() before observe(), state(), position() or render()")
+            raise RuntimeError("call reset() before observe(), last(), state(), position() or render()")
         return self.game
+
+    def last(self, observe: bool = True):
+        """PettingZoo's ``last()``: the observation, cumulative reward, termination, truncation and info of the agent
+        to act.
+
+        Raises:
+            RuntimeError: called before :meth:`reset`.
+        """
+        self._require_reset()
+        return super().last(observe)
 
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         """``{"observation": float32 (obs_size,), "action_mask": int8 (n_actions,)}`` for ``agent``: new arrays at

@@ -9,16 +9,25 @@ A record is a JSON object::
 Many records go in a JSON Lines file, one record per line (:func:`write_records`, :func:`read_records`).
 :func:`replay` plays a record through the engine and checks its result, so a record that does not
 reproduce is refused with a message naming the line and the first bad action.
+
+Files survive a full disk: :func:`write_records` writes atomically (the old file or the new one, never half),
+and :class:`RecordWriter` appends each record as it is produced as one complete, flushed line (a failed write is
+cut back to the last complete line). A file whose last line was cut off anyway (a killed process) still reads:
+:func:`read_records` skips only an incomplete last line (no newline at its end and not valid JSON) and says so
+with an :class:`IncompleteLineWarning`.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
+import warnings
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError, RulesError
+from schnapsen_env.files import LineWriter, WriteError, atomic_write, describe_os_error
 from schnapsen_env.rules import PLAYERS, GameState, Result
 from schnapsen_env.ruleset import RuleSet
 
@@ -28,6 +37,11 @@ OPTIONAL_KEYS = ("players",)  # labels of the agents by seat, e.g. written by th
 
 class RecordError(ValueError):
     """A malformed record, or one whose actions or result do not replay."""
+
+
+class IncompleteLineWarning(UserWarning):
+    """:func:`read_records` skipped the file's last line: it was cut off (no newline at its end, not valid JSON),
+    as a write interrupted by a full disk or a killed process leaves it."""
 
 
 @dataclass
@@ -185,39 +199,111 @@ def replay_to_end(record: HandRecord | dict, where: str = "record") -> GameState
 
 
 def write_records(path: str | os.PathLike, records: Iterable[HandRecord]) -> int:
-    """Write records as JSON Lines (one per line); returns how many."""
-    n = 0
-    with open(path, "w", encoding="utf-8") as f:
-        for r in records:
-            f.write(json.dumps(r.to_dict()) + "\n")
-            n += 1
-    return n
+    """Write records as JSON Lines (one per line), atomically: ``path`` holds either its old content or all the
+    records, never part of them. Returns how many.
+
+    Raises:
+        WriteError: the file cannot be written (missing or read-only folder, full disk); the old file is unchanged.
+    """
+    lines = [json.dumps(r.to_dict()) + "\n" for r in records]
+    atomic_write(path, "".join(lines))
+    return len(lines)
+
+
+class RecordWriter:
+    """Writes records to a JSON Lines file as they are produced, each one complete, flushed line
+    (:class:`schnapsen_env.files.LineWriter`), so the records of finished hands survive a crash or a full disk.
+
+    Example::
+
+        with RecordWriter("games.jsonl") as out:
+            for record in hands():
+                out.write(record)
+
+    Args:
+        path: the file; created, or emptied when it exists.
+        what: how the user named it, for messages (e.g. ``"--records 'games.jsonl'"``).
+
+    Raises:
+        WriteError: the file cannot be created; later, :meth:`write` raises it when a write fails (the file keeps
+            the complete records written before, and the message says how many).
+    """
+
+    def __init__(self, path: str | os.PathLike, what: str | None = None) -> None:
+        self._out = LineWriter(path, what)
+
+    @property
+    def count(self) -> int:
+        """Records written completely so far."""
+        return self._out.lines
+
+    @property
+    def error(self) -> WriteError | None:
+        """The write error that stopped this writer (None while all writes succeeded)."""
+        return self._out.error
+
+    def write(self, record: HandRecord) -> None:
+        """Append one record as a complete line.
+
+        Raises:
+            WriteError: the write failed (the file keeps its complete records), or an earlier one did.
+        """
+        self._out.write(json.dumps(record.to_dict()))
+
+    def close(self) -> None:
+        self._out.close()
+
+    def __enter__(self) -> "RecordWriter":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
 
 def read_records(path: str | os.PathLike, check: bool = True) -> list[HandRecord]:
     """Read a JSON Lines file of records; with ``check`` every record is replayed.
 
+    A last line without a newline at its end whose only flaw is at its end (JSON or a UTF-8 character that stops
+    early) was cut off by an interrupted write: it is skipped with an :class:`IncompleteLineWarning` naming its
+    line. Any other bad line is an error.
+
     Raises:
-        RecordError: the first bad line (its 1-based number) and what is wrong with it.
+        RecordError: the file cannot be read, or the first bad line (its 1-based number) and what is wrong with it.
     """
     out = []
     try:
         with open(path, "rb") as f:
             raw_lines = f.read().split(b"\n")
     except OSError as e:
-        raise RecordError(f"{os.fspath(path)}: cannot read: {e}") from None
+        if os.path.isdir(path):
+            what = "is a folder"
+        elif not os.path.exists(path):
+            what = "does not exist"
+        else:
+            what = f"cannot be read ({describe_os_error(e)})"
+        raise RecordError(f"{os.fspath(path) or repr('')} {what}: expected a JSON Lines file of records") from None
+    last = len(raw_lines)  # the piece after the last newline (empty when the file ends with one)
     for lineno, raw in enumerate(raw_lines, 1):
         where = f"{os.fspath(path)} line {lineno}"
+        cut_off = lineno == last and _cut_off(raw)
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as e:
+            if cut_off:
+                _warn_cut_off(where, len(raw))
+                continue
             raise RecordError(f"{where}: not UTF-8 text ({e.reason} at byte {e.start})") from None
         if not line.strip():
             continue
         try:
             data = json.loads(line)
         except json.JSONDecodeError as e:
+            if cut_off:
+                _warn_cut_off(where, len(raw))
+                continue
             raise RecordError(f"{where}: not JSON ({e.msg} at column {e.colno})") from None
+        except ValueError as e:  # e.g. an integer beyond Python's digit limit
+            raise RecordError(f"{where}: not a JSON record ({e})") from None
         except RecursionError:
             raise RecordError(f"{where}: JSON nested too deeply for a record") from None
         rec = HandRecord.from_dict(data, where)
@@ -225,3 +311,32 @@ def read_records(path: str | os.PathLike, check: bool = True) -> list[HandRecord
             replay_to_end(rec, where)
         out.append(rec)
     return out
+
+
+_TOKEN_START = re.compile(r"t(r(ue?)?)?|f(a(l(se?)?)?)?|n(u(ll?)?)?|[-+0-9.eE]*")
+
+
+def _cut_off(raw: bytes) -> bool:
+    """Whether a last line (no newline after it) reads as the start of a longer line that was cut off: its only
+    flaw is at its end (an unfinished UTF-8 character, an unterminated string, JSON that stops early)."""
+    if not raw.strip():
+        return False
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        if e.reason != "unexpected end of data" or e.end != len(raw):
+            return False
+        text = raw[:e.start].decode("utf-8", errors="replace")
+    try:
+        json.loads(text)
+    except json.JSONDecodeError as e:  # the text from the error on is empty or the start of its last token
+        return e.msg.startswith("Unterminated string") or _TOKEN_START.fullmatch(text[e.pos:].rstrip()) is not None
+    except (ValueError, RecursionError):
+        return False
+    return False  # complete JSON: not cut off
+
+
+def _warn_cut_off(where: str, size: int) -> None:
+    warnings.warn(IncompleteLineWarning(
+        f"{where}: skipped an incomplete last line ({size} bytes that stop mid-record, without a newline at the "
+        "end): a write was cut off; the complete lines before it were read"), stacklevel=3)

@@ -83,14 +83,30 @@ class SchnapsenVectorEnv:
         self.to_move = np.zeros(self.num_envs, dtype=np.int8)
         #: Per slot, the result of the hand that ended at the last step (None where none ended).
         self.last_results: list[Result | None] = [None] * self.num_envs
+        self._has_reset = False  # set by reset() and set_state(); the slots hold no hands before
+
+    def _require_reset(self, method: str) -> None:
+        if not self._has_reset:
+            raise RuntimeError(f"SchnapsenVectorEnv.{method}() before reset(): the slots hold no hands yet; call "
+                               "reset() first (or set_state())")
 
     @property
     def games(self) -> list[GameState]:
-        """The N hands as :class:`GameState` **copies** (changing them does not change the env)."""
+        """The N hands as :class:`GameState` **copies** (changing them does not change the env).
+
+        Raises:
+            RuntimeError: before :meth:`reset`.
+        """
+        self._require_reset("games")
         return [core.to_game_state(st, self.rules) for st in self.state_arrays]
 
     def game(self, i: int) -> GameState:
-        """Slot ``i`` as a :class:`GameState` copy."""
+        """Slot ``i`` as a :class:`GameState` copy.
+
+        Raises:
+            RuntimeError: before :meth:`reset`.
+        """
+        self._require_reset("game")
         return core.to_game_state(self.state_arrays[i], self.rules)
 
     def reset(self, seed: int | Sequence[int] | None = None):
@@ -120,6 +136,7 @@ class SchnapsenVectorEnv:
         self._new_hands(np.arange(n))
         self.last_results = [None] * n
         self._refresh()
+        self._has_reset = True
         return self.obs, self.masks, self.to_move
 
     def _new_hands(self, rows: np.ndarray) -> None:
@@ -175,10 +192,18 @@ class SchnapsenVectorEnv:
             :attr:`last_results` (a list of N ``Result`` or None).
 
         Raises:
-            IllegalActionError: an action is not legal in its slot (the message names the first such
-                slot). All actions are checked before any is applied, so the env is unchanged.
+            RuntimeError: called before :meth:`reset` (or :meth:`set_state`): "call reset() first".
+            ValueError: ``actions`` does not have shape ``(N,)``.
+            IllegalActionError: an entry is not an action id (``None``, a string, a non-integral number; the
+                message names its slot and what is expected), or an action is not legal in its slot (the message
+                names the first such slot and the legal actions). All actions are checked before any is applied,
+                so the env is unchanged.
         """
-        actions = np.asarray(actions)
+        self._require_reset("step")
+        try:
+            actions = np.asarray(actions)
+        except (TypeError, ValueError) as e:  # e.g. a ragged nested list
+            raise ValueError(f"actions must be an array of shape ({self.num_envs},) of action ids: {e}") from None
         n = self.num_envs
         if actions.shape != (n,):
             raise ValueError(f"actions must have shape ({n},), got {actions.shape}")
@@ -187,21 +212,26 @@ class SchnapsenVectorEnv:
         if actions.dtype.kind == "u" and actions.size and actions.max() >= self.n_actions:
             i = int(np.flatnonzero(actions >= self.n_actions)[0])
             raise self._illegal(i, int(actions[i]))
+        out_of_range: dict[int, int] = {}
         if actions.dtype.kind in "iu":
             a = actions.astype(np.int64)
-        else:
-            try:
-                a = actions.astype(np.int64)
-            except (TypeError, ValueError, OverflowError):
-                a = None
-            if a is None or not np.array_equal(a, actions):
-                bad = 0 if a is None else int(np.flatnonzero(a != actions)[0])
-                raise self._illegal(bad, actions[bad])
+        else:  # floats, objects, strings: every entry must be an integral number
+            a = np.empty(n, dtype=np.int64)
+            for i, x in enumerate(actions.tolist()):
+                if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)) \
+                        or (isinstance(x, (float, np.floating)) and not float(x).is_integer()):
+                    raise IllegalActionError(f"slot {i}: {x!r} is not an action id: expected an int from 0 to "
+                                             f"{self.n_actions - 1} (a legal action of that slot)")
+                xi = int(x)
+                if 0 <= xi < self.n_actions:
+                    a[i] = xi
+                else:
+                    a[i], out_of_range[i] = -1, xi
         in_range = (a >= 0) & (a < self.n_actions)
         ok = in_range & (((self._legal >> np.where(in_range, a, 0)) & 1) == 1)
         if not ok.all():
             i = int(np.flatnonzero(~ok)[0])
-            raise self._illegal(i, int(a[i]))
+            raise self._illegal(i, out_of_range.get(i, int(a[i])))
         arrays = self.state_arrays
         core.apply_all(arrays, self._R, a)
         rewards = np.zeros((n, 2), dtype=np.float32)
@@ -223,7 +253,12 @@ class SchnapsenVectorEnv:
         return self.obs, self.masks, self.to_move, rewards, dones, {"results": results}
 
     def get_state(self) -> dict:
-        """JSON-compatible snapshot of every slot (position dicts and generator states), for checkpoints."""
+        """JSON-compatible snapshot of every slot (position dicts and generator states), for checkpoints.
+
+        Raises:
+            RuntimeError: called before :meth:`reset` (or :meth:`set_state`).
+        """
+        self._require_reset("get_state")
         return {"positions": [g.position() for g in self.games],
                 "rng_states": [rng.bit_generator.state for rng in self._rngs]}
 
@@ -231,11 +266,14 @@ class SchnapsenVectorEnv:
         """Restore :meth:`get_state` output; returns ``(obs, masks, to_move)``.
 
         Raises:
-            ValueError: the snapshot has another number of slots. InvalidPositionError: a bad position.
+            ValueError: not such a snapshot, another number of slots, or a bad generator state.
+            InvalidPositionError: a bad or finished position.
         """
         if not isinstance(state, dict) or set(state) != {"positions", "rng_states"}:
             raise ValueError("state must be the dict get_state() returns, with keys 'positions' and 'rng_states'")
         positions, rng_states = state["positions"], state["rng_states"]
+        if not isinstance(positions, (list, tuple)) or not isinstance(rng_states, (list, tuple)):
+            raise ValueError("state['positions'] and state['rng_states'] must be lists, one entry per slot")
         if len(positions) != self.num_envs or len(rng_states) != self.num_envs:
             raise ValueError(f"snapshot has {len(positions)} slots, this env has {self.num_envs}")
         games = [GameState.from_position(self.rules, p) for p in positions]
@@ -244,9 +282,13 @@ class SchnapsenVectorEnv:
                 raise InvalidPositionError(f"slot {i} holds a finished hand: nothing to play (slots hold hands in "
                                            "progress; the next hand is dealt when one ends)")
         rngs = []
-        for st in rng_states:
+        for i, st in enumerate(rng_states):
             rng = np.random.default_rng()
-            rng.bit_generator.state = st
+            try:
+                rng.bit_generator.state = st
+            except (TypeError, ValueError, KeyError) as e:
+                raise ValueError(f"rng_states[{i}] is not the state of numpy's {type(rng.bit_generator).__name__} "
+                                 f"generator: {e}") from None
             rngs.append(rng)
         arrays = np.zeros_like(self.state_arrays)
         for i, g in enumerate(games):
@@ -255,16 +297,20 @@ class SchnapsenVectorEnv:
         self._rngs = rngs
         self.last_results = [None] * self.num_envs
         self._refresh()
+        self._has_reset = True
         return self.obs, self.masks, self.to_move
 
     def states_row(self, i: int) -> np.ndarray:
-        """Omniscient state vector of slot ``i``: float32 ``(state_size,)``."""
+        """Omniscient state vector of slot ``i``: float32 ``(state_size,)``. RuntimeError before :meth:`reset`."""
+        self._require_reset("states_row")
         out = np.empty(encoding.state_size(self.rules), dtype=np.float32)
         core.state_vector(self.state_arrays[i], self._R, out)
         return out
 
     def states(self) -> np.ndarray:
-        """Omniscient state vectors of all slots: float32 ``(N, state_size)`` (centralised critics)."""
+        """Omniscient state vectors of all slots: float32 ``(N, state_size)`` (centralised critics). RuntimeError
+        before :meth:`reset`."""
+        self._require_reset("states")
         out = np.empty((self.num_envs, encoding.state_size(self.rules)), dtype=np.float32)
         core.state_vectors(self.state_arrays, self._R, out)
         return out

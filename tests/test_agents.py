@@ -492,7 +492,12 @@ def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
     nan = dict(ck)
     nan["model"] = {k: torch.full_like(v, float("nan")) for k, v in ck["model"].items()}
     save_atomic(nan, tmp_path / "nan.pt")
-    agent = PolicyAgent.load(tmp_path / "nan.pt")
+    with pytest.raises(CheckpointError, match="hold NaN or inf"):  # refused when loaded (issue 14)
+        PolicyAgent.load(tmp_path / "nan.pt")
+    agent = PolicyAgent.load(DEFAULT_POLICY)  # weights that turn NaN after loading: refused when acting
+    with torch.no_grad():
+        for p in agent.model.parameters():
+            p.fill_(float("nan"))
     from schnapsen_env import schnapsen_v0
 
     env = schnapsen_v0.raw_env()

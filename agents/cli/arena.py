@@ -15,10 +15,14 @@ import os
 import sys
 
 from agents import agent_names
-from agents.arena import EPISODES, play_match, round_robin
+from agents.arena import EPISODES, MAX_DEALS, MAX_SEED, MAX_WORKERS, RecordsWriteError, play_match, round_robin
 from agents.specs import parse_value
+from schnapsen_env.argparsing import ArgumentParser, fail
 from schnapsen_env.errors import IllegalActionError
+from schnapsen_env.files import WriteError, atomic_write, check_output_file, describe_os_error
 from schnapsen_env.ruleset import RULESETS
+
+PROG = "schnapsen-arena"
 
 
 def _knob(text: str) -> tuple[str, object]:
@@ -29,8 +33,8 @@ def _knob(text: str) -> tuple[str, object]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog="schnapsen-arena",
+    p = ArgumentParser(
+        prog=PROG,
         description="Play duplicate deals between Schnapsen agents and report mean game points per hand "
                     "(95% CI over deals), hand and match win rates, or a round robin with Elo ratings.",
         epilog=f"An agent is a name ({', '.join(agent_names())}), optionally with arguments "
@@ -52,44 +56,74 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Entry point of the ``schnapsen-arena`` console script; returns the exit status."""
-    parser = build_parser()
-    args = parser.parse_args(argv)
+def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse bad flag combinations, values out of range and unusable output paths before any game is played."""
     if args.round_robin and args.agents:
         parser.error("give either two agents or --round-robin AGENT..., not both")
     if not args.round_robin and len(args.agents) != 2:
         parser.error(f"expected two agents (or --round-robin), got {len(args.agents)}")
     if args.records and args.round_robin:
         parser.error("--records works with two agents, not with --round-robin")
-    for flag, path in (("--records", args.records), ("--json", args.json if args.json != "-" else None)):
-        if path and not os.path.isdir(os.path.dirname(os.path.abspath(path))):
-            parser.error(f"{flag} {path!r}: folder {os.path.dirname(os.path.abspath(path))!r} does not exist")
-    if args.json and args.json != "-":
-        folder = os.path.dirname(os.path.abspath(args.json))
-        if not os.path.isdir(folder):  # fail before a long run, not after it
-            parser.error(f"--json {args.json!r}: folder {folder!r} does not exist")
+    for flag, value, low, high in (("--deals", args.deals, 1, MAX_DEALS), ("--seed", args.seed, 0, MAX_SEED),
+                                   ("--workers", args.workers, 1, MAX_WORKERS), ("--chunk-size", args.chunk_size, 1,
+                                                                                 MAX_DEALS)):
+        if value is not None and not low <= value <= high:
+            top = "2**63 - 1" if high == MAX_SEED else f"{high:,}"
+            parser.error(f"{flag} {value}: expected an int from {low:,} to {top}")
+    outputs = [("--records", args.records), ("--json", args.json if args.json != "-" else None)]
+    for flag, path in outputs:  # fail before a long run, not after it
+        if path is not None:
+            try:
+                check_output_file(path, f"{flag} {path!r}")
+            except ValueError as e:
+                parser.error(str(e))
+    if args.records and args.json and args.json != "-" and \
+            os.path.abspath(args.records) == os.path.abspath(args.json):
+        parser.error(f"--records and --json name the same file {args.json!r}: expected two different files")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``schnapsen-arena`` console script; returns the exit status.
+
+    Every user error is one line on stderr, never a traceback: a bad flag, agent or knob exits with status 2 (before
+    any game is played: agents are built and output paths checked first); an agent that breaks the rules or a file
+    that cannot be written (the results are still printed; the records file keeps its complete records) exits with
+    status 1; Ctrl-C with 130.
+    """
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    _check_flags(parser, args)
     common = dict(ruleset=args.ruleset, seed=args.seed, workers=args.workers, episode=args.episode,
                   progress=not args.no_progress, chunk_size=args.chunk_size, **dict(args.knob))
+    status, records_error = 0, None
     try:
         if args.round_robin:
             result = round_robin(args.round_robin, args.deals, **common)
         else:
             result = play_match(args.agents[0], args.agents[1], args.deals, records_path=args.records, **common)
+    except RecordsWriteError as e:  # the match was played: report the results, then the records' failure
+        result, records_error = e.result, e
     except IllegalActionError as e:  # an agent broke the rules during play
-        print(f"schnapsen-arena: error: {e}", file=sys.stderr)
-        return 1
+        return fail(PROG, e)
     except ValueError as e:  # bad agent names or paths, bad knobs (RulesError is a ValueError)
         parser.error(str(e))
+    except OSError as e:  # e.g. no processes left for the workers, the records file cannot be created
+        return fail(PROG, f"{e if isinstance(e, WriteError) else describe_os_error(e)}")
+    except KeyboardInterrupt:
+        return fail(PROG, "interrupted: no result (the records file keeps the records written so far)", 130)
     print(result.table())
     if args.json:
         text = json.dumps(result.to_dict(), indent=2)
         if args.json == "-":
             print(text)
         else:
-            with open(args.json, "w") as f:
-                f.write(text + "\n")
-    return 0
+            try:
+                atomic_write(args.json, text + "\n")
+            except WriteError as e:
+                status = fail(PROG, f"--json: {e}; the results are printed above")
+    if records_error is not None:
+        status = fail(PROG, f"--records: {records_error}")
+    return status
 
 
 if __name__ == "__main__":

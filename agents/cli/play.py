@@ -9,28 +9,42 @@ legal actions. Type a card code (``QH``), or an action name (``play QH``, ``marr
 ``close``, ``claim``); ``?`` lists the legal actions again, ``quit`` ends. Bad input gets a short
 explanation and the legal actions. At the end of each hand the opponent's remaining cards are shown
 (``--no-reveal`` hides them).
+
+With ``--record`` each hand is written to the file as soon as it ends (one complete line per hand), and the hand
+in progress when play stops (``quit``, end of input, Ctrl-C, an opponent that fails) is written too, with result
+null: no hand played is lost. A write that fails (a full disk) is reported in one line and play goes on.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import TextIO
 
 import numpy as np
 
+from schnapsen_env.argparsing import ArgumentParser, fail, one_line, short_repr
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.encoding import observation
+from schnapsen_env.files import WriteError, check_output_file
 from schnapsen_env.match import Match
-from schnapsen_env.records import Recorder, deck_of, write_records
+from schnapsen_env.records import Recorder, RecordWriter, deck_of
 from schnapsen_env.render import card_text, render_text
 from schnapsen_env.rules import PLAYERS, GameState
 from schnapsen_env.ruleset import RULESETS, RuleSet
 
 
+PROG = "schnapsen-play"
+#: Largest --seed (numpy takes seeds >= 0; torch up to 2**63 - 1).
+MAX_SEED = 2 ** 63 - 1
+
+
 class Quit(Exception):
     """The player typed quit (or the input ended)."""
+
+
+class OpponentError(Exception):
+    """The opponent agent failed to choose a legal action (it raised, or chose an illegal one)."""
 
 
 def parse_action(text: str, state: GameState) -> tuple[int | None, str]:
@@ -72,7 +86,11 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
             print(render_text(state, human), file=out)
             while True:
                 print("> ", end="", file=out, flush=True)
-                line = inp.readline()
+                try:
+                    line = inp.readline()
+                except UnicodeDecodeError:  # bytes that are not text: refused like any bad input
+                    print("the input is not text (UTF-8). Legal: " + ", ".join(state.legal_action_names()), file=out)
+                    continue
                 if not line:
                     raise Quit()
                 if line.strip().lower() in ("quit", "exit", "q"):
@@ -89,7 +107,13 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
         else:
             seat = state.to_move
             obs = {"observation": observation(state, seat), "action_mask": state.action_mask()}
-            a = int(opponent.act(obs))
+            try:
+                a = int(opponent.act(obs))
+            except Exception as e:  # the agent is the user's (e.g. a checkpoint): report it, keep the hands played
+                raise OpponentError(f"{type(e).__name__}: {one_line(e, 300)}") from e
+            if not (0 <= a < len(names) and state.is_legal(a)):
+                raise OpponentError(f"it chose action {a} ({names[a] if 0 <= a < len(names) else 'unknown'}), which "
+                                    f"is not legal: legal are {state.legal_action_names()}")
             print(f"{PLAYERS[seat]} (opponent): {names[a]}", file=out)
             apply(a)
     r = state.result
@@ -102,11 +126,16 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
 
 
 def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO | None = None) -> int:
-    """Entry point of ``schnapsen-play``; returns the exit status."""
+    """Entry point of ``schnapsen-play``; returns the exit status.
+
+    A user's mistake is one line on stderr, never a traceback: bad flags, an unknown opponent or a bad checkpoint
+    exit with status 2 before play; an opponent that fails mid-game (e.g. NaN weights) or a record that cannot be
+    written ends with status 1, after the hands played are recorded.
+    """
     inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout
-    p = argparse.ArgumentParser(prog="schnapsen-play", description=__doc__.split("\n\n")[0],
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--opponent", default="trained",
                    help="agent name or .pt checkpoint (default: the shipped trained policy)")
     p.add_argument("--ruleset", choices=RULESETS, default="schnapsen20")
@@ -119,24 +148,43 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
     p.add_argument("--no-reveal", action="store_true", help="do not show the opponent's cards after a hand")
     args = p.parse_args(argv)
     if args.hands < 1:
-        p.error("--hands must be >= 1")
+        p.error(f"--hands {args.hands}: expected an int >= 1")
+    if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
+        p.error(f"--seed {args.seed}: expected an int from 0 to 2**63 - 1")
     from agents.specs import resolve_agent
 
     rules = RuleSet.make(args.ruleset)
-    if args.record:
-        folder = os.path.dirname(os.path.abspath(args.record))
-        if os.path.isdir(args.record) or not os.path.isdir(folder):  # fail before play, not after it
-            p.error(f"--record {args.record!r}: expected a file path in an existing folder")
+    if args.record is not None:
+        try:  # fail before play, not after it
+            check_output_file(args.record, f"--record {args.record!r}")
+        except ValueError as e:
+            p.error(str(e))
     try:
         _, factory = resolve_agent(args.opponent, rules)
         opponent = factory(seed=args.seed)
-    except ValueError as e:
-        p.error(str(e))
+    except (ValueError, TypeError) as e:
+        p.error(f"--opponent {short_repr(args.opponent)}: {e}")
     op_rules = getattr(opponent, "rules", None)
     if isinstance(op_rules, RuleSet) and op_rules.name != rules.name:
         p.error(f"--opponent {args.opponent!r} plays {op_rules.name}, but this game is {rules.name} (--ruleset)")
+    writer = None
+    if args.record is not None:
+        try:
+            writer = RecordWriter(args.record, f"--record {args.record!r}")
+        except WriteError as e:
+            return fail(PROG, e, 2)
+    status = 0
+
+    def save(record) -> None:
+        nonlocal status
+        if writer is None or writer.error is not None:
+            return
+        try:
+            writer.write(record)
+        except WriteError as e:
+            status = fail(PROG, f"{e}; play goes on without recording")
+
     rng = np.random.default_rng(args.seed)
-    records = []
     match = Match(rules, rng) if args.match else None
     n = 0
     recorder = None
@@ -155,7 +203,7 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
                 state = recorder.state
             print(f"\n=== hand {n + 1}: you are {PLAYERS[human]}, {PLAYERS[state.dealer]} deals ===", file=out)
             play_hand(state, human, opponent, inp, out, not args.no_reveal, recorder)
-            records.append(recorder.record())
+            save(recorder.record())
             n += 1
             if match is not None:
                 match.finish_hand()
@@ -166,14 +214,19 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
                 match.next_hand()
             elif n >= args.hands:
                 break
-    except Quit:
-        print("\nbye", file=out)
+    except (Quit, KeyboardInterrupt, OpponentError) as e:
+        if isinstance(e, OpponentError):
+            status = fail(PROG, f"the opponent {args.opponent!r} failed in hand {n + 1}: {e}")
+        else:
+            print("\nbye", file=out)
         if recorder is not None and recorder.state.result is None and recorder.actions:
-            records.append(recorder.record())  # the unfinished hand, with result null
-    if args.record and records:
-        write_records(args.record, records)
-        print(f"wrote {len(records)} record(s) to {args.record}", file=out)
-    return 0
+            save(recorder.record())  # the unfinished hand, with result null
+    finally:
+        if writer is not None:
+            writer.close()
+    if writer is not None and writer.count:
+        print(f"wrote {writer.count} record(s) to {args.record}", file=out)
+    return status
 
 
 if __name__ == "__main__":

@@ -9,17 +9,26 @@ stops the replay with a message naming its line and first bad action.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+import warnings
 
-from schnapsen_env.records import RecordError, read_records, replay
+from schnapsen_env.argparsing import ArgumentParser, fail, one_line
+from schnapsen_env.records import IncompleteLineWarning, RecordError, read_records, replay
 from schnapsen_env.render import render_text
 from schnapsen_env.rules import PLAYERS
 
+PROG = "schnapsen-replay"
+
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="schnapsen-replay", description=__doc__.split("\n\n")[0])
+    """Entry point of ``schnapsen-replay``; returns the exit status.
+
+    A user's mistake is one line on stderr, never a traceback: bad flags and a file that is missing, a folder, or
+    holds a bad record (naming its line) exit with status 2. An incomplete last line (a write that was cut off) is
+    skipped with a one-line warning; the complete records before it are replayed.
+    """
+    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0])
     p.add_argument("path", help="JSON Lines file of records")
     p.add_argument("--index", type=int, default=None, help="replay only this record (0-based)")
     p.add_argument("--viewer", choices=PLAYERS, default="player_0", help="whose side the table is drawn from")
@@ -27,15 +36,22 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--step", action="store_true", help="wait for Enter after each action")
     args = p.parse_args(argv)
     try:
-        records = read_records(args.path)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", IncompleteLineWarning)
+            records = read_records(args.path)
     except RecordError as e:
-        print(f"schnapsen-replay: error: {e}", file=sys.stderr)
-        return 2
+        return fail(PROG, e, 2)
+    for w in caught:
+        if issubclass(w.category, IncompleteLineWarning):
+            print(f"{PROG}: warning: {one_line(w.message)}", file=sys.stderr)
+        else:
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if args.index is not None and not 0 <= args.index < len(records):
+        p.error(f"--index {args.index}: the file holds {len(records)} record(s): expected 0 to {len(records) - 1}"
+                if records else f"--index {args.index}: the file holds no records")
     chosen = range(len(records)) if args.index is None else [args.index]
     viewer = PLAYERS.index(args.viewer)
     for k in chosen:
-        if not 0 <= k < len(records):
-            p.error(f"--index {k}: the file holds {len(records)} record(s)")
         print(f"=== record {k} ===")
         for state, action in replay(records[k], f"{args.path} record {k}"):
             if action is not None:
@@ -44,7 +60,7 @@ def main(argv: list[str] | None = None) -> int:
             if args.step:
                 try:
                     input()
-                except EOFError:  # no more Enter presses: finish without waiting
+                except (EOFError, UnicodeDecodeError):  # no more Enter presses (or not text): finish without waiting
                     args.step = False
     return 0
 
@@ -53,6 +69,8 @@ def run() -> int:
     """Console-script entry: :func:`main`, quiet when the reader of the output goes away (``| head``)."""
     try:
         return main()
+    except KeyboardInterrupt:
+        return fail(PROG, "interrupted", 130)
     except BrokenPipeError:
         sys.stdout = open(os.devnull, "w")  # avoid a second error while Python flushes at exit
         return 0

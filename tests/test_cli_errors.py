@@ -1,0 +1,351 @@
+"""Every command-line program answers a user's mistake with one line and a non-zero exit, never a traceback
+(issue 14).
+
+``test_bad_inputs_never_end_in_a_traceback`` runs several hundred bad command lines through ``schnapsen-arena``,
+``schnapsen-play``, ``schnapsen-replay`` and ``train.py`` (their ``main()``/``cli()`` in this process) and counts the
+tracebacks (any exception other than ``SystemExit``), the zero exits, the error outputs that are not exactly one
+line ``PROG: error: ...``, and the files they created or changed: all must be zero. The other tests pin the exact
+message of representative mistakes, and run the real entry points (``python train.py``, ``python -m ...``) once.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+import train
+from agents.checkpoint import save_atomic
+from agents.cli import arena as arena_cli
+from agents.cli import play as play_cli
+from agents.cli import replay as replay_cli
+from agents.policy_net import ActorCritic
+from fault_util import ReadOnly, files_under
+from schnapsen_env import RuleSet
+from schnapsen_env.records import Recorder, write_records
+
+ROOT = Path(__file__).resolve().parent.parent
+PROGS = {"arena": "schnapsen-arena", "play": "schnapsen-play", "replay": "schnapsen-replay", "train": "train.py"}
+
+
+def _run(prog: str, argv: list[str]) -> tuple[object, str, str]:
+    """``(status or the escaped exception, stdout, stderr)`` of one command line, in this process."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            if prog == "arena":
+                status = arena_cli.main(argv)
+            elif prog == "play":
+                status = play_cli.main(argv, inp=io.StringIO(""), out=out)
+            elif prog == "replay":
+                status = replay_cli.main(argv)
+            else:
+                status = train.cli(argv)
+        except SystemExit as e:
+            status = e.code
+        except BaseException as e:  # a traceback for the user
+            status = e
+    return status, out.getvalue(), err.getvalue()
+
+
+def _records(n, seed=0):
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        rec = Recorder.deal(RuleSet.make(), rng)
+        while rec.state.result is None:
+            legal = rec.state.legal_actions()
+            rec.step(legal[int(rng.integers(len(legal)))])
+        out.append(rec.record())
+    return out
+
+
+def _sandbox(root: Path) -> dict[str, str]:
+    """Files the bad command lines point at: broken checkpoints and records, a folder named like a file."""
+    p = {}
+    (root / "dir.pt").mkdir()
+    (root / "dir.jsonl").mkdir()
+    (root / "ro").mkdir()
+    p["dir.pt"], p["dir.jsonl"], p["ro"] = str(root / "dir.pt"), str(root / "dir.jsonl"), str(root / "ro")
+    (root / "garbage.pt").write_bytes(b"not a torch file")
+    rules = RuleSet.make()
+    policy = train.policy_checkpoint(ActorCritic(255, 27, hidden=8), rules, train.Args(final_eval_deals=0))
+    save_atomic(policy, root / "policy.pt")
+    data = bytearray((root / "policy.pt").read_bytes())
+    data[len(data) // 3] ^= 0x40
+    (root / "corrupt.pt").write_bytes(bytes(data))
+    (root / "truncated.pt").write_bytes(bytes(data[:len(data) // 2]))
+    nan = train.policy_checkpoint(ActorCritic(255, 27, hidden=8), rules, train.Args(final_eval_deals=0))
+    nan["model"]["trunk.0.weight"].fill_(float("nan"))
+    save_atomic(nan, root / "nan.pt")
+    s66 = train.policy_checkpoint(ActorCritic(299, 31, hidden=8), RuleSet.make("sixtysix24"),
+                                  train.Args(final_eval_deals=0))
+    save_atomic(s66, root / "s66.pt")
+    save_atomic({"model": {}}, root / "partial.pt")
+    torch.save([1, 2, 3], root / "list.pt")
+    for name in ("garbage", "corrupt", "truncated", "nan", "s66", "partial", "list", "policy"):
+        p[name] = str(root / f"{name}.pt")
+    recs = _records(2, seed=3)
+    good = [json.dumps(r.to_dict()) for r in recs]
+    d = recs[1].to_dict()
+    bad_records = {
+        "not_json": good[0] + "\n{not json\n",
+        "unknown_key": good[0] + "\n" + json.dumps({**d, "extra": 1}) + "\n",
+        "illegal": good[0] + "\n" + json.dumps({**d, "actions": ["play XX"] + d["actions"][1:]}) + "\n",
+        "short": good[0] + "\n" + json.dumps({**d, "actions": d["actions"][:-1]}) + "\n",
+        "deck": json.dumps({**d, "deck": d["deck"][:-1]}) + "\n",
+        "ruleset": json.dumps({**d, "rules": {"ruleset": "bridge"}}) + "\n",
+        "rules_type": json.dumps({**d, "rules": [1, 2]}) + "\n",
+        "dealer": json.dumps({**d, "dealer": 1}) + "\n",
+        "result": json.dumps({**d, "result": {"game_points": "3"}}) + "\n",
+        "list": "[1, 2, 3]\n",
+        "number": "12\n",
+        "null": "null\n",
+        "huge_int": '{"rules": ' + "9" * 5000 + "}\n",
+        "nested": "[" * 100_000 + "]" * 100_000 + "\n",
+        "players": json.dumps({**d, "players": {"player_7": "x"}}) + "\n",
+        "actions_type": json.dumps({**d, "actions": "play QH"}) + "\n",
+        "bad_middle_then_good": "{\"rules\"\n" + good[0] + "\n",
+    }
+    for name, text in bad_records.items():
+        (root / f"{name}.jsonl").write_text(text)
+        p[f"rec_{name}"] = str(root / f"{name}.jsonl")
+    (root / "latin1.jsonl").write_bytes(b"\xff\xfe" + good[0].encode() + b"\n")
+    p["rec_latin1"] = str(root / "latin1.jsonl")
+    (root / "binary.jsonl").write_bytes(bytes(range(256)) * 4)
+    p["rec_binary"] = str(root / "binary.jsonl")
+    write_records(root / "good.jsonl", recs)
+    p["good"] = str(root / "good.jsonl")
+    (root / "empty.jsonl").write_text("")
+    p["empty"] = str(root / "empty.jsonl")
+    return p
+
+
+BAD_INTS = ["abc", "1.5", "", "1e3", "0x10", "nan", "--", "1_000x"]
+BAD_AGENTS = ["grandmaster", "", ":", "Random", "rollout:n_samples=abc", "rollout:n_samples=1.5", "rollout:n_samples=10**12",
+              "rollout:n_samples=1000000000000", "rollout:n_samples=0", "rollout:depth=-1", "rollout:depth=True",
+              "rollout:bogus=1", "rollout:n_samples", "rollout:=3", "rollout:seed=1", "rollout:rules=1",
+              "rollout:n_samples=" + "9" * 5000, "rollout:depth=" + "[" * 5000, "rollout:n_samples=None",
+              "pimc:n_samples=abc", "pimc:exact_closed=maybe", "pimc:depth=100", "pimc:n_samples=1e3",
+              "expert:worlds=0", "expert:decision=best", "expert:max_time=-1", "expert:max_time=abc",
+              "expert:max_nodes=abc", "expert:max_nodes=0", "trained:greedy=maybe", "trained:greedy=1",
+              "heuristic:x=1", "random:seed=3", "missing.pt", "../missing.pt"]
+
+
+def _cases(p: dict[str, str], tmp: Path) -> list[tuple[str, list[str]]]:
+    cases: list[tuple[str, list[str]]] = []
+    # ---------------------------------------------------------------- schnapsen-arena
+    base = ["random", "heuristic", "--deals", "1", "--workers", "1", "--no-progress"]
+    for flag in ("--deals", "--seed", "--workers", "--chunk-size"):
+        for v in BAD_INTS + ["-1", "10**12", "9" * 30]:
+            cases.append(("arena", base + [flag, v]))
+        if flag != "--seed":
+            cases.append(("arena", base + [flag, "0"]))
+    cases += [("arena", base + ["--deals", "1000001"]), ("arena", base + ["--workers", "257"])]
+    for spec in BAD_AGENTS + [p[k] for k in ("dir.pt", "garbage", "corrupt", "truncated", "nan", "s66", "partial",
+                                               "list")]:
+        cases.append(("arena", [spec] + base[1:]))
+    for flag, v in (("--ruleset", "bridge"), ("--ruleset", ""), ("--episode", "rubber"), ("--knob", "nonsense=1"),
+                    ("--knob", "must_head"), ("--knob", "=1"), ("--knob", "must_head=abc"),
+                    ("--knob", "false_claim=maybe"), ("--knob", "match_target=0"), ("--knob", "close_min_stock=-3"),
+                    ("--json", p["dir.jsonl"]), ("--json", str(tmp / "missing" / "x.json")), ("--json", ""),
+                    ("--json", p["ro"] + "/x.json"), ("--records", p["dir.jsonl"]), ("--records", ""),
+                    ("--records", str(tmp / "missing" / "r.jsonl")), ("--records", p["ro"] + "/r.jsonl")):
+        cases.append(("arena", base + [flag, v]))
+    cases += [("arena", []), ("arena", ["random"]), ("arena", ["random", "random", "random"]),
+              ("arena", ["--round-robin", "random"]), ("arena", ["--round-robin", "random", "random", "--deals", "1"]),
+              ("arena", ["random", "random", "--round-robin", "heuristic"]),
+              ("arena", ["--round-robin", "random", "heuristic", "--records", str(tmp / "r.jsonl")]),
+              ("arena", ["--round-robin", "random", "rollout:n_samples=abc"]),
+              ("arena", base + ["--records", str(tmp / "same"), "--json", str(tmp / "same")]),
+              ("arena", base + ["--bogus"]), ("arena", base + ["-z"]), ("arena", base + ["--deals"]),
+              ("arena", base + ["--round-robin"]), ("arena", ["trained", "random", "--ruleset", "sixtysix24"])]
+    # ---------------------------------------------------------------- schnapsen-play
+    pbase = ["--opponent", "random"]
+    for flag in ("--hands", "--seed"):
+        for v in BAD_INTS + ["-1"] + (["9" * 30] if flag == "--seed" else []):
+            cases.append(("play", pbase + [flag, v]))
+    cases.append(("play", pbase + ["--hands", "0"]))
+    for spec in BAD_AGENTS + [p[k] for k in ("dir.pt", "garbage", "corrupt", "truncated", "nan", "partial", "list")]:
+        cases.append(("play", ["--opponent", spec]))
+    cases += [("play", ["--opponent", p["s66"]]), ("play", ["--opponent", "trained", "--ruleset", "sixtysix24"]),
+              ("play", pbase + ["--ruleset", "bridge"]), ("play", pbase + ["--seat", "player_2"]),
+              ("play", pbase + ["--record", p["dir.jsonl"]]), ("play", pbase + ["--record", ""]),
+              ("play", pbase + ["--record", str(tmp / "missing" / "g.jsonl")]),
+              ("play", pbase + ["--record", p["ro"] + "/g.jsonl"]), ("play", pbase + ["--bogus"]),
+              ("play", pbase + ["extra"]), ("play", pbase + ["--opponent"])]
+    # ---------------------------------------------------------------- schnapsen-replay
+    for key in sorted(k for k in p if k.startswith("rec_")):
+        cases.append(("replay", [p[key]]))
+    cases += [("replay", []), ("replay", [p["dir.jsonl"]]), ("replay", [str(tmp / "missing.jsonl")]),
+              ("replay", [""]), ("replay", [p["policy"]]), ("replay", [p["good"], "--viewer", "player_2"]),
+              ("replay", [p["good"], "extra"]), ("replay", [p["good"], "--bogus"]),
+              ("replay", [p["empty"], "--index", "0"])]
+    for v in BAD_INTS + ["-1", "2", "9" * 30]:
+        cases.append(("replay", [p["good"], "--index", v]))
+    # ---------------------------------------------------------------- train.py
+    tbase = ["--run-dir", str(tmp / "runs"), "--no-progress", "--no-tensorboard"]
+    too_big = {"seed": "9" * 30, "num_envs": "1000000000", "batch_size": "9" * 30, "hidden": "10000000",
+               "layers": "100000", "pool_size": "1000000000000", "threads": "100000", "eval_deals": "9" * 30,
+               "final_eval_deals": "9" * 30, "eval_workers": "1000"}
+    int_flags = ["seed", "total_steps", "num_envs", "batch_size", "minibatch_size", "update_epochs", "hidden",
+                 "layers", "pool_size", "pool_every", "eval_every", "eval_deals", "eval_rollout_every",
+                 "final_eval_deals", "checkpoint_every", "threads", "stop_after_updates", "eval_workers",
+                 "env_runners", "envs_per_runner"]
+    for name in int_flags:
+        flag = "--" + name.replace("_", "-")
+        for v in ["abc", "1.5", "", "0x1", "-5", "1e3"] + ([too_big[name]] if name in too_big else []):
+            cases.append(("train", tbase + [flag, v]))
+    for name in ("learning_rate", "gamma", "gae_lambda", "clip_coef", "ent_coef", "vf_coef", "max_grad_norm",
+                 "pool_prob", "heuristic_prob"):
+        flag = "--" + name.replace("_", "-")
+        for v in ["abc", "nan", "inf", "-1", "", "1,5", "1e999"]:
+            cases.append(("train", tbase + [flag, v]))
+    cases += [("train", tbase + ["--gamma", "2"]), ("train", tbase + ["--pool-prob", "0.8", "--heuristic-prob", "0.8"]),
+              ("train", tbase + ["--learning-rate", "0"]), ("train", tbase + ["--minibatch-size", "0"])]
+    for flag, v in (("--ruleset", "bridge"), ("--ruleset", ""), ("--device", "nonsense"), ("--device", "cuda:abc"),
+                    ("--device", "tpu"), ("--backend", "tf"), ("--run-name", "../../x"), ("--run-name", ".."),
+                    ("--run-name", "a/b"), ("--run-name", ""), ("--run-name", "."), ("--run-dir", p["good"]),
+                    ("--run-dir", ""), ("--run-dir", p["ro"]), ("--run-dir", p["good"] + "/sub"),
+                    ("--resume", str(tmp / "missing.pt")), ("--resume", p["dir.pt"]), ("--resume", p["garbage"]),
+                    ("--resume", p["corrupt"]), ("--resume", p["truncated"]), ("--resume", p["policy"]),
+                    ("--resume", p["partial"]), ("--resume", p["list"]), ("--resume", p["good"]),
+                    ("--final-eval-opponents", "grandmaster"), ("--final-eval-opponents", "rollout:n_samples=abc"),
+                    ("--tensorboard", "x"), ("--anneal-lr", "yes")):
+        cases.append(("train", tbase + [flag, v]))
+    cases += [("train", tbase + ["--final-eval-opponents"]), ("train", tbase + ["--bogus"]),
+              ("train", tbase + ["positional"]), ("train", tbase + ["--num-envs"]), ("train", tbase + ["-x"]),
+              ("train", tbase + ["--resume"]), ("train", tbase + ["--run-name"])]
+    return cases
+
+
+def test_bad_inputs_never_end_in_a_traceback(tmp_path, monkeypatch):
+    p = _sandbox(tmp_path)
+    ReadOnly(monkeypatch, p["ro"])
+
+    def no_work(*a, **k):  # a bad command line must be refused before any work starts
+        raise AssertionError("work started for a bad command line")
+
+    monkeypatch.setattr(train, "SchnapsenVectorEnv", no_work)
+    monkeypatch.setattr("agents.arena.play_deals", no_work)
+    monkeypatch.setattr(play_cli, "play_hand", no_work)
+    cases = _cases(p, tmp_path)
+    before = files_under(tmp_path)
+    tracebacks, zero_exits, not_one_line, changed = [], [], [], []
+    per_prog = dict.fromkeys(PROGS, 0)
+    for prog, argv in cases:
+        status, out, err = _run(prog, argv)
+        per_prog[prog] += 1
+        label = f"{prog} {argv!r}"[:300]
+        if isinstance(status, BaseException):
+            tracebacks.append(f"{label}: {type(status).__name__}: {status}"[:500])
+            continue
+        if not status:
+            zero_exits.append(f"{label}: {out[-300:]}")
+        lines = err.splitlines()
+        if len(lines) != 1 or not lines[0].startswith(f"{PROGS[prog]}: error: ") or "Traceback" in err:
+            not_one_line.append(f"{label}: {err[:500]!r}")
+        now = files_under(tmp_path)
+        if now != before:
+            changed.append(f"{label}: {sorted(set(now) ^ set(before))}")
+            before = now
+    assert tracebacks == [], f"{len(tracebacks)} tracebacks in {len(cases)} bad inputs: " + "\n".join(tracebacks)
+    assert zero_exits == [], "\n".join(zero_exits)
+    assert not_one_line == [], "\n".join(not_one_line)
+    assert changed == [], "\n".join(changed)
+    assert len(cases) >= 300 and all(n >= 30 for n in per_prog.values()), per_prog
+
+
+@pytest.mark.parametrize("prog, argv, line", [
+    ("arena", ["rollout:n_samples=abc", "random"],
+     "schnapsen-arena: error: agent 'rollout': n_samples='abc' is a str, expected int (see schnapsen-arena --help)"),
+    ("arena", ["rollout:n_samples=1.5", "random"],
+     "schnapsen-arena: error: agent 'rollout': n_samples=1.5 is a float, expected int (see schnapsen-arena --help)"),
+    ("arena", ["rollout:n_samples=10**12", "random"],
+     "schnapsen-arena: error: agent 'rollout': n_samples='10**12' is a str, expected int (see schnapsen-arena "
+     "--help)"),
+    ("arena", ["rollout:n_samples=1000000000000", "random"],
+     "schnapsen-arena: error: agent 'rollout:n_samples=1000000000000' cannot be built: n_samples must be an int from "
+     "1 to 100000, got 1000000000000 (see schnapsen-arena --help)"),
+    ("arena", ["random", "random", "--deals", "10000000000"],
+     "schnapsen-arena: error: --deals 10000000000: expected an int from 1 to 1,000,000 (see schnapsen-arena --help)"),
+    ("arena", ["random", "random", "--workers", "0"],
+     "schnapsen-arena: error: --workers 0: expected an int from 1 to 256 (see schnapsen-arena --help)"),
+    ("arena", ["random", "random", "--seed", "-1"],
+     "schnapsen-arena: error: --seed -1: expected an int from 0 to 2**63 - 1 (see schnapsen-arena --help)"),
+    ("arena", ["random", "random", "--deals", "abc"],
+     "schnapsen-arena: error: argument --deals: invalid int value: 'abc' (see schnapsen-arena --help)"),
+    ("play", ["--seed", "-1"], "schnapsen-play: error: --seed -1: expected an int from 0 to 2**63 - 1 (see "
+                               "schnapsen-play --help)"),
+    ("play", ["--hands", "0"], "schnapsen-play: error: --hands 0: expected an int >= 1 (see schnapsen-play --help)"),
+    ("train", ["--num-envs", "abc"],
+     "train.py: error: --num-envs: invalid literal for int() with base 10: 'abc': expected --num-envs INT"),
+    ("train", ["--hidden", "1.5"],
+     "train.py: error: --hidden: invalid literal for int() with base 10: '1.5': expected --hidden INT"),
+    ("train", ["--backend", "tf"], "train.py: error: --backend 'tf' is not a valid choice: expected one of torch, rllib"),
+    ("train", ["--num-envs"], "train.py: error: --num-envs needs a value: expected --num-envs INT"),
+    ("train", ["--bogus"], "train.py: error: unrecognized argument(s) --bogus: expected the flags that train.py --help "
+                           "lists (each --flag followed by its value, if it takes one)"),
+    ("train", ["--seed", "-1"], "train.py: error: --seed must be an int from 0 to 2**63 - 1, got -1"),
+    ("train", ["--threads", "100000"], "train.py: error: --threads must be at most 1024, got 100000"),
+    ("train", ["--learning-rate", "nan"], "train.py: error: --learning-rate must be a finite number in (0, inf), "
+                                          "got nan"),
+])
+def test_exact_one_line_messages(prog, argv, line, tmp_path):
+    status, _, err = _run(prog, argv + (["--run-dir", str(tmp_path)] if prog == "train" else []))
+    assert status == 2 and err == line + "\n"
+
+
+@pytest.mark.parametrize("flag, value, problem", [
+    ("--num-envs", "1000000000", "GiB for the hands and the rollout buffer"),
+    ("--hidden", "10000000", "GiB for the networks"),
+])
+def test_sizes_beyond_memory_are_refused_before_allocating(flag, value, problem, tmp_path):
+    status, _, err = _run("train", [flag, value, "--run-dir", str(tmp_path)])
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err
+    assert err.startswith(f"train.py: error: ") and f"{flag} {value}" in err and problem in err
+    assert "more than this machine's" in err and err.rstrip().endswith("GiB: expected smaller values")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_replay_index_and_missing_file_messages(tmp_path):
+    write_records(tmp_path / "g.jsonl", _records(2))
+    status, _, err = _run("replay", [str(tmp_path / "g.jsonl"), "--index", "5"])
+    assert status == 2 and err == ("schnapsen-replay: error: --index 5: the file holds 2 record(s): expected 0 to 1 "
+                                   "(see schnapsen-replay --help)\n")
+    status, _, err = _run("replay", [str(tmp_path / "nope.jsonl")])
+    assert status == 2 and err == (f"schnapsen-replay: error: {tmp_path / 'nope.jsonl'} does not exist: expected a JSON "
+                                   "Lines file of records\n")
+    status, _, err = _run("replay", [str(tmp_path)])
+    assert status == 2 and err == f"schnapsen-replay: error: {tmp_path} is a folder: expected a JSON Lines file of records\n"
+
+
+def test_real_entry_points_print_one_line(tmp_path):
+    """The scripts as a user runs them: ``python train.py`` and ``python -m agents.cli.arena``."""
+    for cmd, prefix in (([sys.executable, "train.py", "--num-envs", "abc"], "train.py: error: --num-envs"),
+                        ([sys.executable, "-m", "agents.cli.arena", "rollout:n_samples=abc", "random"],
+                         "schnapsen-arena: error: agent 'rollout'")):
+        proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert proc.returncode == 2, proc.stderr[-2000:]
+        assert proc.stderr.startswith(prefix) and proc.stderr.count("\n") == 1, proc.stderr[-2000:]
+        assert proc.stdout == ""
+
+
+def test_train_parse_errors_stay_one_line_without_tyros_hook(monkeypatch, capsys):
+    """A tyro without its parse-error hook: its message box is flattened to one line."""
+    import tyro._errors
+
+    monkeypatch.delattr(tyro._errors, "on_parse_error")
+    for argv, words in ((["--num-envs", "abc"], ("--num-envs", "'abc'")), (["--bogus"], ("--bogus",)),
+                        (["--backend", "tf"], ("'tf'", "--backend"))):
+        assert train.cli(argv) == 2
+        err = capsys.readouterr().err
+        assert err.startswith("train.py: error: ") and err.count("\n") == 1, err
+        assert all(w in err for w in words) and "│" not in err and "\x1b" not in err
