@@ -25,6 +25,7 @@ import os
 from typing import Any, Callable
 
 from agents.base import as_rules
+from agents.openspiel_bots import INSTALL_HINT, OPENSPIEL_NAMES
 from schnapsen_env import agent_registry
 from schnapsen_env.ruleset import RuleSet
 
@@ -105,6 +106,8 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
     try:
         factory = agent_registry.agent_factory(name)
     except ValueError:
+        if name in OPENSPIEL_NAMES:
+            raise ValueError(f"agent {name!r} needs OpenSpiel, which is not installed: {INSTALL_HINT}") from None
         raise ValueError(f"unknown agent {name!r}: expected one of {agent_registry.agent_names()} or a path to a "
                          ".pt checkpoint") from None
     kwargs = {}

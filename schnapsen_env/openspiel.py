@@ -42,7 +42,8 @@ key or a value of the wrong type is refused by OpenSpiel itself (``pyspiel.Spiel
   R27). The observation alone forgets the order of the tricks and of my draws; with the history the information
   state has perfect recall.
 * ``information_state_string``: the same information as text: my seat, the dealer, my dealt hand and the turn-up,
-  then the events (``me:play AC opp:play TC me:draw KH ...``). ``observation_string``: the decoded observation
+  then the events (``me:play AC opp:play TC me:draw KH ...``); a state from :meth:`SchnapsenGame.new_state_from`
+  starts with the non-zero entries of my observation of the position it was loaded from instead of the deal. ``observation_string``: the decoded observation
   (:func:`schnapsen_env.encoding.decode_observation`).
 
 Neither holds anything a player may not know (RULES.md R27): the opponent's hidden cards and the stock order never
@@ -244,11 +245,13 @@ class _Hand:
         deck: card ids dealt so far, in deal order (a state from :meth:`SchnapsenGame.new_state_from`: None).
         base: the state the hand continues (a loaded state) or None; never changed.
         gs: the :class:`GameState` once dealt (or loaded), else None.
+        heads: per seat, the start of its information state string once dealt (cached; it depends on the deal or
+            the base only).
         events: ``(seat, action, card, public)`` per event since the deal: an action of ``seat`` (``card`` -1,
             public), or a draw of ``card`` by ``seat`` (``action`` -1; public only for the turn-up, R27).
     """
 
-    __slots__ = ("rules", "dealer", "deck", "base", "gs", "events")
+    __slots__ = ("rules", "dealer", "deck", "base", "gs", "events", "heads")
 
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
@@ -257,6 +260,7 @@ class _Hand:
         self.base: GameState | None = None
         self.gs: GameState | None = None
         self.events: list[tuple[int, int, int, bool]] = []
+        self.heads: dict[int, str] = {}  # per seat, the start of its information state string once dealt
 
     @classmethod
     def loaded(cls, game_state: GameState) -> "_Hand":
@@ -274,6 +278,7 @@ class _Hand:
         h.deck = None if self.deck is None else list(self.deck)
         h.gs = None if self.gs is None else self.gs.copy()
         h.events = list(self.events)
+        h.heads = self.heads  # shared: it depends on the deal (or the base) only, which the copy shares
         return h
 
     def __getstate__(self) -> dict:
@@ -456,6 +461,8 @@ class SchnapsenState(pyspiel.State):
             world.hands = hands
             world.stock = tuple(stock)
             state = game.new_state_from(world)
+            if player in h.heads:
+                state._hand.heads[player] = h.heads[player]  # the same for the player who resamples
         gs = state._hand.gs
         if gs is None:
             return state
@@ -536,18 +543,19 @@ class SchnapsenObserver:
                 return self._deal_string(state, player)
             obs = encoding.decode_observation(encoding.observation(h.gs, player), self.rules)
             return f"p{player} " + " ".join(f"{k}={_compact(v)}" for k, v in obs.items())
-        if h.base is not None:
-            head = f"p{player} from " + self._observation_text(h.base, player)
-        else:
-            head = self._deal_string(state, player)
+        head = h.heads.get(player) if h.gs is not None else None
+        if head is None:
+            if h.base is not None:
+                obs = encoding.observation(h.base, player)
+                head = f"p{player} from observation " + " ".join(f"{i}:{obs[i]:.4g}" for i in np.flatnonzero(obs))
+            else:
+                head = self._deal_string(state, player)
+            if h.gs is not None:
+                h.heads[player] = head
         names = self.rules.action_names
         events = [f"{'me' if seat == player else 'opp'}:{names[a] if a >= 0 else 'draw ' + codes[c]}"
                   for seat, a, c, _ in _visible(h.events, player)]
         return " ".join([head] + events)
-
-    def _observation_text(self, gs: GameState, player: int) -> str:
-        obs = encoding.decode_observation(encoding.observation(gs, player), self.rules)
-        return " ".join(f"{k}={_compact(v)}" for k, v in obs.items())
 
     def _deal_string(self, state: SchnapsenState, player: int) -> str:
         """``player``'s seat, the dealer, its cards dealt (so far) and the turn-up."""
