@@ -42,7 +42,10 @@ INSTALL_HINT = "pip install 'schnapsen-env[openspiel]' (or pip install open_spie
 
 def openspiel_available() -> bool:
     """Whether ``pyspiel`` can be imported (without importing it)."""
-    return importlib.util.find_spec("pyspiel") is not None
+    try:
+        return importlib.util.find_spec("pyspiel") is not None
+    except (ImportError, ValueError):  # a module blocked in sys.modules, or a broken installation
+        return False
 
 
 def _require_openspiel(name: str):
