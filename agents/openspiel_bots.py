@@ -9,7 +9,9 @@ observation (:class:`schnapsen_env.sampler.Determinizer`, the agent as seat 0), 
 * ``openspiel-ismcts``: OpenSpiel's information-set MCTS (Cowling, Powley and Whitehouse 2012),
   ``open_spiel.python.algorithms.ismcts.ISMCTSBot``, with OpenSpiel's random-rollout evaluator
   (``open_spiel.python.algorithms.mcts.RandomRolloutEvaluator``). Every simulation deals the cards the agent has
-  not seen anew (:meth:`SchnapsenState.resample_from_infostate`) and walks one tree of information sets. Default
+  not seen anew (:meth:`SchnapsenState.resample_from_infostate`), uniformly as the project's sampler does (the
+  observation does not hold the order of play, so no inference from the opponent's past plays), and walks one
+  tree of information sets. Default
   budget: ``simulations=200`` per decision, ``uct_c=2.0``, one rollout per leaf, the most visited action.
 * ``openspiel-mcts``: OpenSpiel's MCTS (``open_spiel.python.algorithms.mcts.MCTSBot``) on ``worlds``
   determinisations (perfect-information Monte Carlo): ``simulations // worlds`` simulations per world, root visit
