@@ -16,6 +16,7 @@ from typing import Any, Callable
 from agents.base import Agent, as_rules, legal_ids
 from agents.expert import ExpertAgent
 from agents.heuristic import HeuristicAgent
+from agents.openspiel_bots import INSTALL_HINT, OpenSpielISMCTSAgent, OpenSpielMCTSAgent, openspiel_available
 from agents.pimc import PIMCAgent
 from agents.random_agent import RandomAgent
 from agents.rollout import RolloutAgent
@@ -60,6 +61,14 @@ BUILT_IN: dict[str, Callable[..., Any]] = {
     "trained": _trained,
     "trained-long": _trained_long,
 }
+#: OpenSpiel's search bots (:mod:`agents.openspiel_bots`), registered only where ``pyspiel`` imports (the optional
+#: extra ``openspiel``); elsewhere :func:`make_agent` names the extra to install.
+OPENSPIEL_AGENTS: dict[str, Callable[..., Any]] = {
+    "openspiel-ismcts": OpenSpielISMCTSAgent,
+    "openspiel-mcts": OpenSpielMCTSAgent,
+}
+if openspiel_available():
+    BUILT_IN.update(OPENSPIEL_AGENTS)
 #: Registered names of the shipped policies (``schnapsen20`` only).
 _SHIPPED = ("trained", "trained-long")
 
@@ -87,6 +96,8 @@ def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **kwarg
             (the shipped policies play ``schnapsen20`` only).
         TypeError: ``rules`` is missing or not a RuleSet / ruleset name.
     """
+    if name in OPENSPIEL_AGENTS and name not in agent_registry.agent_names():
+        raise ValueError(f"agent {name!r} needs OpenSpiel, which is not installed: {INSTALL_HINT}")
     factory = agent_registry.agent_factory(name)
     return factory(rules=as_rules(rules), seed=seed, **kwargs)
 
@@ -97,5 +108,5 @@ def can_play(name: str, rules: RuleSet | str) -> bool:
     return name not in _SHIPPED or as_rules(rules).name == SHIPPED_RULESET
 
 
-__all__ = ["Agent", "ExpertAgent", "HeuristicAgent", "PIMCAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
+__all__ = ["Agent", "ExpertAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
            "legal_ids", "make_agent"]

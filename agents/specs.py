@@ -27,6 +27,7 @@ import typing
 from typing import Any, Callable
 
 from agents.base import as_rules
+from agents.openspiel_bots import INSTALL_HINT, OPENSPIEL_NAMES
 from schnapsen_env.argparsing import short_repr
 from schnapsen_env import agent_registry
 from schnapsen_env.ruleset import RuleSet
@@ -145,6 +146,8 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
     try:
         factory = agent_registry.agent_factory(name)
     except ValueError:
+        if name in OPENSPIEL_NAMES:
+            raise ValueError(f"agent {name!r} needs OpenSpiel, which is not installed: {INSTALL_HINT}") from None
         raise ValueError(f"unknown agent {short_repr(name)}: expected one of {agent_registry.agent_names()} or a "
                          "path to a .pt checkpoint") from None
     kwargs = {}
