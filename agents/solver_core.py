@@ -525,12 +525,25 @@ class CoreSolver:
         if actions.ndim != 1 or actions.dtype.kind not in "iu" or not all(
                 0 <= a < self.rules.n_actions and bits >> int(a) & 1 for a in actions):
             raise ValueError("actions must be an integer array of actions legal in the template")
+        if template[F.stock_top] != 0:
+            raise ValueError("the template's stock must start at stock_top 0 (build it with from_game_state)")
+        placed = int(template[F.hands]) | int(template[F.hands + 1]) | int(template[F.won]) | int(template[F.won + 1])
+        if template[F.table] >= 0:
+            placed |= 1 << int(template[F.table])
+        if template[F.stock_end] > template[F.stock_top]:
+            placed |= 1 << int(template[F.stock + template[F.stock_end] - 1])  # the turn-up stays in the template
+        me = int(template[F.to_move])  # seat 0, the observer; the opponent led if a card is on the table
+        hidden = (int(template[F.hands + me]).bit_count() - (1 if template[F.table] >= 0 else 0)
+                  - int(template[F.hands + 1 - me]).bit_count())
+        if k != hidden:
+            raise ValueError(f"k must be the opponent's {hidden} hidden cards in this template, got {k}")
         for row in worlds:
             cards = 0
             for c in row:
                 cards |= 1 << int(c)
-            if cards.bit_count() != len(row) or cards & (int(template[F.hands]) | int(template[F.hands + 1])):
-                raise ValueError("a world repeats a card or holds a card the template already places")
+            if cards.bit_count() != len(row) or cards & placed:
+                raise ValueError("a world repeats a card or holds a card the template already places (hands, "
+                                 "tricks won, the table, the turn-up)")
         worlds = np.ascontiguousarray(worlds, dtype=np.int64)
         actions = np.ascontiguousarray(actions, dtype=np.int64)
         self.counters[NODES] = 0

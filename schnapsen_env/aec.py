@@ -327,7 +327,7 @@ class raw_env(AECEnv, EzPickle):
     def _result_info(self) -> dict:
         r = self.game.result
         return {"winner": None if r.winner is None else PLAYERS[r.winner], "game_points": r.game_points,
-                "reason": r.reason}
+                "reason": str(r.reason)}
 
     def _public_info(self) -> dict:
         g = self.game

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from knob_cases import CASES
+from helpers.knob_cases import CASES
 from schnapsen_env import encoding, schnapsen_v0
 from schnapsen_env.mirror import CoreMirror
 from schnapsen_env.rules import PLAYERS, GameState, mask_to_array

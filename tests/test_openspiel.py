@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from knob_cases import KNOBS_20, KNOBS_24
+from helpers.knob_cases import KNOBS_20, KNOBS_24
 from schnapsen_env import schnapsen_v0
 from schnapsen_env.errors import IllegalActionError, RulesError
 from schnapsen_env.rules import PLAYERS
