@@ -36,7 +36,6 @@ import platform
 import re
 import sys
 import time
-import types
 import typing
 from dataclasses import dataclass
 from pathlib import Path
@@ -51,6 +50,7 @@ from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
 from agents.policy_net import ActorCritic, masked_entropy, masked_log_probs
 from schnapsen_env import RuleSet
 from schnapsen_env.encoding import layout_signature, obs_size, state_size
+from schnapsen_env.argparsing import fits_hint
 from schnapsen_env.files import (WriteError, atomic_write, check_output_folder, describe_os_error,
                                  remove_stale_temps)
 from schnapsen_env.vector import SchnapsenVectorEnv
@@ -524,29 +524,6 @@ def versions_text(ckpt: dict) -> str:
             f"{ours['torch']}")
 
 
-def _type_ok(value, hint) -> bool:
-    """Whether a saved argument fits its field's type (JSON-like values, as checkpoints hold them)."""
-    origin = typing.get_origin(hint)
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is str:
-        return isinstance(value, str)
-    if hint is type(None):
-        return value is None
-    if origin is Literal:
-        return value in typing.get_args(hint)
-    if origin is typing.Union or (hasattr(types, "UnionType") and origin is types.UnionType):
-        return any(_type_ok(value, h) for h in typing.get_args(hint))
-    if origin is tuple:
-        item = typing.get_args(hint)[0]
-        return isinstance(value, (tuple, list)) and all(_type_ok(v, item) for v in value)
-    return True
-
-
 def resumed_args(ckpt: dict, given: Args) -> Args:
     """The arguments of a resumed run: the checkpoint's, with the given --total-steps (to extend a run; this
     changes the learning-rate schedule) and the flags that belong to this machine and invocation
@@ -573,7 +550,7 @@ def resumed_args(ckpt: dict, given: Args) -> Args:
         raise CheckpointError(f"checkpoint {path!r} comes from an incompatible version of train.py (arguments "
                               f"unknown here: {unknown}, missing: {missing}); {versions_text(ckpt)}: resume it with "
                               "the version that wrote it, or start a new run")
-    bad = [n for n in names if not _type_ok(saved[n], hints[n])]
+    bad = [n for n in names if not fits_hint(saved[n], hints[n])]
     if bad:
         raise CheckpointError(f"checkpoint {path!r}: saved argument(s) " + ", ".join(
             f"{n}={saved[n]!r}" for n in bad) + f" do not have the types train.py takes ({versions_text(ckpt)}): "

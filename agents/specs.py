@@ -28,7 +28,7 @@ from typing import Any, Callable
 
 from agents.base import as_rules
 from agents.openspiel_bots import INSTALL_HINT, OPENSPIEL_NAMES
-from schnapsen_env.argparsing import short_repr
+from schnapsen_env.argparsing import fits_hint, short_repr
 from schnapsen_env import agent_registry
 from schnapsen_env.ruleset import RuleSet
 
@@ -48,25 +48,6 @@ def _type_name(hint: Any) -> str:
     if typing.get_origin(hint) in (typing.Union, getattr(types, "UnionType", typing.Union)):
         return " or ".join(_type_name(h) for h in typing.get_args(hint))
     return "None" if hint is type(None) else getattr(hint, "__name__", str(hint))
-
-
-def _fits(value: Any, hint: Any) -> bool:
-    """Whether ``value`` fits the plain annotation ``hint`` (int, float, bool, str, None, unions of them); any other
-    annotation is left to the factory to check."""
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, getattr(types, "UnionType", typing.Union)):
-        return any(_fits(value, h) for h in typing.get_args(hint))
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is str:
-        return isinstance(value, str)
-    if hint is type(None):
-        return value is None
-    return True
 
 
 def _annotations(factory: Callable) -> dict[str, Any]:
@@ -173,7 +154,7 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
             raise ValueError(f"agent {name!r} takes no argument(s) {unknown}: expected {want}")
     hints = _annotations(factory)
     for key, value in kwargs.items():
-        if key in hints and not _fits(value, hints[key]):
+        if key in hints and not fits_hint(value, hints[key]):
             kind = type(value).__name__
             what = "None" if value is None else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
             raise ValueError(f"agent {name!r}: {key}={short_repr(value)} is {what}, expected "

@@ -11,7 +11,9 @@ from __future__ import annotations
 import argparse
 import reprlib
 import sys
-from typing import NoReturn
+import types
+import typing
+from typing import Any, Literal, NoReturn
 
 
 def one_line(text: object, limit: int = 2000) -> str:
@@ -46,4 +48,29 @@ def fail(prog: str, message: object, status: int = 1) -> int:
     return status
 
 
-__all__ = ["ArgumentParser", "fail", "one_line", "short_repr"]
+def fits_hint(value: Any, hint: Any) -> bool:
+    """Whether a plain value (as parsed from a command line or read from JSON) fits a type annotation: ``bool``,
+    ``int`` (not bool), ``float`` (int or float), ``str``, ``None``, ``Literal[...]``, unions and
+    ``tuple[X, ...]``; any other annotation is left to the callee to check (True)."""
+    origin = typing.get_origin(hint)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if hint is type(None):
+        return value is None
+    if origin is Literal:
+        return value in typing.get_args(hint)
+    if origin is typing.Union or (hasattr(types, "UnionType") and origin is types.UnionType):
+        return any(fits_hint(value, h) for h in typing.get_args(hint))
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        return isinstance(value, (tuple, list)) and all(fits_hint(v, item) for v in value)
+    return True
+
+
+__all__ = ["fits_hint", "ArgumentParser", "fail", "one_line", "short_repr"]
