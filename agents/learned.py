@@ -14,9 +14,8 @@ import numpy as np
 import torch
 
 from agents.base import as_rules, legal_ids
-from agents.checkpoint import CheckpointError, load_checkpoint
-from agents.policy_net import ActorCritic, masked_logits
-from schnapsen_env.encoding import layout_signature, obs_size
+from agents.policy_net import ActorCritic, load_policy, masked_logits
+from schnapsen_env.encoding import obs_size
 from schnapsen_env.ruleset import RuleSet
 
 #: The policy shipped with the package (``make_agent("trained")``); reproduce with the command in the README.
@@ -63,46 +62,7 @@ class PolicyAgent:
                 ``rules``, an observation layout other than this version's, weights that do not fit the network
                 config or hold NaN or inf.
         """
-        ckpt = load_checkpoint(path)
-        try:
-            ck_rules = RuleSet.from_dict(ckpt["rules"])
-        except (TypeError, ValueError, AttributeError) as e:
-            raise CheckpointError(f"checkpoint {str(path)!r} has no valid 'rules' entry ({ckpt['rules']!r}): "
-                                  f"{e}") from None
-        if rules is not None:
-            want = rules if isinstance(rules, str) else rules.name
-            if want != ck_rules.name:
-                raise CheckpointError(f"checkpoint {str(path)!r} was trained for {ck_rules.name}, not {want}")
-        sig = layout_signature(ck_rules)
-        layout = ckpt["layout"]
-        if layout != sig:
-            version = layout.get("version") if isinstance(layout, dict) else layout
-            size = layout.get("obs_size") if isinstance(layout, dict) else None
-            raise CheckpointError(
-                f"checkpoint {str(path)!r} uses observation layout version {version!r} (obs_size {size!r}); this "
-                f"version of schnapsen_env expects version {sig['version']} (obs_size {sig['obs_size']}): retrain "
-                "or use a matching version")
-        net = ckpt["net"]
-        if not isinstance(net, dict) or net.get("obs_size") != sig["obs_size"] or \
-                net.get("n_actions") != ck_rules.n_actions:
-            raise CheckpointError(f"checkpoint {str(path)!r}: network config {net!r} does not fit {ck_rules.name} "
-                                  f"(obs_size {sig['obs_size']}, n_actions {ck_rules.n_actions})")
-        try:
-            with torch.device("meta"):  # the shapes the config implies, allocating nothing
-                shapes = {k: tuple(v.shape) for k, v in ActorCritic(**net).state_dict().items()}
-            weights = ckpt["model"]
-            found = {k: tuple(getattr(v, "shape", ())) for k, v in weights.items()} if isinstance(weights, dict) else {}
-            if found != shapes:
-                raise ValueError(f"expected tensors {shapes}")
-            model = ActorCritic(**net)
-            model.load_state_dict(weights)
-        except (TypeError, RuntimeError, AttributeError, ValueError) as e:
-            raise CheckpointError(f"checkpoint {str(path)!r}: weights do not fit the network config {net}: "
-                                  f"{' '.join(str(e).split())}") from None
-        broken = [k for k, v in model.state_dict().items() if not bool(torch.isfinite(v).all())]
-        if broken:
-            raise CheckpointError(f"checkpoint {str(path)!r}: weights {broken} hold NaN or inf: expected finite "
-                                  "weights (the training diverged, or the file was edited)")
+        model, ck_rules, _ = load_policy(path, rules)
         play_rules = rules if isinstance(rules, RuleSet) else ck_rules
         return cls(model, play_rules, greedy=greedy, seed=seed)
 

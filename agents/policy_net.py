@@ -1,15 +1,34 @@
-"""The actor-critic network shared by ``train.py`` and :class:`agents.learned.PolicyAgent`.
+"""The policy network and its checkpoint format: the one place to change either.
 
-A plain MLP trunk over the observation vector (layout: :mod:`schnapsen_env.encoding`), a policy
-head with one logit per action and a value head in game points. Illegal actions get logit
-``-inf`` (masked logits, not penalties; Huang & Ontañón, "A Closer Look at Invalid Action Masking
-in Policy Gradient Algorithms", 2022), and the entropy ignores them.
+:class:`ActorCritic` is shared by ``train.py`` (learner and samplers), ``train_rllib.py`` (through
+:mod:`agents.rllib_module`) and :class:`agents.learned.PolicyAgent`. A plain MLP trunk over the observation vector
+(layout: :mod:`schnapsen_env.encoding`), a policy head with one logit per action and a value head in game points.
+Illegal actions get logit ``-inf`` (masked logits, not penalties; Huang & Ontañón, "A Closer Look at Invalid Action
+Masking in Policy Gradient Algorithms", 2022), and the entropy ignores them.
+
+**Checkpoint format** (one writer, :func:`policy_checkpoint` / :func:`save_policy`; one reader,
+:func:`load_policy`): a dict of tensors and JSON-like values, no pickled classes, written with its SHA-256 by
+:mod:`agents.checkpoint` and read with ``torch.load(weights_only=True)``. Keys: ``"model"`` (state dict), ``"net"``
+(the architecture: :meth:`ActorCritic.config`, the constructor's keyword arguments), ``"rules"``
+(``RuleSet.to_dict()``), ``"layout"`` (:func:`schnapsen_env.encoding.layout_signature`), ``"args"`` (the training
+arguments), ``"versions"`` (package versions); a trainer checkpoint adds ``"trainer"``. To swap the network, change
+:class:`ActorCritic` (and its ``config``): every writer and reader follows.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import os
+import platform
+from typing import Any
+
+import numpy as np
 import torch
 from torch import nn
+
+from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
+from schnapsen_env.encoding import layout_signature
+from schnapsen_env.ruleset import RuleSet
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -80,6 +99,127 @@ class ActorCritic(nn.Module):
         """Policy logits only (what a playing agent needs)."""
         return self.policy(self.trunk(obs))
 
+    def get_action_and_value(self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
+                             critic_input: torch.Tensor | None = None, gumbel: torch.Tensor | None = None):
+        """Act and evaluate in one pass, in the manner of CleanRL's ``Agent.get_action_and_value``.
+
+        Args:
+            obs: float32 ``(B, obs_size)``.
+            mask: ``(B, n_actions)`` bool or 0/1, at least one legal action per row.
+            action: int64 ``(B,)`` actions to evaluate (PPO's update); None samples new ones.
+            critic_input: the privileged critic's extra inputs ``(B, critic_extra)`` (only for such a network).
+            gumbel: float32 ``(B, n_actions)`` standard Gumbel noise for sampling by the Gumbel-max trick, drawn by
+                the caller from its seeded ``numpy.random.Generator`` (no global torch RNG is touched); None with
+                ``action=None`` takes the most probable legal action.
+
+        Returns:
+            ``(action (B,) int64, log_prob (B,), entropy (B,), value (B,))``; illegal actions are never chosen.
+        """
+        logits, value = self(obs, critic_input)
+        logp = masked_log_probs(logits, mask)
+        if action is None:
+            action = torch.argmax(logp if gumbel is None else logp + gumbel, dim=-1)
+        return action, logp.gather(1, action[:, None]).squeeze(1), masked_entropy(logp, mask), value
+
     def config(self) -> dict:
+        """The architecture: the constructor's keyword arguments (``ActorCritic(**config)`` rebuilds it)."""
         return {"obs_size": self.obs_size, "n_actions": self.n_actions, "hidden": self.hidden,
                 "layers": self.layers, "critic_extra": self.critic_extra}
+
+
+# ------------------------------------------------------------------------------------------- checkpoints
+def versions() -> dict:
+    """Package versions stored in every checkpoint (named in refusals to resume or load)."""
+    import gymnasium
+    import pettingzoo
+
+    import schnapsen_env
+
+    return {"schnapsen_env": schnapsen_env.__version__, "torch": str(torch.__version__), "numpy": np.__version__,
+            "gymnasium": gymnasium.__version__, "pettingzoo": pettingzoo.__version__,
+            "python": platform.python_version()}
+
+
+def policy_checkpoint(model: ActorCritic, rules: RuleSet, args: Any) -> dict:
+    """The checkpoint dict of a policy (module doc): weights on the CPU, architecture, rules, layout, the training
+    arguments (a dataclass or a dict) and versions."""
+    arguments = dataclasses.asdict(args) if dataclasses.is_dataclass(args) else dict(args)
+    weights = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
+    return {"model": weights, "net": model.config(), "rules": rules.to_dict(), "layout": layout_signature(rules),
+            "args": arguments, "versions": versions()}
+
+
+def save_policy(path: str | os.PathLike, model: ActorCritic, rules: RuleSet, args: Any,
+                extra: dict | None = None) -> None:
+    """Write :func:`policy_checkpoint` (plus ``extra`` keys, e.g. ``"trainer"``) atomically with its checksum.
+
+    Raises:
+        WriteError: the file could not be written (a full disk, a read-only folder); an existing file is kept.
+    """
+    ck = policy_checkpoint(model, rules, args)
+    ck.update(extra or {})
+    save_atomic(ck, path)
+
+
+def build_network(net: Any, weights: Any, name: str) -> ActorCritic:
+    """An :class:`ActorCritic` from a checkpoint's ``"net"`` config and ``"model"`` weights.
+
+    Raises:
+        CheckpointError: a config the constructor does not take, weights of other shapes, NaN or inf weights.
+    """
+    try:
+        with torch.device("meta"):  # the shapes the config implies, allocating nothing
+            shapes = {k: tuple(v.shape) for k, v in ActorCritic(**net).state_dict().items()}
+        found = {k: tuple(getattr(v, "shape", ())) for k, v in weights.items()} if isinstance(weights, dict) else {}
+        if found != shapes:
+            raise ValueError(f"expected tensors {shapes}")
+        model = ActorCritic(**net)
+        model.load_state_dict(weights)
+    except (TypeError, RuntimeError, AttributeError, ValueError) as e:
+        raise CheckpointError(f"{name}: weights do not fit the network config {net}: "
+                              f"{' '.join(str(e).split())}") from None
+    broken = [k for k, v in model.state_dict().items() if not bool(torch.isfinite(v).all())]
+    if broken:
+        raise CheckpointError(f"{name}: weights {broken} hold NaN or inf: expected finite weights (the training "
+                              "diverged, or the file was edited)")
+    return model
+
+
+def load_policy(path: str | os.PathLike, rules: RuleSet | str | None = None) -> tuple[ActorCritic, RuleSet, dict]:
+    """Read a policy checkpoint: ``(network in eval mode, the rules it was trained under, the checkpoint dict)``.
+
+    Args:
+        path: a ``policy.pt`` or ``checkpoint.pt`` written by ``train.py`` / ``train_rllib.py``.
+        rules: the rules to be played (a RuleSet or a ruleset name): the checkpoint must have been trained under
+            this ruleset name. None: no check.
+
+    Raises:
+        CheckpointError: unreadable, corrupt (its checksum differs) or incomplete file, another ruleset than
+            ``rules``, an observation layout other than this version's, weights that do not fit the network
+            config or hold NaN or inf.
+    """
+    ckpt = load_checkpoint(path)
+    name = f"checkpoint {str(path)!r}"
+    try:
+        ck_rules = RuleSet.from_dict(ckpt["rules"])
+    except (TypeError, ValueError, AttributeError) as e:
+        raise CheckpointError(f"{name} has no valid 'rules' entry ({ckpt['rules']!r}): {e}") from None
+    if rules is not None:
+        want = rules if isinstance(rules, str) else rules.name
+        if want != ck_rules.name:
+            raise CheckpointError(f"{name} was trained for {ck_rules.name}, not {want}")
+    sig = layout_signature(ck_rules)
+    layout = ckpt["layout"]
+    if layout != sig:
+        version = layout.get("version") if isinstance(layout, dict) else layout
+        size = layout.get("obs_size") if isinstance(layout, dict) else None
+        raise CheckpointError(
+            f"{name} uses observation layout version {version!r} (obs_size {size!r}); this version of "
+            f"schnapsen_env expects version {sig['version']} (obs_size {sig['obs_size']}): retrain or use a "
+            "matching version")
+    net = ckpt["net"]
+    if not isinstance(net, dict) or net.get("obs_size") != sig["obs_size"] or \
+            net.get("n_actions") != ck_rules.n_actions:
+        raise CheckpointError(f"{name}: network config {net!r} does not fit {ck_rules.name} "
+                              f"(obs_size {sig['obs_size']}, n_actions {ck_rules.n_actions})")
+    return build_network(net, ckpt["model"], name).eval(), ck_rules, ckpt

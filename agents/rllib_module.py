@@ -1,4 +1,4 @@
-"""Ray RLlib pieces for ``train.py --backend rllib`` (optional extra ``rllib``).
+"""Ray RLlib pieces for ``train_rllib.py`` (optional extra ``rllib``).
 
 * :class:`MaskedActorCriticModule`: an RLlib ``TorchRLModule`` (new API stack) around the project's
   :class:`agents.policy_net.ActorCritic`, so that the weights RLlib learns are the very network that
@@ -13,7 +13,7 @@
 * :func:`make_policy_mapping_fn`: one shared module ``"main"`` for both seats, and in a share of the hands one
   seat played by a frozen earlier snapshot (``"opponent_<k>"``) or the scripted heuristic (``"heuristic"``).
 * :func:`load_rllib_policy`: a thin adapter from an RLlib checkpoint folder to :class:`PolicyAgent`
-  (``train.py`` also writes ``policy.pt``, the project's format, which ``PolicyAgent.load`` reads).
+  (``train_rllib.py`` also writes ``policy.pt``, the project's format, which ``PolicyAgent.load`` reads).
 
 Importing this module imports Ray; the core package never does.
 """
@@ -135,16 +135,17 @@ class _StrictSchnapsenEnv(PettingZooEnv):
         return super().step(action)
 
 
-ENV_CONFIG_KEYS = ("ruleset", "episode")
+ENV_CONFIG_KEYS = ("ruleset", "episode", "rules")
 
 
 def make_env(config: dict | None = None) -> PettingZooEnv:
-    """Env creator for ``tune.register_env``: ``config`` keys ``ruleset`` (default "schnapsen20") and
-    ``episode`` ("hand", default, or "match"). RLlib's own keys in an ``EnvContext`` (worker and vector
-    indices) are ignored.
+    """Env creator for ``tune.register_env``: ``config`` keys ``ruleset`` (default "schnapsen20"), ``rules`` (a
+    ``RuleSet.to_dict()``, knobs included; instead of ``ruleset``) and ``episode`` ("hand", default, or "match").
+    RLlib's own keys in an ``EnvContext`` (worker and vector indices) are ignored.
 
     Raises:
-        ValueError: an unknown key in ``config``; RulesError: an unknown ruleset.
+        ValueError: an unknown key in ``config``, both ``ruleset`` and ``rules``; RulesError: an unknown ruleset
+            or knob.
     """
     from schnapsen_env import schnapsen_v0
 
@@ -152,7 +153,12 @@ def make_env(config: dict | None = None) -> PettingZooEnv:
     unknown = sorted(set(config) - set(ENV_CONFIG_KEYS))
     if unknown:
         raise ValueError(f"unknown env_config key(s) {unknown}: expected some of {list(ENV_CONFIG_KEYS)}")
-    raw = schnapsen_v0.raw_env(ruleset=config.get("ruleset", "schnapsen20"), episode=config.get("episode", "hand"))
+    if "rules" in config and "ruleset" in config:
+        raise ValueError("env_config has both 'ruleset' and 'rules': expected one of them")
+    rules = RuleSet.from_dict(config["rules"]) if "rules" in config else RuleSet.make(config.get("ruleset",
+                                                                                                "schnapsen20"))
+    knobs = {k: v for k, v in rules.to_dict().items() if k != "ruleset"}
+    raw = schnapsen_v0.raw_env(ruleset=rules.name, episode=config.get("episode", "hand"), **knobs)
     return _StrictSchnapsenEnv(raw)
 
 
@@ -194,7 +200,7 @@ def load_rllib_policy(checkpoint_dir: str | os.PathLike, ruleset: str = "schnaps
     """A :class:`PolicyAgent` from an RLlib algorithm checkpoint folder (``algo.save_to_path``).
 
     RLlib checkpoints are pickles (not ``weights_only``): load only checkpoints you trust. For sharing, use the
-    ``policy.pt`` that ``train.py --backend rllib`` writes beside it.
+    ``policy.pt`` that ``train_rllib.py`` writes beside it.
 
     Raises:
         CheckpointError: the folder has no RLModule ``module_id``, it cannot be read, or it is not a

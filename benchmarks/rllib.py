@@ -1,4 +1,4 @@
-"""Training throughput of ``train.py --backend rllib`` with 1 and 2 env runners, against the torch backend.
+"""Training throughput of ``train_rllib.py`` (Ray RLlib) with 1 and 2 env runners, against ``train.py``.
 
     bash scripts/bootstrap.sh --extras rllib python benchmarks/rllib.py
     bash scripts/bootstrap.sh --extras rllib python benchmarks/rllib.py --steps 40000 --runners 1 2 4 \
@@ -6,12 +6,12 @@
 
 Each configuration trains from scratch for ``--steps`` env steps (no evaluation) and reports env steps per
 second over the training loop (the Ray start and the algorithm build are not counted). The peer, measured in the
-same run, is this project's own PPO (``--backend torch``, one torch thread), whose steps are learner decisions
+same run, is this project's own PPO (``train.py`` with its default samplers), whose steps are learner decisions
 (the decisions of the trained network; env steps are about 1.4 times as many, since pool and heuristic
 opponents also move). With ``--rounds R`` (default 1: a configuration takes minutes) every configuration is
-measured R times, the rounds interleaved (the torch backend and every RLlib configuration, then again); the table
-gives each one's **median** steps/s with the slowest and fastest round, and the ratio of the medians to the torch
-backend's. Numbers go to stdout and, with ``--json``, to a file (the medians, and every round under ``"rounds"``).
+measured R times, the rounds interleaved (train.py and every RLlib configuration, then again); the table
+gives each one's **median** steps/s with the slowest and fastest round, and the ratio of the medians to
+train.py's. Numbers go to stdout and, with ``--json``, to a file (the medians, and every round under ``"rounds"``).
 """
 
 from __future__ import annotations
@@ -23,16 +23,19 @@ import tempfile
 import numpy as np
 
 import train
+import train_rllib
 
 
 def measure(backend: str, steps: int, runners: int = 1, envs_per_runner: int = 1, batch: int = 4000) -> float:
-    """Env steps (rllib) or learner decisions (torch) per second of one fresh training run."""
-    per_backend = {"rllib": dict(env_runners=runners, envs_per_runner=envs_per_runner, minibatch_size=500),
-                   "torch": dict(eval_every=0)}[backend]
+    """Env steps (rllib) or learner decisions (torch: train.py) per second of one fresh training run."""
+    common = dict(total_steps=steps, batch_size=batch, final_eval_deals=0, run_name="bench", progress=False,
+                  tensorboard=False)
     with tempfile.TemporaryDirectory() as tmp:
-        args = train.Args(backend=backend, total_steps=steps, batch_size=batch, final_eval_deals=0, run_dir=tmp,
-                          run_name="bench", progress=False, tensorboard=False, **per_backend)
-        return float(train.main(args)["steps_per_second"])
+        if backend == "rllib":
+            args = train_rllib.RLlibArgs(env_runners=runners, envs_per_runner=envs_per_runner, minibatch_size=500,
+                                         run_dir=tmp, **common)
+            return float(train_rllib.main(args)["steps_per_second"])
+        return float(train.main(train.Args(eval_every=0, run_dir=tmp, **common))["steps_per_second"])
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -55,14 +58,14 @@ def main(argv: list[str] | None = None) -> dict:
             rounds[key].append(run())
     out = {key: float(np.median(values)) for key, values in rounds.items()}
     print(f"median of {args.rounds} round(s)")
-    print(f"{'trainer':<28}{'steps/s':>10}{'min':>10}{'max':>10}{'vs torch':>10}")
-    labels = {"torch": "torch backend (1 thread)"}
+    print(f"{'trainer':<28}{'steps/s':>10}{'min':>10}{'max':>10}{'vs train.py':>12}")
+    labels = {"torch": "train.py (default samplers)"}
     labels.update({f"rllib_{n}x{k}": f"rllib, {n} runner(s) x {k} env(s)" for n in args.runners
                    for k in args.envs_per_runner})
     for key, label in labels.items():
         values = rounds[key]
         print(f"{label:<28}{out[key]:>10,.0f}{min(values):>10,.0f}{max(values):>10,.0f}"
-              f"{out[key] / out['torch']:>10.3f}")
+              f"{out[key] / out['torch']:>12.3f}")
     if args.json:
         with open(args.json, "w") as f:
             json.dump({**out, "rounds": rounds}, f, indent=2)

@@ -198,7 +198,7 @@ def _cases(p: dict[str, str], tmp: Path) -> list[tuple[str, list[str]]]:
     int_flags = ["seed", "total_steps", "num_envs", "batch_size", "minibatch_size", "update_epochs", "hidden",
                  "layers", "pool_size", "pool_every", "eval_every", "eval_deals", "eval_rollout_every",
                  "final_eval_deals", "checkpoint_every", "threads", "stop_after_updates", "eval_workers",
-                 "env_runners", "envs_per_runner"]
+                 "samplers"]
     for name in int_flags:
         flag = "--" + name.replace("_", "-")
         for v in ["abc", "1.5", "", "0x1", "-5", "1e3"] + ([too_big[name]] if name in too_big else []):
@@ -211,7 +211,9 @@ def _cases(p: dict[str, str], tmp: Path) -> list[tuple[str, list[str]]]:
     cases += [("train", tbase + ["--gamma", "2"]), ("train", tbase + ["--pool-prob", "0.8", "--heuristic-prob", "0.8"]),
               ("train", tbase + ["--learning-rate", "0"]), ("train", tbase + ["--minibatch-size", "0"])]
     for flag, v in (("--ruleset", "bridge"), ("--ruleset", ""), ("--device", "nonsense"), ("--device", "cuda:abc"),
-                    ("--device", "tpu"), ("--backend", "tf"), ("--run-name", "../../x"), ("--run-name", ".."),
+                    ("--device", "tpu"), ("--knob", "close_min_stock"), ("--knob", "bogus=1"),
+                    ("--knob", "close_min_stock=-3"), ("--knob", "=3"), ("--ray-address", ""),
+                    ("--inline-samplers", "x"), ("--run-name", "../../x"), ("--run-name", ".."),
                     ("--run-name", "a/b"), ("--run-name", ""), ("--run-name", "."), ("--run-dir", p["good"]),
                     ("--run-dir", ""), ("--run-dir", p["ro"]), ("--run-dir", p["good"] + "/sub"),
                     ("--resume", str(tmp / "missing.pt")), ("--resume", p["dir.pt"]), ("--resume", p["garbage"]),
@@ -233,7 +235,7 @@ def test_bad_inputs_never_end_in_a_traceback(tmp_path, monkeypatch):
     def no_work(*a, **k):  # a bad command line must be refused before any work starts
         raise AssertionError("work started for a bad command line")
 
-    monkeypatch.setattr(train, "SchnapsenVectorEnv", no_work)
+    monkeypatch.setattr(train, "start_samplers", no_work)
     monkeypatch.setattr("agents.arena.play_deals", no_work)
     monkeypatch.setattr(play_cli, "play_hand", no_work)
     cases = _cases(p, tmp_path)
@@ -289,12 +291,14 @@ def test_bad_inputs_never_end_in_a_traceback(tmp_path, monkeypatch):
      "train.py: error: --num-envs: invalid literal for int() with base 10: 'abc': expected --num-envs INT"),
     ("train", ["--hidden", "1.5"],
      "train.py: error: --hidden: invalid literal for int() with base 10: '1.5': expected --hidden INT"),
-    ("train", ["--backend", "tf"], "train.py: error: --backend 'tf' is not a valid choice: expected one of torch, rllib"),
+    ("train", ["--knob", "close_min_stock"], "train.py: error: --knob 'close_min_stock' is not KEY=VALUE: expected a "
+                                             "rule knob of RULES.md section 5 and its value, e.g. --knob "
+                                             "close_min_stock=3"),
     ("train", ["--num-envs"], "train.py: error: --num-envs needs a value: expected --num-envs INT"),
     ("train", ["--bogus"], "train.py: error: unrecognized argument(s) --bogus: expected the flags that train.py --help "
                            "lists (each --flag followed by its value, if it takes one)"),
     ("train", ["--seed", "-1"], "train.py: error: --seed must be an int from 0 to 2**63 - 1, got -1"),
-    ("train", ["--threads", "100000"], "train.py: error: --threads must be at most 1024, got 100000"),
+    ("train", ["--threads", "100000"], "train.py: error: --threads must be from 1 to 1024, got 100000"),
     ("train", ["--learning-rate", "nan"], "train.py: error: --learning-rate must be a finite number in (0, inf), "
                                           "got nan"),
 ])
@@ -344,7 +348,7 @@ def test_train_parse_errors_stay_one_line_without_tyros_hook(monkeypatch, capsys
 
     monkeypatch.delattr(tyro._errors, "on_parse_error")
     for argv, words in ((["--num-envs", "abc"], ("--num-envs", "'abc'")), (["--bogus"], ("--bogus",)),
-                        (["--backend", "tf"], ("'tf'", "--backend"))):
+                        (["--samplers", "x"], ("'x'", "--samplers"))):
         assert train.cli(argv) == 2
         err = capsys.readouterr().err
         assert err.startswith("train.py: error: ") and err.count("\n") == 1, err

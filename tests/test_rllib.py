@@ -1,4 +1,4 @@
-"""``train.py --backend rllib`` and :mod:`agents.rllib_module` (extra "rllib"; skipped without Ray).
+"""``train_rllib.py`` and :mod:`agents.rllib_module` (extra "rllib"; skipped without Ray).
 
 A tiny training run on a local single-node Ray (one remote env runner) must finish with every action legal
 (the env refuses an illegal action, and a failed env runner is not restarted), write a checkpoint that
@@ -20,6 +20,7 @@ import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 
 import train  # noqa: E402
+import train_rllib  # noqa: E402
 from agents import rllib_module as rm  # noqa: E402
 from agents.arena import play_match  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
@@ -35,11 +36,11 @@ def local_ray():
 
 
 def _tiny(tmp_path, **kw):
-    base = dict(backend="rllib", total_steps=2000, batch_size=1000, minibatch_size=250, update_epochs=2,
+    base = dict(total_steps=2000, batch_size=1000, minibatch_size=250, update_epochs=2,
                 env_runners=1, pool_size=2, pool_every=1, final_eval_deals=10, final_eval_opponents=("random",),
                 eval_workers=1, run_dir=str(tmp_path), run_name="rl", progress=False, tensorboard=False)
     base.update(kw)
-    return train.Args(**base)
+    return train_rllib.RLlibArgs(**base)
 
 
 def _observations(n, seed):
@@ -177,33 +178,29 @@ def test_make_env_refuses_unknown_config_keys():
     assert env.action_space["player_0"].n == 31
 
 
-def test_rllib_flags_of_the_torch_backend_are_refused(tmp_path):
-    for kw, flag in [({"privileged_critic": True}, "--privileged-critic"), ({"num_envs": 8}, "--num-envs"),
-                     ({"stop_after_updates": 2}, "--stop-after-updates")]:
-        with pytest.raises(ValueError, match=flag):
-            train.validate(_tiny(tmp_path, **kw))
+def test_rllib_flags_are_checked(tmp_path):
     with pytest.raises(ValueError, match="--env-runners"):
-        train.validate(_tiny(tmp_path, env_runners=-1))
+        train_rllib.validate(_tiny(tmp_path, env_runners=-1))
     with pytest.raises(ValueError, match="--update-epochs must be >= 1"):
-        train.validate(_tiny(tmp_path, update_epochs=0))
+        train_rllib.validate(_tiny(tmp_path, update_epochs=0))
     with pytest.raises(ValueError, match="needs 99 CPUs"):
-        train.validate(_tiny(tmp_path, env_runners=99))
-    train.validate(_tiny(tmp_path, env_runners=99, ray_address="auto"))  # a cluster may have them
-    for kw, flag in [({"env_runners": 3}, "--env-runners"), ({"envs_per_runner": 2}, "--envs-per-runner"),
-                     ({"ray_address": "auto"}, "--ray-address")]:
-        with pytest.raises(ValueError, match=f"{flag} is a flag of --backend rllib"):
-            train.validate(train.Args(total_steps=1000, **kw))
+        train_rllib.validate(_tiny(tmp_path, env_runners=99))
+    train_rllib.validate(_tiny(tmp_path, env_runners=99, ray_address="auto"))  # a cluster may have them
     for kw in [{"learning_rate": -1.0}, {"learning_rate": float("nan")}, {"gamma": 1.5}, {"gamma": 0.0},
                {"gae_lambda": -2.0}, {"clip_coef": -0.2}, {"ent_coef": float("inf")}, {"max_grad_norm": -1.0},
                {"vf_coef": -1.0}]:
         (name,) = kw
         with pytest.raises(ValueError, match=f"--{name.replace('_', '-')} must be a finite number in"):
-            train.validate(train.Args(total_steps=1000, **kw))
+            train_rllib.validate(_tiny(tmp_path, **kw))
+    # train.py's own flags are not flags of train_rllib.py: its command line refuses them in one line
+    assert train.cli(["--env-runners", "2"]) == 2
+    assert train.cli(["--privileged-critic"], cls=train_rllib.RLlibArgs, prog="train_rllib.py",
+                     run=train_rllib.main) == 2
 
 
 def test_tiny_rllib_training_run_is_legal_and_loads(tmp_path, local_ray):
-    summary = train.main(_tiny(tmp_path, heuristic_prob=0.3, tensorboard=True))
-    assert summary["backend"] == "rllib" and summary["steps"] >= 2000 and summary["iterations"] >= 2
+    summary = train_rllib.main(_tiny(tmp_path, heuristic_prob=0.3, tensorboard=True))
+    assert summary["steps"] >= 2000 and summary["iterations"] >= 2
     run = tmp_path / "rl"
     assert list(run.glob("events.out.tfevents.*"))  # TensorBoard logs
     agent = PolicyAgent.load(run / "policy.pt", rules="schnapsen20")
@@ -225,7 +222,7 @@ def test_unmasked_module_makes_training_fail(tmp_path, local_ray, monkeypatch):
 
     monkeypatch.setattr(rm.MaskedActorCriticModule, "_forward", _unmasked_forward)
     with pytest.raises(Exception) as info:
-        train.main(_tiny(tmp_path, env_runners=0, total_steps=1000, batch_size=500, minibatch_size=250))
+        train_rllib.main(_tiny(tmp_path, env_runners=0, total_steps=1000, batch_size=500, minibatch_size=250))
     chain, e = [], info.value
     while e is not None:
         chain.append(e)
@@ -237,7 +234,7 @@ def test_seeded_rllib_runs_are_reproducible(tmp_path, local_ray):
     """Same seed, same weights, with the opponent pool and the heuristic in the mix (one local env runner)."""
     weights = []
     for name in ("a", "b"):
-        train.main(_tiny(tmp_path, run_name=name, env_runners=0, heuristic_prob=0.3, pool_prob=0.3,
+        train_rllib.main(_tiny(tmp_path, run_name=name, env_runners=0, heuristic_prob=0.3, pool_prob=0.3,
                          final_eval_deals=0))
         weights.append(PolicyAgent.load(tmp_path / name / "policy.pt").model.state_dict())
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])

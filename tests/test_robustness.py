@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 import os
 import shutil
 import warnings
@@ -25,6 +26,7 @@ import pytest
 import torch
 
 import train
+from agents import policy_net
 from agents.checkpoint import CheckpointError, add_checksum, load_checkpoint, save_atomic, verify_checksum
 from agents.cli import arena as arena_cli
 from agents.cli import play as play_cli
@@ -43,7 +45,8 @@ from schnapsen_env.vector import SchnapsenVectorEnv
 def tiny_args(tmp_path, **kw) -> train.Args:
     base = dict(total_steps=2500, num_envs=8, batch_size=1024, minibatch_size=512, update_epochs=1, hidden=16,
                 seed=3, eval_every=0, final_eval_deals=0, checkpoint_every=1, run_dir=str(tmp_path),
-                run_name="tiny", tensorboard=False, progress=False, pool_every=1, pool_prob=0.5)
+                run_name="tiny", tensorboard=False, progress=False, pool_every=1, pool_prob=0.5, samplers=1,
+                inline_samplers=True, threads=1)
     base.update(kw)
     return train.Args(**base)
 
@@ -198,19 +201,29 @@ def test_resume_refuses_another_version_naming_both_versions(tiny_run, tmp_path,
     assert files_under(path.parent) == before
 
 
+def _untimed(table: str) -> str:
+    """An arena table without its wall-clock seconds (", 0.1 s)"), which differ between two runs of the same deals."""
+    return re.sub(r", [0-9.]+ s\)", ", _ s)", table)
+
+
 def _damage(name):
     def f(ck):
         tr = ck["trainer"]
+        sampler = tr["samplers"][0]
         if name == "no venv":
-            del tr["venv"]
+            del sampler["venv"]
+        elif name == "sampler count":
+            tr["samplers"] = tr["samplers"] * 2
         elif name == "opp_seat length":
-            tr["opp_seat"] = tr["opp_seat"][:-1]
+            sampler["opp_seat"] = sampler["opp_seat"][:-1]
         elif name == "opp_seat values":
-            tr["opp_seat"] = tr["opp_seat"] + 5
+            sampler["opp_seat"] = sampler["opp_seat"] + 5
         elif name == "buffer obs shape":
-            tr["buffer"]["obs"] = tr["buffer"]["obs"][:, :-1]
+            sampler["buffer"]["obs"] = sampler["buffer"]["obs"][:, :-1]
         elif name == "chain row":
-            tr["buffer"]["chains"][0][2].append(10 ** 6)
+            sampler["buffer"]["chains"][0][2].append(10 ** 6)
+        elif name == "sampler rng":
+            sampler["rng"] = "seed 7"
         elif name == "optimizer shape":
             tr["optimizer"]["state"][0]["exp_avg"] = torch.zeros(3)
         elif name == "pool snapshot":
@@ -218,9 +231,9 @@ def _damage(name):
         elif name == "rng":
             tr["rng"] = "seed 7"
         elif name == "venv rng":
-            tr["venv"]["rng_states"][0] = {"bit_generator": "MT19937"}
+            sampler["venv"]["rng_states"][0] = {"bit_generator": "MT19937"}
         elif name == "venv position":
-            tr["venv"]["positions"][0] = {"hands": "none"}
+            sampler["venv"]["positions"][0] = {"hands": "none"}
         elif name == "global_step":
             tr["global_step"] = -1
         elif name == "torch_rng":
@@ -240,7 +253,7 @@ def _damage(name):
     return f
 
 
-DAMAGES = ["no venv", "opp_seat length", "opp_seat values", "buffer obs shape", "chain row", "optimizer shape",
+DAMAGES = ["no venv", "sampler count", "sampler rng", "opp_seat length", "opp_seat values", "buffer obs shape", "chain row", "optimizer shape",
            "pool snapshot", "rng", "venv rng", "venv position", "global_step", "torch_rng", "history", "model shape",
            "layout", "arg type", "trainer type", "unknown trainer key"]
 
@@ -290,7 +303,7 @@ def test_arena_full_disk_keeps_the_results_and_every_complete_record(tmp_path, m
     FullDisk(monkeypatch, full, free=int(4.5 * line))  # room for about four records, then the disk is full
     assert arena_cli.main(ARENA + ["--records", str(full / "r.jsonl"), "--json", str(full / "out.json")]) == 1
     out, err = capsys.readouterr()
-    assert out == expected_table  # no result lost: the whole table is printed
+    assert _untimed(out) == _untimed(expected_table)  # no result lost: the whole table is printed
     lines = err.splitlines()
     assert len(lines) == 2 and all(x.startswith("schnapsen-arena: error: ") for x in lines)
     assert "--json: cannot write" in lines[0] and "no space left on device" in lines[0]
@@ -341,7 +354,7 @@ def test_arena_json_folder_turning_read_only_keeps_the_results(tmp_path, monkeyp
     monkeypatch.setattr(agents.arena, "play_deals", play_then_lock)
     assert arena_cli.main(ARENA + ["--json", str(folder / "out.json")]) == 1
     out, err = capsys.readouterr()
-    assert out == expected_table
+    assert _untimed(out) == _untimed(expected_table)
     assert err == (f"schnapsen-arena: error: --json: cannot write '{folder / 'out.json'}': permission denied (no file "
                    "was written); the results are printed above\n")
 
@@ -391,7 +404,7 @@ def test_play_full_disk_reports_in_one_line_and_plays_on(tmp_path, monkeypatch, 
 
 def test_train_full_disk_at_the_end_keeps_the_last_good_checkpoint(tmp_path, monkeypatch, capsys):
     disk = FullDisk(monkeypatch, tmp_path, free=None)
-    real = train.save_atomic
+    real = policy_net.save_atomic
     saved = []
 
     def save_then_fill(obj, path):
@@ -399,7 +412,7 @@ def test_train_full_disk_at_the_end_keeps_the_last_good_checkpoint(tmp_path, mon
         saved.append(obj["trainer"]["update"])
         disk.free = 0  # the disk is full after the first checkpoint
 
-    monkeypatch.setattr(train, "save_atomic", save_then_fill)
+    monkeypatch.setattr(policy_net, "save_atomic", save_then_fill)
     assert train.cli(tiny_argv(tmp_path)) == 1
     err = capsys.readouterr().err
     path = tmp_path / "tiny" / "checkpoint.pt"
@@ -409,7 +422,7 @@ def test_train_full_disk_at_the_end_keeps_the_last_good_checkpoint(tmp_path, mon
     assert saved == [1] and disk.failures >= 1
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
     disk.free = None  # space freed: the run continues from the kept checkpoint
-    monkeypatch.setattr(train, "save_atomic", real)
+    monkeypatch.setattr(policy_net, "save_atomic", real)
     summary = train.main(train.Args(resume=str(path)))
     assert summary["steps"] >= 2500 and (path.parent / "policy.pt").is_file()
     assert json.loads((path.parent / "summary.json").read_text())["steps"] == summary["steps"]
@@ -452,17 +465,17 @@ def test_tensorboard_logs_no_step_twice_after_a_resume(tmp_path, monkeypatch):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     args = tiny_args(tmp_path, tensorboard=True, checkpoint_every=2, total_steps=3000)
-    real = train.save_atomic
+    real = policy_net.save_atomic
 
     def killed_at_the_final_checkpoint(obj, path):
         if obj["trainer"]["global_step"] >= 3000:
             raise KeyboardInterrupt  # killed after the last update was logged, before its checkpoint
         real(obj, path)
 
-    monkeypatch.setattr(train, "save_atomic", killed_at_the_final_checkpoint)
+    monkeypatch.setattr(policy_net, "save_atomic", killed_at_the_final_checkpoint)
     with pytest.raises(KeyboardInterrupt):
         train.main(args)
-    monkeypatch.setattr(train, "save_atomic", real)
+    monkeypatch.setattr(policy_net, "save_atomic", real)
     run = tmp_path / "tiny"
     first = load_checkpoint(run / "checkpoint.pt")["trainer"]["update"]
     train.main(train.Args(resume=str(run / "checkpoint.pt"), tensorboard=True))

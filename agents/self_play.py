@@ -1,0 +1,507 @@
+"""Self-play samplers for ``train.py``: each plays a vector env's hands with a CPU copy of the policy and its
+opponents and hands finished decision chains to the learner.
+
+A **sampler** (:class:`Sampler`) owns ``num_envs`` hands of :class:`~schnapsen_env.vector.SchnapsenVectorEnv`, a
+CPU copy of the learner's network, one opponent network (a pool snapshot) and the scripted ``HeuristicAgent``,
+batched over the hands it plays. Every hand is self-play (both seats are the learner) or, drawn when the hand
+starts, one seat is a pool snapshot (``pool_prob``) or the heuristic (``heuristic_prob``). Each seat's learner
+decisions in one hand form a **chain**; the only reward is the hand's game points at its end, so a chain's
+advantages (GAE, Schulman et al. 2016) are computed when the hand ends, with no truncation and no bootstrap.
+:meth:`Sampler.collect` plays until at least ``n_rows`` decisions of finished chains are ready and returns all of
+them; the decisions of hands still running stay in the sampler for the next call (and in its checkpoint state).
+
+Three ways to run them, one interface (``collect``, ``get_state``, ``set_state``, ``close``):
+
+* :class:`InProcessSamplers`: in the learner's process (``--samplers 0``; tests and debugging);
+* :class:`ProcessSamplers`: local processes (``multiprocessing``, spawn), one per sampler, no cluster software;
+* :class:`RaySamplers`: Ray actors, one CPU each, on a local Ray or a cluster (extra ``rllib``).
+
+All three are **synchronous** and strictly on-policy: the learner sends its current weights, every sampler plays
+with exactly those weights, and the learner updates only when all have answered (no lag, no importance weights).
+Sampler ``i`` draws every random choice (deals, Gumbel noise for actions, opponent draws) from its own generator,
+``numpy.random.default_rng(SeedSequence(seed, spawn_key=(i,)))``, so a run with a fixed sampler count is
+reproducible whichever way the samplers run.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import signal
+import traceback
+from typing import Any
+
+import numpy as np
+import torch
+
+from agents.heuristic import HeuristicAgent
+from agents.policy_net import ActorCritic, masked_log_probs
+from schnapsen_env.encoding import obs_size, state_size
+from schnapsen_env.ruleset import RuleSet
+from schnapsen_env.vector import SchnapsenVectorEnv
+
+#: Keys of one sampler's checkpoint state (:meth:`Sampler.get_state`).
+SAMPLER_KEYS = ("venv", "buffer", "rng", "opp_seat", "opp_kind")
+#: Keys of the chain buffer's state (:meth:`ChainBuffer.state`).
+BUFFER_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "chains")
+#: Arrays of a batch of finished decisions (:meth:`Sampler.collect`), in this order.
+BATCH_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "adv", "ret")
+#: Decisions one hand can add to a chain buffer beyond a batch (both seats, with marriages, exchange and close).
+ROWS_PER_HAND = 40
+
+
+def chain_gae(values: np.ndarray, final_reward: float, gamma: float, lam: float):
+    """GAE over one seat's decisions in one hand: reward only after the last decision, value 0 after it.
+
+    Args:
+        values: ``(T,)`` value estimates of the chain's decisions.
+    Returns:
+        ``(advantages, returns)``, both ``(T,)`` float32.
+    """
+    T = len(values)
+    adv = np.zeros(T, dtype=np.float32)
+    last = 0.0
+    for t in range(T - 1, -1, -1):
+        next_v = values[t + 1] if t + 1 < T else 0.0
+        r = final_reward if t == T - 1 else 0.0
+        delta = r + gamma * next_v - values[t]
+        last = delta + gamma * lam * last
+        adv[t] = last
+    return adv, adv + values.astype(np.float32)
+
+
+def gumbel_noise(rng: np.random.Generator, shape: tuple[int, ...]) -> torch.Tensor:
+    """Standard Gumbel noise, float32 ``shape``, from ``rng`` (for the Gumbel-max trick)."""
+    return torch.from_numpy(-np.log(-np.log(rng.random(shape) + 1e-20) + 1e-20).astype(np.float32))
+
+
+class ChainBuffer:
+    """Learner decisions, grouped per (env, seat) chain until the hand ends, then ready for PPO.
+
+    Args:
+        capacity: rows; at least the batch a sampler returns plus :data:`ROWS_PER_HAND` per env.
+        obs_dim, n_actions, critic_dim: row widths (``critic_dim`` >= 1; unused columns stay 0).
+    """
+
+    def __init__(self, capacity: int, obs_dim: int, n_actions: int, critic_dim: int) -> None:
+        self.obs = np.zeros((capacity, obs_dim), np.float32)
+        self.masks = np.zeros((capacity, n_actions), np.int8)
+        self.critic = np.zeros((capacity, critic_dim), np.float32)
+        self.actions = np.zeros(capacity, np.int64)
+        self.logp = np.zeros(capacity, np.float32)
+        self.values = np.zeros(capacity, np.float32)
+        self.adv = np.zeros(capacity, np.float32)
+        self.ret = np.zeros(capacity, np.float32)
+        self.size = 0
+        self.ready: list[int] = []
+        self.chains: dict[tuple[int, int], list[int]] = {}
+
+    def add(self, envs, seats, obs, masks, critic, actions, logp, values) -> None:
+        k = len(envs)
+        i = self.size
+        if i + k > len(self.obs):
+            raise RuntimeError("chain buffer full: raise batch_size headroom")
+        sl = slice(i, i + k)
+        self.obs[sl], self.masks[sl], self.actions[sl] = obs, masks, actions
+        self.logp[sl], self.values[sl] = logp, values
+        if critic is not None:
+            self.critic[sl] = critic
+        for j, (e, s) in enumerate(zip(envs.tolist(), seats.tolist())):
+            self.chains.setdefault((e, s), []).append(i + j)
+        self.size += k
+
+    def end_hand(self, env: int, rewards: np.ndarray, gamma: float, lam: float) -> None:
+        for seat in (0, 1):
+            rows = self.chains.pop((env, seat), None)
+            if rows:
+                adv, ret = chain_gae(self.values[rows], float(rewards[seat]), gamma, lam)
+                self.adv[rows], self.ret[rows] = adv, ret
+                self.ready.extend(rows)
+
+    def take_ready(self) -> dict[str, np.ndarray]:
+        """The ready rows as a batch (copies; keys :data:`BATCH_KEYS`), then drop them and keep the unfinished
+        chains' rows at the front."""
+        rows = np.array(self.ready, dtype=np.int64)
+        batch = {k: getattr(self, k)[rows] for k in BATCH_KEYS}
+        keep = sorted(r for chain in self.chains.values() for r in chain)
+        remap = {old: new for new, old in enumerate(keep)}
+        for arr in (self.obs, self.masks, self.critic, self.actions, self.logp, self.values):
+            arr[:len(keep)] = arr[keep]
+        self.chains = {key: [remap[r] for r in chain] for key, chain in self.chains.items()}
+        self.size = len(keep)
+        self.ready = []
+        return batch
+
+    def state(self) -> dict:
+        n = self.size
+        return {"obs": torch.from_numpy(self.obs[:n].copy()), "masks": torch.from_numpy(self.masks[:n].copy()),
+                "critic": torch.from_numpy(self.critic[:n].copy()),
+                "actions": torch.from_numpy(self.actions[:n].copy()),
+                "logp": torch.from_numpy(self.logp[:n].copy()), "values": torch.from_numpy(self.values[:n].copy()),
+                "chains": [[e, s, rows] for (e, s), rows in self.chains.items()]}
+
+    def load(self, st: dict) -> None:
+        n = len(st["actions"])
+        self.obs[:n], self.masks[:n], self.critic[:n] = st["obs"].numpy(), st["masks"].numpy(), st["critic"].numpy()
+        self.actions[:n], self.logp[:n], self.values[:n] = (st["actions"].numpy(), st["logp"].numpy(),
+                                                           st["values"].numpy())
+        self.chains = {(int(e), int(s)): [int(r) for r in rows] for e, s, rows in st["chains"]}
+        self.size, self.ready = n, []
+
+
+def critic_inputs(venv: SchnapsenVectorEnv, idx: np.ndarray, seats: np.ndarray) -> np.ndarray:
+    """The privileged critic's inputs: each hand's omniscient state vector plus the seat's one-hot, float32
+    ``(len(idx), state_size + 2)`` (PerfectDou, Yang et al. 2022; the policy never sees them)."""
+    states = np.stack([venv.states_row(int(i)) for i in idx]) if len(idx) else np.zeros((0, 0), np.float32)
+    onehot = np.eye(2, dtype=np.float32)[seats]
+    return np.concatenate([states, onehot], axis=1)
+
+
+def sampler_capacity(rows_per_call: int, num_envs: int) -> int:
+    """Rows of a sampler's chain buffer: one call's rows plus :data:`ROWS_PER_HAND` per hand in flight."""
+    return rows_per_call + num_envs * ROWS_PER_HAND
+
+
+class Sampler:
+    """Plays ``num_envs`` hands with the learner's policy and its opponents (module doc).
+
+    Args:
+        index: this sampler's number (0-based); with ``seed`` it names the generator (module doc).
+        rules: the RuleSet, knobs included.
+        num_envs: hands played in parallel.
+        seed: the run's seed.
+        net: the network's config (:meth:`ActorCritic.config`).
+        rows_per_call: the rows one :meth:`collect` call aims for (sizes the buffer).
+        pool_prob, heuristic_prob: shares of hands against a pool snapshot and against the heuristic.
+        gamma, gae_lambda: GAE's discount and lambda.
+        threads: torch intra-op threads of this sampler (1 in a sampler process).
+    """
+
+    def __init__(self, index: int, rules: RuleSet | dict, num_envs: int, seed: int, net: dict, rows_per_call: int,
+                 pool_prob: float, heuristic_prob: float, gamma: float, gae_lambda: float,
+                 threads: int | None = None) -> None:
+        if threads is not None:
+            torch.set_num_threads(threads)
+        self.index = index
+        self.rules = rules if isinstance(rules, RuleSet) else RuleSet.from_dict(rules)
+        self.num_envs = num_envs
+        self.pool_prob, self.heuristic_prob = pool_prob, heuristic_prob
+        self.gamma, self.gae_lambda = gamma, gae_lambda
+        self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
+        knobs = {k: v for k, v in self.rules.to_dict().items() if k != "ruleset"}
+        self.venv = SchnapsenVectorEnv(num_envs, ruleset=self.rules.name, **knobs)
+        self.obs, self.masks, self.to_move = self.venv.reset(seed=int(self.rng.integers(2 ** 63 - 1)))
+        self.model = ActorCritic(**net).eval()
+        self.opponent = ActorCritic(**net).eval()
+        self.critic_dim = net["critic_extra"]
+        if self.critic_dim and self.critic_dim != state_size(self.rules) + 2:
+            raise ValueError(f"critic_extra {self.critic_dim}: the privileged critic takes the state vector plus "
+                             f"the seat, {state_size(self.rules) + 2} inputs")
+        self.heuristic = HeuristicAgent(rules=self.rules, seed=seed)
+        self.buf = ChainBuffer(sampler_capacity(rows_per_call, num_envs), obs_size(self.rules),
+                               self.rules.n_actions, max(self.critic_dim, 1))
+        self.opp_seat = np.full(num_envs, -1, dtype=np.int64)  # seat played by an opponent this hand, -1: self-play
+        self.opp_kind = np.zeros(num_envs, dtype=np.int64)  # 0: pool snapshot, 1: heuristic
+
+    def _heuristic_actions(self, idx: np.ndarray) -> np.ndarray:
+        return np.array([self.heuristic.act({"observation": self.obs[i], "action_mask": self.masks[i]})
+                         for i in idx.tolist()], dtype=np.int64)
+
+    @torch.inference_mode()
+    def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> tuple[dict, dict]:
+        """Play with ``weights`` until at least ``n_rows`` decisions of finished chains are ready.
+
+        Args:
+            weights: the learner's state dict (CPU tensors).
+            opponent: the pool snapshot to play in the hands drawn for the pool, or None (empty pool: those hands
+                are self-play).
+            n_rows: decisions of finished chains to gather (at least 1).
+
+        Returns:
+            ``(batch, stats)``: the batch of every finished decision (:data:`BATCH_KEYS`, numpy arrays of equal
+            length >= ``n_rows``) and counts: ``decisions`` (learner decisions taken in this call, finished or
+            not), ``pending`` (decisions of unfinished chains kept for the next call), ``hands`` (hands ended),
+            ``opponent_hands`` and ``opponent_points`` (hands against the pool or the heuristic, and the learner's
+            game points in them), ``pid``.
+        """
+        self.model.load_state_dict(weights)
+        if opponent is not None:
+            self.opponent.load_state_dict(opponent)
+        rng, venv, buf = self.rng, self.venv, self.buf
+        obs, masks, to_move = self.obs, self.masks, self.to_move
+        decisions = hands = opp_hands = 0
+        opp_points = 0.0
+        actions = np.zeros(self.num_envs, dtype=np.int64)
+        while len(buf.ready) < n_rows:
+            learner = self.opp_seat != to_move
+            idx_l = np.flatnonzero(learner)
+            idx_o = np.flatnonzero(~learner)
+            if idx_l.size:
+                crit = critic_inputs(venv, idx_l, to_move[idx_l]) if self.critic_dim else None
+                mask_l = torch.from_numpy(masks[idx_l])
+                a, logp, _, values = self.model.get_action_and_value(
+                    torch.from_numpy(obs[idx_l]), mask_l, critic_input=None if crit is None else torch.from_numpy(crit),
+                    gumbel=gumbel_noise(rng, mask_l.shape))
+                a = a.numpy()
+                actions[idx_l] = a
+                buf.add(idx_l, to_move[idx_l], obs[idx_l], masks[idx_l], crit, a, logp.numpy(), values.numpy())
+            idx_h = idx_o[self.opp_kind[idx_o] == 1]
+            idx_p = idx_o[self.opp_kind[idx_o] == 0]
+            if idx_p.size:
+                mask_p = torch.from_numpy(masks[idx_p])
+                logits = self.opponent.act_logits(torch.from_numpy(obs[idx_p]))
+                actions[idx_p] = torch.argmax(masked_log_probs(logits, mask_p) + gumbel_noise(rng, mask_p.shape),
+                                              dim=-1).numpy()
+            if idx_h.size:
+                actions[idx_h] = self._heuristic_actions(idx_h)
+            obs, masks, to_move, rewards, dones, _ = venv.step(actions)
+            decisions += int(idx_l.size)
+            for i in np.flatnonzero(dones).tolist():
+                buf.end_hand(i, rewards[i], self.gamma, self.gae_lambda)
+                hands += 1
+                if self.opp_seat[i] >= 0:
+                    opp_points += float(rewards[i, 1 - self.opp_seat[i]])
+                    opp_hands += 1
+                u = rng.random()
+                if u < self.heuristic_prob:
+                    self.opp_seat[i], self.opp_kind[i] = int(rng.integers(2)), 1
+                elif opponent is not None and u < self.heuristic_prob + self.pool_prob:
+                    self.opp_seat[i], self.opp_kind[i] = int(rng.integers(2)), 0
+                else:
+                    self.opp_seat[i] = -1
+        self.obs, self.masks, self.to_move = obs, masks, to_move
+        batch = buf.take_ready()
+        stats = {"decisions": decisions, "pending": buf.size, "hands": hands, "opponent_hands": opp_hands,
+                 "opponent_points": opp_points, "pid": os.getpid()}
+        return batch, stats
+
+    def get_state(self) -> dict:
+        """This sampler's checkpoint state (:data:`SAMPLER_KEYS`): hands, unfinished chains, generator, opponents."""
+        return {"venv": self.venv.get_state(), "buffer": self.buf.state(), "rng": self.rng.bit_generator.state,
+                "opp_seat": torch.from_numpy(self.opp_seat.copy()), "opp_kind": torch.from_numpy(self.opp_kind.copy())}
+
+    def set_state(self, st: dict) -> None:
+        """Restore :meth:`get_state` (checked first by :func:`sampler_state_problem`)."""
+        self.obs, self.masks, self.to_move = self.venv.set_state(st["venv"])
+        self.buf.load(st["buffer"])
+        self.rng.bit_generator.state = st["rng"]
+        self.opp_seat = st["opp_seat"].numpy().astype(np.int64)
+        self.opp_kind = st["opp_kind"].numpy().astype(np.int64)
+
+
+# ------------------------------------------------------------------------------------------- checks
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def tensor_problem(name: str, t, shape: tuple, dtypes: tuple) -> str | None:
+    """What is wrong with a checkpoint tensor (None when it is a tensor of this shape and one of these dtypes)."""
+    if not isinstance(t, torch.Tensor):
+        return f"{name} is a {type(t).__name__}, expected a tensor"
+    if tuple(t.shape) != shape:
+        return f"{name} has shape {tuple(t.shape)}, expected {shape}"
+    if t.dtype not in dtypes:
+        return f"{name} has dtype {t.dtype}, expected {' or '.join(map(str, dtypes))}"
+    return None
+
+
+def sampler_state_problem(st: Any, num_envs: int, n_obs: int, n_actions: int, capacity: int,
+                          critic_cols: int) -> str | None:
+    """What is wrong with one sampler's checkpoint state for this run (None when it fits): keys, opponent seats,
+    the chain buffer and the generator are checked before any of it is used (the hands when they are loaded)."""
+    if not isinstance(st, dict) or set(st) != set(SAMPLER_KEYS):
+        return f"a sampler state must be a dict with keys {list(SAMPLER_KEYS)}"
+    for k, allowed in (("opp_seat", (-1, 0, 1)), ("opp_kind", (0, 1))):
+        problem = tensor_problem(f"sampler {k!r}", st[k], (num_envs,), (torch.int64, torch.int32, torch.int8))
+        if problem:
+            return problem
+        if not set(st[k].tolist()) <= set(allowed):
+            return f"sampler {k!r} holds values outside {allowed}"
+    b = st["buffer"]
+    if not isinstance(b, dict) or set(b) != set(BUFFER_KEYS):
+        return f"sampler 'buffer' must be a dict with keys {list(BUFFER_KEYS)}"
+    if not isinstance(b["actions"], torch.Tensor) or b["actions"].dim() != 1:
+        return "buffer 'actions' must be a 1-d tensor"
+    rows = int(b["actions"].shape[0])
+    if rows > capacity:
+        return f"the buffer holds {rows} decisions, more than this run's {capacity}"
+    for k, shape, dtypes in (("obs", (rows, n_obs), (torch.float32,)), ("masks", (rows, n_actions), (torch.int8,)),
+                             ("critic", (rows, critic_cols), (torch.float32,)), ("actions", (rows,), (torch.int64,)),
+                             ("logp", (rows,), (torch.float32,)), ("values", (rows,), (torch.float32,))):
+        problem = tensor_problem(f"buffer {k!r}", b[k], shape, dtypes)
+        if problem:
+            return problem
+    seen: set[int] = set()
+    if not isinstance(b["chains"], list):
+        return "buffer 'chains' must be a list"
+    for chain in b["chains"]:
+        if not (isinstance(chain, (list, tuple)) and len(chain) == 3 and _is_int(chain[0])
+                and 0 <= chain[0] < num_envs and chain[1] in (0, 1) and _is_int(chain[1])
+                and isinstance(chain[2], list)
+                and all(_is_int(r) and 0 <= r < rows and r not in seen and not seen.add(r) for r in chain[2])):
+            return (f"buffer chain {' '.join(repr(chain).split())[:80]} is not [env < {num_envs}, seat 0/1, distinct "
+                    f"rows < {rows}]")
+    if not isinstance(st["rng"], dict) or st["rng"].get("bit_generator") != "PCG64":
+        return "sampler 'rng' is not the state of numpy's PCG64 generator"
+    return None
+
+
+# ------------------------------------------------------------------------------------------- runners
+class SamplerError(RuntimeError):
+    """A sampler failed or its process died.
+
+    Attributes:
+        reason: the failure in one line (``"ValueError: ..."``), without the traceback.
+        details: the sampler's traceback (empty when none came back); ``str()`` holds both.
+    """
+
+    def __init__(self, reason: str, details: str = "") -> None:
+        super().__init__(f"{reason}\n{details}".rstrip())
+        self.reason, self.details = reason, details
+
+
+class InProcessSamplers:
+    """The samplers as objects in this process, called one after another (``--samplers 0`` runs one)."""
+
+    def __init__(self, kwargs: list[dict]) -> None:
+        self.samplers = [Sampler(**kw) for kw in kwargs]
+
+    def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> list[tuple[dict, dict]]:
+        return [s.collect(weights, opponent, n_rows) for s in self.samplers]
+
+    def get_state(self) -> list[dict]:
+        return [s.get_state() for s in self.samplers]
+
+    def set_state(self, states: list[dict]) -> None:
+        for s, st in zip(self.samplers, states):
+            s.set_state(st)
+
+    def close(self) -> None:
+        pass
+
+
+def _serve(conn, kwargs: dict) -> None:
+    """A sampler process: build the sampler, then answer the learner's requests until ``close``."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the learner's to handle; it closes the samplers
+    try:
+        sampler = Sampler(**kwargs, threads=1)
+        conn.send(("ok", None))
+        while True:
+            cmd, *payload = conn.recv()
+            if cmd == "close":
+                return
+            result = getattr(sampler, cmd)(*payload)
+            conn.send(("ok", result))
+    except EOFError:  # the learner is gone
+        return
+    except BaseException as e:  # report it to the learner, which raises it
+        try:
+            conn.send(("error", (f"{type(e).__name__}: {' '.join(str(e).split())}", traceback.format_exc())))
+        except (OSError, EOFError):
+            pass
+
+
+class ProcessSamplers:
+    """The samplers as local processes (spawned, one per sampler, one torch thread each), over pipes."""
+
+    def __init__(self, kwargs: list[dict]) -> None:
+        ctx = multiprocessing.get_context("spawn")
+        self.conns, self.procs = [], []
+        try:
+            for kw in kwargs:
+                parent, child = ctx.Pipe()
+                p = ctx.Process(target=_serve, args=(child, kw), daemon=True, name=f"sampler-{kw['index']}")
+                p.start()
+                child.close()
+                self.conns.append(parent)
+                self.procs.append(p)
+            self._gather()
+        except BaseException:
+            self.close()
+            raise
+
+    def _gather(self) -> list:
+        out = []
+        for i, conn in enumerate(self.conns):
+            try:
+                status, value = conn.recv()
+            except (EOFError, OSError):
+                raise SamplerError(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
+            if status == "error":
+                raise SamplerError(f"sampler {i} failed: {value[0]}", value[1])
+            out.append(value)
+        return out
+
+    def _call(self, cmd: str, *payloads) -> list:
+        for conn, payload in zip(self.conns, payloads if payloads else [()] * len(self.conns)):
+            conn.send((cmd, *payload))
+        return self._gather()
+
+    def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> list[tuple[dict, dict]]:
+        return self._call("collect", *[(weights, opponent, n_rows)] * len(self.conns))
+
+    def get_state(self) -> list[dict]:
+        return self._call("get_state")
+
+    def set_state(self, states: list[dict]) -> None:
+        self._call("set_state", *[(st,) for st in states])
+
+    def close(self) -> None:
+        for conn in self.conns:
+            try:
+                conn.send(("close",))
+            except (OSError, EOFError, BrokenPipeError):
+                pass
+        for p in self.procs:
+            p.join(timeout=5)
+            if p.is_alive():
+                p.terminate()
+                p.join(timeout=5)
+        for conn in self.conns:
+            conn.close()
+        self.conns, self.procs = [], []
+
+
+class RaySamplers:
+    """The samplers as Ray actors (one CPU each) on the Ray at ``address`` ("local": start one on this machine;
+    "auto" or "HOST:PORT": a running cluster). Needs the extra ``rllib`` (Ray)."""
+
+    def __init__(self, kwargs: list[dict], address: str) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise ValueError('--ray-address needs Ray: pip install -e ".[rllib]"') from None
+        self.ray = ray
+        self.started = not ray.is_initialized()
+        if self.started:
+            ray.init(address=None if address == "local" else address, include_dashboard=False,
+                     log_to_driver=True)
+        actor = ray.remote(num_cpus=1)(Sampler)
+        self.actors = [actor.remote(**kw, threads=1) for kw in kwargs]
+
+    def _get(self, refs):
+        try:
+            return self.ray.get(refs)
+        except self.ray.exceptions.RayTaskError as e:
+            cause = e.as_instanceof_cause()
+            raise SamplerError(f"a Ray sampler failed: {type(cause).__name__}: {' '.join(str(cause).split())[:500]}",
+                               str(e)) from None
+        except self.ray.exceptions.RayError as e:
+            raise SamplerError(f"a Ray sampler failed: {type(e).__name__}", str(e)) from None
+
+    def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> list[tuple[dict, dict]]:
+        w, o = self.ray.put(weights), self.ray.put(opponent)
+        return self._get([a.collect.remote(w, o, n_rows) for a in self.actors])
+
+    def get_state(self) -> list[dict]:
+        return self._get([a.get_state.remote() for a in self.actors])
+
+    def set_state(self, states: list[dict]) -> None:
+        self._get([a.set_state.remote(st) for a, st in zip(self.actors, states)])
+
+    def close(self) -> None:
+        for a in self.actors:
+            self.ray.kill(a)
+        self.actors = []
+        if self.started:
+            self.ray.shutdown()
