@@ -1,7 +1,7 @@
 """PPO self-play for Schnapsen, one file read top to bottom (in the manner of CleanRL's ppo.py).
 
     python train.py --help
-    python train.py                          # default run: about 15 minutes on 2 CPU cores
+    python train.py                          # default run: about 17 minutes on 2 CPU cores
     python train.py --total-steps 200000     # a quick run
     python train.py --resume runs/NAME/checkpoint.pt
     python train.py --ray-address auto       # the samplers as Ray actors on a cluster (extra "rllib")
@@ -45,8 +45,14 @@ from pathlib import Path
 from typing import Optional
 
 import numpy as np
-import torch
-import tyro
+
+# The learner's OpenMP threads sleep while they wait instead of spinning: a spinning thread holds its core while
+# the samplers or any other program need it, and with 2 threads on a busy 2-core machine the update took 3 to 5
+# times longer (measured). Set before torch loads its OpenMP runtime; an explicit setting of the user's wins.
+os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
+
+import torch  # noqa: E402
+import tyro  # noqa: E402
 from tqdm import tqdm
 
 from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
@@ -69,7 +75,7 @@ class PPOArgs:
     """seed of every generator (env deals, sampling, network init, opponent pool)"""
     total_steps: Optional[int] = None
     """learner decisions to train on (each is one action of the trained network; train_rllib.py: env steps, the
-    decisions of both seats); default 6,000,000, or the resumed run's value"""
+    decisions of both seats); default 18,000,000, or the resumed run's value"""
     ruleset: str = "schnapsen20"
     """"schnapsen20" or "sixtysix24" (its default rule knobs, changed by --knob)"""
     knob: tuple[str, ...] = ()
@@ -148,7 +154,7 @@ class Args(PPOArgs):
     cuBLAS requires); --no-torch-deterministic may be faster on a GPU"""
     privileged_critic: bool = False
     """value head also sees the omniscient state vector (PerfectDou-style)"""
-    eval_every: int = 60
+    eval_every: int = 200
     """updates between evaluations (0: only the final one)"""
     eval_deals: int = 200
     """duplicate deals (2 hands each) per periodic evaluation and opponent"""
@@ -161,7 +167,7 @@ class Args(PPOArgs):
     for time-boxed jobs; --resume continues the run exactly"""
 
 
-DEFAULT_TOTAL_STEPS = 6_000_000
+DEFAULT_TOTAL_STEPS = 18_000_000
 #: Flags taken from the command line on --resume (the rest come from the checkpoint).
 PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "threads", "tensorboard",
                   "inline_samplers", "ray_address")
@@ -673,6 +679,7 @@ def main(args: Args) -> dict:
         latest_eval = ""
         t_start, steps_at_start = time.time(), global_step
         rows_trained, pending, per_sampler = 0, 0, [0] * args.samplers
+        sampling_s = update_s = 0.0  # wall-clock seconds in the samplers' collect calls and in the PPO updates
         pids: set[int] = set()
 
         def save_checkpoint(path):
@@ -700,7 +707,10 @@ def main(args: Args) -> dict:
             # ------------------------------------------------------------ sampling (the samplers, in parallel)
             opponent = pool[int(rng.integers(len(pool)))] if pool else None
             weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
+            t0 = time.perf_counter()
             results = samplers.collect(weights, opponent, -(-args.batch_size // args.samplers))
+            t1 = time.perf_counter()
+            sampling_s += t1 - t0
             batch = {k: np.concatenate([b[k] for b, _ in results]) for k in results[0][0]}
             for i, (b, st) in enumerate(results):
                 per_sampler[i] += st["decisions"]
@@ -741,6 +751,7 @@ def main(args: Args) -> dict:
                     optimizer.step()
                     for k, v in parts.items():
                         stats.setdefault(k, []).append(float(v.detach()))
+            update_s += time.perf_counter() - t1
             y_pred, y_true = batch["values"], batch["ret"]
             var_y = np.var(y_true)
             explained_var = float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
@@ -788,7 +799,8 @@ def main(args: Args) -> dict:
         samplers.close()
     summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "samplers": args.samplers,
                "sampler_decisions": per_sampler, "sampler_pids": sorted(pids), "decisions_trained": rows_trained,
-               "decisions_pending": pending, "evaluation": {}}
+               "decisions_pending": pending, "sampling_seconds": sampling_s, "update_seconds": update_s,
+               "evaluation": {}}
     if global_step < args.total_steps:
         print(f"stopped after {updates_this_call} updates; continue with --resume {ckpt_path}")
         close_writer(writer)

@@ -1,0 +1,138 @@
+"""Trainer throughput: this checkout's ``train.py`` (sampler processes and a learner) against a recorded commit's
+single-process trainer, and the sampler rate of 1 and 2 Ray sampler actors.
+
+Run:
+
+    bash scripts/bootstrap.sh python benchmarks/trainer.py                       # peer: commit b341ce3
+    bash scripts/bootstrap.sh --extras rllib python benchmarks/trainer.py --ray  # also Ray actors, 1 and 2
+
+Both trainers run their defaults for the network (256 x 2), the batch (16,384 decisions), the minibatch (2,048),
+the epochs (4) and the opponent mix, with 256 hands in flight in all (the peer's ``--num-envs 256``; ours: 2
+samplers x 128), no evaluation. The peer's trainer (``train.py``, ``agents`` and ``schnapsen_env`` of the commit,
+taken with ``git archive``, so this needs a clone with history) runs as it shipped: one process, one torch thread.
+Each measurement is a fresh subprocess training ``--updates`` PPO updates (default 6) after a warm-up run of each
+tree that fills its numba cache; the rate is learner decisions per second of the training loop, as each trainer
+reports it (``steps_per_second``: start-up is not counted). Rounds are interleaved (peer, ours, peer, ours, ...);
+the table gives each row's **median** over ``--rounds`` (default 3) with its minimum and maximum, and the ratio of
+the medians with the range of the per-round ratios.
+
+``--ray``: ours with the samplers as Ray actors on a local Ray (``--ray-address local``), 1 and then 2 actors of
+128 hands each; the **sampler rate** is the decisions the actors played per second of sampling (the
+``sampling_seconds`` of the summary: the learner's update is not counted, as it does not depend on the actors).
+
+Goals (issue 12): ours >= 2.5x the peer's learner decisions/s; 2 Ray sampler actors >= 1.6x the sampler rate of 1.
+This file is a script, not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tarfile
+import tempfile
+from io import BytesIO
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+GOAL_TRAINER = 2.5
+GOAL_RAY = 1.6
+#: What each trainer runs, besides the defaults they share.
+COMMON = dict(eval_every=0, final_eval_deals=0, progress=False, tensorboard=False, run_name="bench")
+WORKER = """
+import json, sys, tempfile
+sys.path.insert(0, {tree!r})
+import train
+assert train.__file__.startswith({tree!r}), train.__file__
+kw = json.loads({kw!r})
+with tempfile.TemporaryDirectory() as tmp:
+    out = train.main(train.Args(run_dir=tmp, **kw))
+print("RESULT " + json.dumps({{k: out.get(k) for k in ("steps", "steps_per_second", "sampling_seconds", "sampler_decisions")}}))
+"""
+
+
+def peer_tree(commit: str, into: Path) -> Path:
+    """The peer's ``train.py``, ``agents`` and ``schnapsen_env`` in ``into`` (``git archive``)."""
+    try:
+        data = subprocess.run(["git", "archive", commit, "train.py", "agents", "schnapsen_env"], cwd=ROOT,
+                              check=True, capture_output=True).stdout
+    except subprocess.CalledProcessError as e:
+        sys.exit(f"trainer.py: error: cannot read commit {commit!r} from git ({e.stderr.decode().strip()}): expected "
+                 "a clone with history")
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def run(tree: Path, kw: dict) -> dict:
+    """One training run in a fresh subprocess with ``tree`` first on the path; its summary's figures."""
+    code = WORKER.format(tree=str(tree), kw=json.dumps(kw))
+    env = {**os.environ, "PYTHONPATH": str(tree)}
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True)
+    lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
+    if proc.returncode or not lines:
+        sys.exit(f"trainer.py: error: a run in {tree} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(lines[-1][len("RESULT "):])
+
+
+def row(label: str, values: list[float], unit: str = "decisions/s") -> str:
+    return f"{label:<44}{np.median(values):>12,.0f}  ({min(values):,.0f}..{max(values):,.0f}) {unit}"
+
+
+def main(argv: list[str] | None = None) -> dict:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--peer", default="b341ce3", help="commit of the peer trainer (default: b341ce3)")
+    p.add_argument("--updates", type=int, default=6, help="PPO updates per measurement (default: 6)")
+    p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default: 3)")
+    p.add_argument("--ray", action="store_true", help="also measure 1 and 2 Ray sampler actors")
+    p.add_argument("--json", help="also write the figures to this file")
+    args = p.parse_args(argv)
+    if args.updates < 1 or args.rounds < 1:
+        p.error("--updates and --rounds must be >= 1")
+    batch = 16384
+    steps = batch * args.updates
+    with tempfile.TemporaryDirectory() as tmp:
+        peer = peer_tree(args.peer, Path(tmp) / "peer")
+        configs = {
+            "peer": (peer, dict(COMMON, total_steps=steps, num_envs=256)),
+            "ours": (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2)),
+        }
+        if args.ray:
+            for n in (1, 2):
+                configs[f"ray{n}"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=n,
+                                                 ray_address="local"))
+        for tree, kw in configs.values():  # warm-up: numba caches of both trees, imports
+            run(tree, {**kw, "total_steps": 2000, "batch_size": 1024, "minibatch_size": 512})
+        rounds: dict[str, list[dict]] = {k: [] for k in configs}
+        for r in range(args.rounds):
+            for key, (tree, kw) in configs.items():
+                rounds[key].append(run(tree, kw))
+                print(f"round {r + 1} {key}: {rounds[key][-1]['steps_per_second']:,.0f} decisions/s", flush=True)
+    rate = {k: [x["steps_per_second"] for x in v] for k, v in rounds.items()}
+    ratios = [o / q for o, q in zip(rate["ours"], rate["peer"])]
+    print(f"\nmedian of {args.rounds} interleaved rounds, {args.updates} updates of {batch:,} decisions each")
+    print(row(f"peer {args.peer} (1 process, 1 thread)", rate["peer"]))
+    print(row("ours (2 samplers, learner on all threads)", rate["ours"]))
+    ratio = float(np.median(rate["ours"]) / np.median(rate["peer"]))
+    print(f"ours / peer: {ratio:.2f}x (per round {min(ratios):.2f}x..{max(ratios):.2f}x; goal {GOAL_TRAINER}x)")
+    out = {"peer": args.peer, "rate": rate, "ratio": ratio}
+    if args.ray:
+        sampler_rate = {k: [sum(x["sampler_decisions"]) / x["sampling_seconds"] for x in rounds[k]]
+                        for k in ("ray1", "ray2")}
+        for k in ("ray1", "ray2"):
+            print(row(f"Ray, {k[-1]} sampler actor(s): sampler rate", sampler_rate[k]))
+            print(row(f"Ray, {k[-1]} sampler actor(s): training rate", rate[k]))
+        scale = float(np.median(sampler_rate["ray2"]) / np.median(sampler_rate["ray1"]))
+        print(f"2 actors / 1 actor, sampler rate: {scale:.2f}x (goal {GOAL_RAY}x)")
+        out.update(sampler_rate=sampler_rate, ray_scale=scale)
+    if args.json:
+        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+    return out
+
+
+if __name__ == "__main__":
+    main()
