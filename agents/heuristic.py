@@ -6,7 +6,7 @@ import numpy as np
 
 from agents.base import as_rules, legal_ids
 from schnapsen_env.cards import Deck, iter_bits
-from schnapsen_env.encoding import PENDING_SCALE, layout, obs_size, plane_to_mask
+from schnapsen_env.encoding import PENDING_SCALE, POINTS_SCALE, layout, obs_bounds, obs_size, plane_to_mask
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.scoring import CLAIM_TARGET, marriage_points
 
@@ -22,10 +22,16 @@ class _View:
 
     __slots__ = ("deck", "hand", "table", "unseen", "gone", "trump", "strict", "me_points", "me_pending")
 
-    def __init__(self, obs: np.ndarray, deck: Deck, lay: dict[str, slice], size: int) -> None:
+    def __init__(self, obs: np.ndarray, deck: Deck, lay: dict[str, slice], size: int, high: np.ndarray) -> None:
         if obs.shape != (size,):
             raise ValueError(f"cannot read an observation of shape {obs.shape}: the agent's rules need "
                              f"({size},) entries (was the agent built with the env's rules?)")
+        for name in ("points", "pending"):  # the two entries read as integers: a NaN or inf has no integer value
+            x = float(obs[lay[name]][0])
+            top = float(high[lay[name]][0])
+            if not 0.0 <= x <= top:
+                raise ValueError(f"cannot read an observation whose {name!r} entry (index {lay[name].start}) is "
+                                 f"{x!r}: expected a number from 0 to {top:g} (the observation space's bounds)")
         self.deck: Deck = deck
         self.hand = _bits(obs[lay["hand"]])
         table = _bits(obs[lay["table"]])
@@ -35,7 +41,7 @@ class _View:
         self.trump = int(np.argmax(obs[lay["trump"]]))
         # STRICT phase (R10, R11): closed, or no card left in the stock (stock_size is frozen at closing)
         self.strict = bool(obs[lay["closed"]][0] > 0.5) or float(obs[lay["stock_size"]][0]) < 1e-6
-        self.me_points = int(round(float(obs[lay["points"]][0]) * 66))
+        self.me_points = int(round(float(obs[lay["points"]][0]) * POINTS_SCALE))
         self.me_pending = int(round(float(obs[lay["pending"]][0]) * PENDING_SCALE))  # 0 once I have a trick (R14)
 
 
@@ -81,6 +87,7 @@ class HeuristicAgent:
         self.rng = np.random.default_rng(seed)
         self._layout = layout(self.rules)
         self._obs_size = obs_size(self.rules)
+        self._high = obs_bounds(self.rules)[1]
 
     def reset(self) -> None:
         pass
@@ -121,12 +128,18 @@ class HeuristicAgent:
 
     # ------------------------------------------------------------------ act
     def act(self, observation: dict) -> int:
-        """A legal action id chosen by the rules of the class docstring."""
+        """A legal action id chosen by the rules of the class docstring.
+
+        Raises:
+            ValueError: the mask has no legal action; or, with more than one legal action, an observation of
+                another shape than the agent's rules give, a ``points`` or ``pending`` entry that is not a number
+                within the observation space, or a card on the table with no card legal to follow with.
+        """
         legal = legal_ids(observation)
         if legal.size == 1:
             return int(legal[0])
         v = _View(np.asarray(observation["observation"], dtype=np.float32), self.rules.deck, self._layout,
-                  self._obs_size)
+                  self._obs_size, self._high)
         d = v.deck
         n = d.size
         mask = 0
@@ -193,6 +206,9 @@ class HeuristicAgent:
         return self._cheapest(d, cards)
 
     def _follow(self, v: _View, cards: int) -> int:
+        if not cards:
+            raise ValueError("the observation shows a card on the table but the mask offers no card to follow with "
+                             "(and more than one action): expected the mask of the player to follow")
         d = v.deck
         lead = v.table
         trump = v.trump
