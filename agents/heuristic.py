@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from agents import heuristic_core
 from agents.base import as_rules, legal_ids
 from schnapsen_env.cards import Deck, iter_bits
-from schnapsen_env.encoding import PENDING_SCALE, layout, obs_size, plane_to_mask
+from schnapsen_env.encoding import PENDING_SCALE, POINTS_SCALE, layout, obs_bounds, obs_size, plane_to_mask
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.scoring import CLAIM_TARGET, marriage_points
 
@@ -17,15 +18,37 @@ CLOSE_OPP_CARD_POINTS = 2
 _bits = plane_to_mask
 
 
+def _batch(a, what: str, width: int, width_name: str, rules: RuleSet) -> np.ndarray:
+    """``a`` as a 2-D numeric array of ``width`` columns (``act_batch``'s arguments); ValueError naming ``what``
+    and the expected shape otherwise."""
+    expect = f"({width_name} = {width} for {rules.name})"
+    try:
+        arr = np.asarray(a)
+    except (TypeError, ValueError) as e:  # e.g. a ragged nested list
+        raise ValueError(f"{what} must be an array of shape (B, {width}) {expect}: {e}") from None
+    if arr.dtype.kind not in "biuf":
+        raise ValueError(f"{what} must be an array of numbers of shape (B, {width}) {expect}, got dtype {arr.dtype}")
+    if arr.ndim != 2 or arr.shape[1] != width:
+        raise ValueError(f"{what} must have shape (B, {width}) {expect}, got {arr.shape} (was the agent built with "
+                         f"the env's rules?)")
+    return arr
+
+
 class _View:
     """The parts of one observation the heuristic reads (cards as bit masks, points in card points)."""
 
     __slots__ = ("deck", "hand", "table", "unseen", "gone", "trump", "strict", "me_points", "me_pending")
 
-    def __init__(self, obs: np.ndarray, deck: Deck, lay: dict[str, slice], size: int) -> None:
+    def __init__(self, obs: np.ndarray, deck: Deck, lay: dict[str, slice], size: int, high: np.ndarray) -> None:
         if obs.shape != (size,):
             raise ValueError(f"cannot read an observation of shape {obs.shape}: the agent's rules need "
                              f"({size},) entries (was the agent built with the env's rules?)")
+        for name in ("points", "pending"):  # the two entries read as integers: a NaN or inf has no integer value
+            x = float(obs[lay[name]][0])
+            top = float(high[lay[name]][0])
+            if not 0.0 <= x <= top:
+                raise ValueError(f"cannot read an observation whose {name!r} entry (index {lay[name].start}) is "
+                                 f"{x!r}: expected a number from 0 to {top:g} (the observation space's bounds)")
         self.deck: Deck = deck
         self.hand = _bits(obs[lay["hand"]])
         table = _bits(obs[lay["table"]])
@@ -35,7 +58,7 @@ class _View:
         self.trump = int(np.argmax(obs[lay["trump"]]))
         # STRICT phase (R10, R11): closed, or no card left in the stock (stock_size is frozen at closing)
         self.strict = bool(obs[lay["closed"]][0] > 0.5) or float(obs[lay["stock_size"]][0]) < 1e-6
-        self.me_points = int(round(float(obs[lay["points"]][0]) * 66))
+        self.me_points = int(round(float(obs[lay["points"]][0]) * POINTS_SCALE))
         self.me_pending = int(round(float(obs[lay["pending"]][0]) * PENDING_SCALE))  # 0 once I have a trick (R14)
 
 
@@ -68,6 +91,10 @@ class HeuristicAgent:
     Ties between cards of equal points go to the lower card id. Only the observation is read (decoded with the
     layout of :mod:`schnapsen_env.encoding`); the agent is deterministic, the seed is kept for the protocol.
 
+    :meth:`act` is the readable reference of these rules; :meth:`act_batch` plays the same rules on a batch of rows
+    with the compiled kernel of :mod:`agents.heuristic_core` (identical actions, ``tests/test_heuristic_batch.py``),
+    for trainers that play the heuristic on many envs at once.
+
     Args:
         rules: the env's RuleSet or a ruleset name (required, :mod:`agents.base`); it gives the deck and the
             observation layout. The rules of thumb above do not depend on the other knobs.
@@ -81,6 +108,8 @@ class HeuristicAgent:
         self.rng = np.random.default_rng(seed)
         self._layout = layout(self.rules)
         self._obs_size = obs_size(self.rules)
+        self._high = obs_bounds(self.rules)[1]
+        self._tables = heuristic_core.tables(self.rules, CLOSE_OPP_CARD_POINTS)
 
     def reset(self) -> None:
         pass
@@ -121,12 +150,18 @@ class HeuristicAgent:
 
     # ------------------------------------------------------------------ act
     def act(self, observation: dict) -> int:
-        """A legal action id chosen by the rules of the class docstring."""
+        """A legal action id chosen by the rules of the class docstring.
+
+        Raises:
+            ValueError: the mask has no legal action; or, with more than one legal action, an observation of
+                another shape than the agent's rules give, a ``points`` or ``pending`` entry that is not a number
+                within the observation space, or a card on the table with no card legal to follow with.
+        """
         legal = legal_ids(observation)
         if legal.size == 1:
             return int(legal[0])
         v = _View(np.asarray(observation["observation"], dtype=np.float32), self.rules.deck, self._layout,
-                  self._obs_size)
+                  self._obs_size, self._high)
         d = v.deck
         n = d.size
         mask = 0
@@ -164,6 +199,57 @@ class HeuristicAgent:
             return cards.bit_length() - 1
         return self._lead(v, cards)
 
+    def act_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """The action of :meth:`act` for every row of a batch, computed by the compiled kernel.
+
+        ``act_batch(obs, masks)[i] == act({"observation": obs[i], "action_mask": masks[i]})`` for every row (a
+        test plays the two in lockstep under every rule knob); a row that :meth:`act` refuses is refused here.
+
+        Args:
+            observations: ``(B, obs_size)`` observations of the players to move (float32, as the envs give them;
+                other real dtypes are converted as :meth:`act` converts them).
+            masks: ``(B, n_actions)`` their action masks (int8, bool or any 0/1 numbers; nonzero = legal).
+
+        Returns:
+            int64 ``(B,)`` action ids, each legal in its row.
+
+        Raises:
+            ValueError: an argument that is not a 2-D array of numbers of the shapes above (for this agent's
+                rules), or a row with no legal action, an out-of-range points entry or a table card with no card
+                to follow with (the message names the first such row).
+        """
+        rules = self.rules
+        obs = _batch(observations, "observations", self._obs_size, "obs_size", rules)
+        legal = _batch(masks, "masks", rules.n_actions, "n_actions", rules)
+        if legal.shape[0] != obs.shape[0]:
+            raise ValueError(f"masks must have one row per observation: got {legal.shape[0]} rows of masks for "
+                             f"{obs.shape[0]} observations")
+        obs = np.ascontiguousarray(obs, dtype=np.float32)
+        if legal.dtype in (np.bool_, np.int8, np.uint8):
+            legal = np.ascontiguousarray(legal).view(np.uint8)
+        else:
+            legal = (legal != 0).view(np.uint8)
+        out = np.empty(obs.shape[0], dtype=np.int64)
+        t = self._tables
+        heuristic_core.act_rows(obs, legal, t.ints, t.floats, t.cards, t.suits, out)
+        bad = np.flatnonzero(out < 0)
+        if bad.size:
+            row = int(bad[0])
+            raise ValueError(f"row {row} of the batch: {self._refusal(int(out[row]), obs[row])}")
+        return out
+
+    def _refusal(self, code: int, obs: np.ndarray) -> str:
+        """What was wrong with a row the kernel marked with ``code`` (:mod:`agents.heuristic_core`)."""
+        if code == heuristic_core.NO_LEGAL_ACTION:
+            return "the action mask has no legal action: expected the rows of players to move"
+        if code == heuristic_core.NO_CARD_TO_FOLLOW:
+            return ("the observation shows a card on the table but the mask offers no card to follow with (and "
+                    "more than one action): expected the mask of the player to follow")
+        name = "points" if code == heuristic_core.BAD_POINTS else "pending"
+        i = self._layout[name].start
+        return (f"its {name!r} entry (index {i}) is {float(obs[i])!r}: expected a number from 0 to "
+                f"{float(self._high[i]):g} (the observation space's bounds)")
+
     def _lead(self, v: _View, cards: int) -> int:
         d = v.deck
         trumps = cards & d.suit_mask[v.trump]
@@ -193,6 +279,9 @@ class HeuristicAgent:
         return self._cheapest(d, cards)
 
     def _follow(self, v: _View, cards: int) -> int:
+        if not cards:
+            raise ValueError("the observation shows a card on the table but the mask offers no card to follow with "
+                             "(and more than one action): expected the mask of the player to follow")
         d = v.deck
         lead = v.table
         trump = v.trump
