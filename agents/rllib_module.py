@@ -106,8 +106,7 @@ class HeuristicModule(RLModule):
         obs = batch[Columns.OBS]
         xs, ms = (np.asarray(obs[k].detach().cpu().numpy() if hasattr(obs[k], "detach") else obs[k])
                   for k in ("observation", "action_mask"))
-        actions = [self.agent.act({"observation": xs[i], "action_mask": ms[i]}) for i in range(xs.shape[0])]
-        return {Columns.ACTIONS: np.asarray(actions, dtype=np.int64)}
+        return {Columns.ACTIONS: self.agent.act_batch(xs, ms)}
 
     def _forward_train(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
         raise RuntimeError("HeuristicModule is not trainable: keep it out of policies_to_train")
