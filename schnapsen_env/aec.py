@@ -359,7 +359,9 @@ class raw_env(AECEnv, EzPickle):
         every call (a caller may keep them), the values of :func:`schnapsen_env.encoding.observation`."""
         seat = seat_of(agent, "agent")
         game = self._require_reset()
-        legal = self._legal if game.result is None and game.to_move == seat and not self.terminations[agent] else 0
+        # An agent PettingZoo's loop has removed (its None step) is out of terminations: it is done, nothing is legal.
+        legal = self._legal if game.result is None and game.to_move == seat and not self.terminations.get(agent, True) \
+            else 0
         # Equal to encoding.observation(game, seat) and mask_to_array(legal), in new arrays (never shared with
         # an earlier or later observation, as PettingZoo's classic envs), from the compiled core.
         obs, mask = self._mirror.observe(game, seat, legal)

@@ -237,8 +237,12 @@ class SchnapsenGymEnv(gymnasium.Env):
         return info
 
     def action_masks(self) -> np.ndarray:
-        """Legal actions of the learner as a bool array of shape ``(n_actions,)`` (sb3-contrib)."""
-        return self.aec.observe(self.learner)["action_mask"].astype(bool)
+        """Legal actions of the learner as a bool array of shape ``(n_actions,)`` (sb3-contrib); all False once the
+        episode is over (also when an illegal action ended it, leaving the hand unfinished)."""
+        mask = self.aec.observe(self.learner)["action_mask"].astype(bool)
+        if self._done:
+            mask[:] = False
+        return mask
 
     def render(self) -> str | None:
         if self.render_mode is None:

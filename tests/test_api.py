@@ -303,6 +303,20 @@ def test_gym_env_illegal_action_modes():
         env.step(illegal)
 
 
+def test_gym_action_masks_all_false_after_an_illegal_action_ended_the_episode():
+    """After an illegal action ends the episode (``illegal_action="terminate"``) the returned mask is all zeros, but
+    ``action_masks()`` still gave the learner's legal actions of the unfinished hand; nothing is legal once the
+    episode is over, as after a hand played to its end."""
+    env = gymnasium.make("schnapsen_env/Schnapsen-v0").unwrapped
+    obs, _ = env.reset(seed=0)
+    obs, _, term, _, _ = env.step(int(np.flatnonzero(obs["action_mask"] == 0)[0]))
+    assert term and not obs["action_mask"].any()
+    masks = env.action_masks()
+    assert masks.dtype == bool and masks.shape == obs["action_mask"].shape and not masks.any()
+    obs, _ = env.reset(seed=0)
+    np.testing.assert_array_equal(env.action_masks(), obs["action_mask"].astype(bool))
+
+
 def test_maskable_ppo_trains_if_installed():
     sb3c = pytest.importorskip("sb3_contrib")
     env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent="random")

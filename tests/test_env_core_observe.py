@@ -6,6 +6,8 @@ one a caller kept."""
 
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 import pytest
 
@@ -161,3 +163,25 @@ def test_observations_handed_out_are_never_overwritten(make):
     arrays = [o[key] for o, _ in kept for key in ("observation", "action_mask")]
     for k in range(1, len(arrays)):
         assert not np.shares_memory(arrays[k - 1], arrays[k])
+
+
+def test_observe_an_agent_removed_after_an_illegal_move():
+    """``env()`` ends the episode on an illegal move (``TerminateIllegalWrapper``) with the hand unfinished, so the
+    game still names a seat to move. Once PettingZoo's loop had removed that agent (its ``None`` step), ``observe``
+    of it raised KeyError (it read ``terminations[agent]``); it gives the encoder's observation and an all-zero
+    mask, as after every other end (API.md)."""
+    env = schnapsen_v0.env()
+    env.reset(seed=0)
+    mask = env.observe(env.agent_selection)["action_mask"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        env.step(int(np.flatnonzero(mask == 0)[0]))
+    game = env.unwrapped.game
+    assert game.result is None
+    for _agent in env.agent_iter():
+        env.step(None)
+        for agent in PLAYERS:
+            got = env.observe(agent)
+            np.testing.assert_array_equal(got["observation"], encoding.observation(game, PLAYERS.index(agent)))
+            assert not got["action_mask"].any()
+    assert env.agents == []
