@@ -1,5 +1,7 @@
 """Command-line support shared by the programs (``schnapsen-arena``, ``schnapsen-play``, ``schnapsen-replay``):
-an ``argparse`` parser whose errors are one line, and the one-line form of any error message.
+an ``argparse`` parser whose errors are one line, the one-line form of any error message, and
+:func:`console_main`, which keeps the end of a program's output (``| head``, a full disk, Ctrl-C) from ending in a
+traceback.
 
 A user's mistake gets one line on stderr, ``PROG: error: WHAT: PROBLEM: EXPECTED (see PROG --help)``, and exit
 status 2, never a traceback. (argparse's own ``error()`` prints the whole usage block first; this parser prints the
@@ -9,11 +11,16 @@ message alone, naming ``--help`` for the usage.)
 from __future__ import annotations
 
 import argparse
+import errno
+import functools
+import os
 import reprlib
 import sys
 import types
 import typing
-from typing import Any, Literal, NoReturn
+from typing import Any, Callable, Literal, NoReturn, TypeVar
+
+from schnapsen_env.files import describe_os_error
 
 
 def one_line(text: object, limit: int = 2000) -> str:
@@ -48,6 +55,91 @@ def fail(prog: str, message: object, status: int = 1) -> int:
     return status
 
 
+_Main = TypeVar("_Main", bound=Callable[..., int])
+
+
+class StdoutError(OSError):
+    """Standard output could not be written (its reader went away, a full disk behind it); raised by the writes of
+    a program run through :func:`console_main` in place of the ``OSError``, so that it is told apart from the
+    program's other files."""
+
+
+class _GuardedStdout:
+    """``sys.stdout`` while a ``main()`` runs: the same stream, whose write errors are :class:`StdoutError`."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return self._stream.write(text)
+        except OSError as e:
+            raise StdoutError(e.errno, e.strerror) from e
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except OSError as e:
+            raise StdoutError(e.errno, e.strerror) from e
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
+def _to_devnull(stream: Any) -> None:
+    """Point ``stream``'s file descriptor at ``os.devnull`` so that Python's flush at exit does not fail (and print)
+    a second time."""
+    try:
+        fd = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(fd, stream.fileno())
+        finally:
+            os.close(fd)
+    except (OSError, ValueError, AttributeError):  # not a real file (a test's StringIO), or no stdout at all
+        pass
+
+
+def console_main(prog: str) -> Callable[[_Main], _Main]:
+    """Decorate a program's ``main()`` (returning its exit status) so that its output ends without a traceback:
+
+    * the reader of standard output goes away (``PROG ... | head -1``): the program stops quietly, status 0;
+    * standard output cannot be written (a full disk behind ``PROG > file``): ``PROG: error: cannot write to
+      standard output: no space left on device``, status 1;
+    * Ctrl-C where ``main()`` does not handle it itself (e.g. while an agent loads): ``PROG: error: interrupted``,
+      status 130.
+
+    While ``main()`` runs, writes to ``sys.stdout`` raise :class:`StdoutError` (an ``OSError``) when they fail, and
+    standard output is flushed before ``main()`` returns, so that its last bytes are checked here and not by Python
+    at exit. What ``main()`` saves to files is up to it: it should save before it prints.
+    """
+    def wrap(main: _Main) -> _Main:
+        @functools.wraps(main)
+        def run(*args: Any, **kwargs: Any) -> int:
+            stream = sys.stdout
+            if stream is not None:
+                sys.stdout = _GuardedStdout(stream)
+            try:
+                status = main(*args, **kwargs)
+                if stream is not None:
+                    sys.stdout.flush()
+                return status
+            except KeyboardInterrupt:
+                return fail(prog, "interrupted", 130)
+            except StdoutError as e:
+                _to_devnull(stream)
+                if e.errno == errno.EPIPE:
+                    return 0
+                try:
+                    return fail(prog, f"cannot write to standard output: {describe_os_error(e)}")
+                except OSError:  # standard error is gone too
+                    return 1
+            finally:
+                if stream is not None and isinstance(sys.stdout, _GuardedStdout):
+                    sys.stdout = stream
+        return typing.cast(_Main, run)
+    return wrap
+
+
 def fits_hint(value: Any, hint: Any) -> bool:
     """Whether a plain value (as parsed from a command line or read from JSON) fits a type annotation: ``bool``,
     ``int`` (not bool), ``float`` (int or float), ``str``, ``None``, ``Literal[...]``, unions and
@@ -73,4 +165,4 @@ def fits_hint(value: Any, hint: Any) -> bool:
     return True
 
 
-__all__ = ["fits_hint", "ArgumentParser", "fail", "one_line", "short_repr"]
+__all__ = ["fits_hint", "ArgumentParser", "StdoutError", "console_main", "fail", "one_line", "short_repr"]

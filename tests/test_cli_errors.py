@@ -349,3 +349,79 @@ def test_train_parse_errors_stay_one_line_without_tyros_hook(monkeypatch, capsys
         err = capsys.readouterr().err
         assert err.startswith("train.py: error: ") and err.count("\n") == 1, err
         assert all(w in err for w in words) and "│" not in err and "\x1b" not in err
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The programs as a user runs them, in a subprocess: a reader that goes away (``| head``), a full disk behind
+# standard output, Ctrl-C with worker processes.
+
+_REPLAY_MODULE = {"arena": "agents.cli.arena", "play": "agents.cli.play", "replay": "agents.cli.replay"}
+
+
+def _spawn(prog: str, argv: list[str], cwd: Path, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", _REPLAY_MODULE[prog]] + argv, cwd=cwd,
+                            env={**__import__("os").environ, "PYTHONPATH": str(ROOT)}, **kwargs)
+
+
+def _cases_for_output(tmp_path: Path) -> list[tuple[str, list[str]]]:
+    write_records(tmp_path / "g.jsonl", _records(3))
+    return [("arena", ["random", "random", "--deals", "2", "--workers", "1", "--no-progress", "--json",
+                       str(tmp_path / "out.json")]),
+            ("replay", [str(tmp_path / "g.jsonl")]),
+            ("play", ["--opponent", "random", "--seed", "1", "--seat", "player_1", "--record",
+                      str(tmp_path / "p.jsonl")])]
+
+
+@pytest.mark.parametrize("prog", ["arena", "replay", "play"])
+def test_a_reader_that_goes_away_is_no_traceback(prog, tmp_path):
+    """``PROG ... | head -1``: the reader has gone when the program writes; it stops quietly, and what it was asked
+    to save (the arena's --json, play's unfinished hand) is saved."""
+    import os
+
+    (argv,) = [a for p, a in _cases_for_output(tmp_path) if p == prog]
+    r, w = os.pipe()
+    os.close(r)  # the reader is gone before the first write: every write fails with EPIPE
+    try:
+        proc = _spawn(prog, argv, tmp_path, stdin=subprocess.DEVNULL, stdout=w, stderr=subprocess.PIPE, text=True)
+    finally:
+        os.close(w)
+    _, err = proc.communicate(timeout=300)
+    assert "Traceback" not in err and err == "", err[-2000:]
+    assert proc.returncode == 0
+    if prog == "arena":
+        assert json.loads((tmp_path / "out.json").read_text())["deals"] == 2
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+@pytest.mark.parametrize("prog", ["arena", "replay", "play"])
+def test_a_full_disk_behind_standard_output_is_one_line(prog, tmp_path):
+    (argv,) = [a for p, a in _cases_for_output(tmp_path) if p == prog]
+    with open("/dev/full", "w") as full:
+        proc = _spawn(prog, argv, tmp_path, stdin=subprocess.DEVNULL, stdout=full, stderr=subprocess.PIPE,
+                      text=True)
+        _, err = proc.communicate(timeout=300)
+    assert err == f"{PROGS[prog]}: error: cannot write to standard output: no space left on device\n", err[-2000:]
+    assert proc.returncode == 1
+    if prog == "arena":
+        assert json.loads((tmp_path / "out.json").read_text())["deals"] == 2
+
+
+@pytest.mark.parametrize("error, status, message", [
+    (BrokenPipeError(32, "Broken pipe"), 0, ""),
+    (OSError(28, "No space left on device"), 1,
+     "schnapsen-play: error: cannot write to standard output: no space left on device\n")])
+def test_play_records_the_unfinished_hand_when_its_output_fails(error, status, message, tmp_path, capsys):
+    class FailsAtThePrompt(io.StringIO):
+        def write(self, text):
+            if text == "> ":
+                raise error
+            return super().write(text)
+
+    path = tmp_path / "g.jsonl"
+    with contextlib.redirect_stdout(FailsAtThePrompt()):  # the opponent leads this hand, then the prompt fails
+        got = play_cli.main(["--opponent", "random", "--seed", "1", "--seat", "player_1", "--record", str(path)],
+                            inp=io.StringIO("QH\n"))
+    assert got == status and capsys.readouterr().err == message
+    (line,) = path.read_text().splitlines()
+    record = json.loads(line)
+    assert record["result"] is None and len(record["actions"]) == 1

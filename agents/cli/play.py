@@ -23,7 +23,7 @@ from typing import TextIO
 
 import numpy as np
 
-from schnapsen_env.argparsing import ArgumentParser, fail, one_line, short_repr
+from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line, short_repr
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.encoding import observation
 from schnapsen_env.files import WriteError, check_output_file
@@ -125,12 +125,14 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
     print(f"{who} won {r.game_points} game point(s) ({r.reason})", file=out)
 
 
+@console_main(PROG)
 def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO | None = None) -> int:
     """Entry point of ``schnapsen-play``; returns the exit status.
 
     A user's mistake is one line on stderr, never a traceback: bad flags, an unknown opponent or a bad checkpoint
     exit with status 2 before play; an opponent that fails mid-game (e.g. NaN weights) or a record that cannot be
-    written ends with status 1, after the hands played are recorded.
+    written ends with status 1, after the hands played are recorded. Output that cannot be written (``| head``, a
+    full disk) ends play after the unfinished hand is recorded (:func:`~schnapsen_env.argparsing.console_main`).
     """
     inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout
@@ -214,13 +216,15 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
                 match.next_hand()
             elif n >= args.hands:
                 break
-    except (Quit, KeyboardInterrupt, OpponentError) as e:
+    except (Quit, KeyboardInterrupt, OpponentError, OSError) as e:
+        if recorder is not None and recorder.state.result is None and recorder.actions:
+            save(recorder.record())  # the unfinished hand, with result null
+        if isinstance(e, OSError):  # the output failed (| head, a full disk): reported by console_main
+            raise
         if isinstance(e, OpponentError):
             status = fail(PROG, f"the opponent {args.opponent!r} failed in hand {n + 1}: {e}")
         else:
             print("\nbye", file=out)
-        if recorder is not None and recorder.state.result is None and recorder.actions:
-            save(recorder.record())  # the unfinished hand, with result null
     finally:
         if writer is not None:
             writer.close()

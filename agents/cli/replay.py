@@ -9,11 +9,10 @@ stops the replay with a message naming its line and first bad action.
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 
-from schnapsen_env.argparsing import ArgumentParser, fail, one_line
+from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line
 from schnapsen_env.records import IncompleteLineWarning, RecordError, read_records, replay
 from schnapsen_env.render import render_text
 from schnapsen_env.rules import PLAYERS
@@ -21,6 +20,7 @@ from schnapsen_env.rules import PLAYERS
 PROG = "schnapsen-replay"
 
 
+@console_main(PROG)
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``schnapsen-replay``; returns the exit status.
 
@@ -66,14 +66,9 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def run() -> int:
-    """Console-script entry: :func:`main`, quiet when the reader of the output goes away (``| head``)."""
-    try:
-        return main()
-    except KeyboardInterrupt:
-        return fail(PROG, "interrupted", 130)
-    except BrokenPipeError:
-        sys.stdout = open(os.devnull, "w")  # avoid a second error while Python flushes at exit
-        return 0
+    """Console-script entry (``[project.scripts]``): :func:`main`, which already ends quietly when the reader of the
+    output goes away (``| head``) and in one line on Ctrl-C or a full disk behind standard output."""
+    return main()
 
 
 if __name__ == "__main__":
