@@ -11,7 +11,9 @@ both seatings.
 from ``(seed, chunk index)``, so a result depends on ``seed`` and ``chunk_size`` but not on the number of worker
 processes. Workers are forked where the platform can (:class:`concurrent.futures.ProcessPoolExecutor`): fork hands
 them the :class:`Duel` (whose factories may be lambdas) without pickling it; the pool's initializer stores it in
-the worker's module global :data:`_DUEL`, which :func:`_play_chunk` reads.
+the worker's module global :data:`_DUEL`, which :func:`_play_chunk` reads. The workers ignore Ctrl-C (SIGINT,
+which a terminal sends to the whole process group): the main process stops them when it is interrupted, or when
+a chunk fails, instead of waiting for the queued chunks.
 
 **Records.** With ``Duel.records`` each finished hand is also recorded through
 :class:`schnapsen_env.records.Recorder` (the one game-record builder), with the agents' labels under
@@ -21,6 +23,7 @@ the worker's module global :data:`_DUEL`, which :func:`_play_chunk` reads.
 from __future__ import annotations
 
 import multiprocessing
+import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -172,6 +175,27 @@ def _init_worker(duel: Duel) -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
+def _init_pool_worker(duel: Duel) -> None:
+    """A pool worker's initializer: Ctrl-C is the main process's to handle (it stops the workers), so that a
+    worker does not print a traceback of its own."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _init_worker(duel)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued chunks and end the worker processes now (the chunks they play are dropped)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor's own list (Python >= 3.2)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        if p.is_alive():
+            p.terminate()
+    for p in processes:
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
 def _play_chunk(chunk: int, first: int, deals: list) -> list[DealResult]:
     """Play deals ``first .. first + len(deals) - 1`` (both seatings each) with fresh agents for this chunk."""
     duel = _DUEL
@@ -234,8 +258,9 @@ def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress:
             methods = multiprocessing.get_all_start_methods()
             # fork passes the duel (factories may be lambdas) to the workers without pickling it
             ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-            with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx,
-                                     initializer=_init_worker, initargs=(duel,)) as pool:
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx,
+                                       initializer=_init_pool_worker, initargs=(duel,))
+            try:
                 futures = {pool.submit(_play_chunk, c, start, part): len(part) for c, start, part in chunks}
                 for fut in as_completed(futures):
                     done = fut.result()
@@ -243,6 +268,10 @@ def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress:
                     if on_chunk is not None:
                         on_chunk(done)
                     bar.update(futures[fut])
+            except BaseException:  # Ctrl-C, a failed chunk: stop now, not after every queued chunk is played
+                _stop_workers(pool)
+                raise
+            pool.shutdown()
     finally:
         bar.close()
     results.sort(key=lambda r: r.deal)

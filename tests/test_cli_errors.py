@@ -406,6 +406,63 @@ def test_a_full_disk_behind_standard_output_is_one_line(prog, tmp_path):
         assert json.loads((tmp_path / "out.json").read_text())["deals"] == 2
 
 
+def _live_processes_in_group(pgid: int) -> list[str]:
+    """The processes of group ``pgid`` that are not zombies (Linux /proc)."""
+    live = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(")") + 2:].split()
+        if int(fields[2]) == pgid and fields[0] != "Z":
+            live.append(stat[:200])
+    return live
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("layout", [["--deals", "4000", "--chunk-size", "5"],  # both workers busy, work queued
+                                    ["--deals", "1001", "--chunk-size", "1000"]])  # one worker idle
+def test_ctrl_c_with_workers_stops_at_once_in_one_line(layout, tmp_path):
+    """Ctrl-C in a terminal sends SIGINT to the whole process group: the arena and its workers. It stops within
+    seconds (not after the queued work), prints one line, and leaves no worker behind."""
+    import os
+    import signal
+    import time
+
+    records = tmp_path / "r.jsonl"
+    proc = _spawn("arena", ["rollout", "heuristic", "--workers", "2", "--no-progress", "--records", str(records)]
+                  + layout, tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                  text=True, start_new_session=True,
+                  preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal's shell starts it
+    try:
+        deadline = time.monotonic() + 120
+        while len(_live_processes_in_group(proc.pid)) < 3:  # the arena and its two workers
+            assert proc.poll() is None and time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.1)
+        time.sleep(3)  # the workers are playing (and with the second layout one has finished its one deal)
+        os.killpg(proc.pid, signal.SIGINT)
+        t0 = time.monotonic()
+        out, err = proc.communicate(timeout=60)
+        took = time.monotonic() - t0
+        deadline = time.monotonic() + 10
+        while _live_processes_in_group(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _live_processes_in_group(proc.pid) == []
+    finally:
+        if proc.poll() is None or _live_processes_in_group(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+    assert err == ("schnapsen-arena: error: interrupted: no result (the records file keeps the records written so "
+                   "far)\n"), err[-3000:]
+    assert proc.returncode == 130 and out == ""
+    assert took < 15, took
+    replay_status, _, replay_err = _run("replay", [str(records)])
+    assert replay_status == 0 and replay_err == ""
+
+
 @pytest.mark.parametrize("error, status, message", [
     (BrokenPipeError(32, "Broken pipe"), 0, ""),
     (OSError(28, "No space left on device"), 1,
