@@ -13,7 +13,8 @@ processes. Workers are forked where the platform can (:class:`concurrent.futures
 them the :class:`Duel` (whose factories may be lambdas) without pickling it; the pool's initializer stores it in
 the worker's module global :data:`_DUEL`, which :func:`_play_chunk` reads. The workers ignore Ctrl-C (SIGINT,
 which a terminal sends to the whole process group): the main process stops them when it is interrupted, or when
-a chunk fails, instead of waiting for the queued chunks.
+a chunk fails, instead of waiting for the queued chunks. On Linux a worker also ends when the main process is
+killed.
 
 **Records.** With ``Duel.records`` each finished hand is also recorded through
 :class:`schnapsen_env.records.Recorder` (the one game-record builder), with the agents' labels under
@@ -23,6 +24,7 @@ a chunk fails, instead of waiting for the queued chunks.
 from __future__ import annotations
 
 import multiprocessing
+import os
 import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -175,11 +177,28 @@ def _init_worker(duel: Duel) -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
-def _init_pool_worker(duel: Duel) -> None:
+def _init_pool_worker(duel: Duel, parent: int) -> None:
     """A pool worker's initializer: Ctrl-C is the main process's to handle (it stops the workers), so that a
-    worker does not print a traceback of its own."""
+    worker does not print a traceback of its own; and the worker ends with the main process (``parent``)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with(parent)
     _init_worker(duel)
+
+
+def _die_with(parent: int) -> None:
+    """On Linux, have the kernel end this worker (SIGTERM) when the main process dies, however it dies (``kill``,
+    SIGKILL): an orphaned worker would otherwise wait for work forever. Elsewhere nothing is done."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the main process died before prctl: nobody will send the signal
+        os._exit(1)
 
 
 def _stop_workers(pool: ProcessPoolExecutor) -> None:
@@ -259,7 +278,7 @@ def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress:
             # fork passes the duel (factories may be lambdas) to the workers without pickling it
             ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
             pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx,
-                                       initializer=_init_pool_worker, initargs=(duel,))
+                                       initializer=_init_pool_worker, initargs=(duel, os.getpid()))
             try:
                 futures = {pool.submit(_play_chunk, c, start, part): len(part) for c, start, part in chunks}
                 for fut in as_completed(futures):

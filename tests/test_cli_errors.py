@@ -463,6 +463,36 @@ def test_ctrl_c_with_workers_stops_at_once_in_one_line(layout, tmp_path):
     assert replay_status == 0 and replay_err == ""
 
 
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGKILL"])
+def test_workers_end_with_a_killed_arena(sig, tmp_path):
+    """``kill PID`` (or a job scheduler's SIGKILL) ends the arena's main process alone: its workers must not be left
+    behind, waiting forever for work."""
+    import os
+    import signal
+    import time
+
+    proc = _spawn("arena", ["rollout", "heuristic", "--workers", "2", "--no-progress", "--deals", "4000",
+                            "--chunk-size", "5"], tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                  stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 120
+        while len(_live_processes_in_group(proc.pid)) < 3:
+            assert proc.poll() is None and time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.1)
+        time.sleep(1)
+        os.kill(proc.pid, getattr(signal, sig))
+        proc.wait(timeout=60)
+        deadline = time.monotonic() + 15
+        while _live_processes_in_group(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _live_processes_in_group(proc.pid) == []
+    finally:
+        if proc.poll() is None or _live_processes_in_group(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 @pytest.mark.parametrize("error, status, message", [
     (BrokenPipeError(32, "Broken pipe"), 0, ""),
     (OSError(28, "No space left on device"), 1,
