@@ -512,3 +512,41 @@ def test_play_records_the_unfinished_hand_when_its_output_fails(error, status, m
     (line,) = path.read_text().splitlines()
     record = json.loads(line)
     assert record["result"] is None and len(record["actions"]) == 1
+
+
+def test_play_with_standard_input_closed_is_refused_before_play(tmp_path, monkeypatch):
+    """``schnapsen-play <&-``: Python's sys.stdin is None."""
+    monkeypatch.setattr(sys, "stdin", None)
+    status, out, err = _run_play_main(["--opponent", "random", "--record", str(tmp_path / "g.jsonl")])
+    assert status == 2 and out == ""
+    assert err == ("schnapsen-play: error: standard input is closed: expected a terminal or a file to read your "
+                   "moves from (see schnapsen-play --help)\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_play_input_that_fails_is_one_line_and_keeps_the_hand(tmp_path):
+    """A read error on standard input (EIO: the terminal went away) ends play in one line, the unfinished hand
+    recorded."""
+    class Gone(io.StringIO):
+        def readline(self, *a):
+            raise OSError(5, "Input/output error")
+
+    path = tmp_path / "g.jsonl"
+    out = io.StringIO()
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        status = play_cli.main(["--opponent", "random", "--seed", "1", "--seat", "player_1", "--record", str(path)],
+                               inp=Gone(), out=out)
+    assert status == 1
+    assert err.getvalue() == "schnapsen-play: error: cannot read your move: input/output error\n"
+    (line,) = path.read_text().splitlines()
+    assert json.loads(line)["result"] is None
+
+
+def _run_play_main(argv):
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = play_cli.main(argv)
+        except SystemExit as e:
+            status = e.code
+    return status, out.getvalue(), err.getvalue()

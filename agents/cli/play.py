@@ -26,7 +26,7 @@ import numpy as np
 from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line, short_repr
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.encoding import observation
-from schnapsen_env.files import WriteError, check_output_file
+from schnapsen_env.files import WriteError, check_output_file, describe_os_error
 from schnapsen_env.match import Match
 from schnapsen_env.records import Recorder, RecordWriter, deck_of
 from schnapsen_env.render import card_text, render_text
@@ -41,6 +41,10 @@ MAX_SEED = 2 ** 63 - 1
 
 class Quit(Exception):
     """The player typed quit (or the input ended)."""
+
+
+class InputError(Exception):
+    """Standard input could not be read (e.g. EIO: the terminal went away)."""
 
 
 class OpponentError(Exception):
@@ -91,6 +95,8 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
                 except UnicodeDecodeError:  # bytes that are not text: refused like any bad input
                     print("the input is not text (UTF-8). Legal: " + ", ".join(state.legal_action_names()), file=out)
                     continue
+                except OSError as e:
+                    raise InputError(f"cannot read your move: {describe_os_error(e)}") from None
                 if not line:
                     raise Quit()
                 if line.strip().lower() in ("quit", "exit", "q"):
@@ -153,6 +159,8 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
         p.error(f"--hands {args.hands}: expected an int >= 1")
     if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
         p.error(f"--seed {args.seed}: expected an int from 0 to 2**63 - 1")
+    if inp is None:  # started with standard input closed (<&-)
+        p.error("standard input is closed: expected a terminal or a file to read your moves from")
     from agents.specs import resolve_agent
 
     rules = RuleSet.make(args.ruleset)
@@ -216,13 +224,15 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
                 match.next_hand()
             elif n >= args.hands:
                 break
-    except (Quit, KeyboardInterrupt, OpponentError, OSError) as e:
+    except (Quit, KeyboardInterrupt, OpponentError, InputError, OSError) as e:
         if recorder is not None and recorder.state.result is None and recorder.actions:
             save(recorder.record())  # the unfinished hand, with result null
         if isinstance(e, OSError):  # the output failed (| head, a full disk): reported by console_main
             raise
         if isinstance(e, OpponentError):
             status = fail(PROG, f"the opponent {args.opponent!r} failed in hand {n + 1}: {e}")
+        elif isinstance(e, InputError):
+            status = fail(PROG, e)
         else:
             print("\nbye", file=out)
     finally:
