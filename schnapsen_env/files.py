@@ -3,6 +3,8 @@
 * :func:`check_output_file` and :func:`check_output_folder` check an output path before long work starts: a file
   path in an existing, writable folder (not a folder where a file is wanted), or a folder that exists or can be
   created. The command-line programs call them up front, so a mistyped path fails in a second, not after an hour.
+* :func:`same_file` tells whether an output path names an input (a checkpoint the program reads) or another
+  output, through links too, so that a program refuses to overwrite it.
 * :func:`atomic_write` writes a whole file to a temporary file beside it and renames it into place
   (``os.replace``): readers see the old file or the new one, never half of one. A temporary file left by a killed
   write (``NAME.XXXXXXXX.tmp``) is removed by :func:`remove_stale_temps`.
@@ -91,6 +93,18 @@ def check_output_file(path: str | os.PathLike, what: str) -> None:
         problem = f"the path cannot be used ({describe_os_error(e)})"
     if problem is not None:
         raise ValueError(f"{what}: {problem}: expected a file path in an existing, writable folder")
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether two paths name one file: the same path written differently, a symbolic or hard link to it, or (when
+    they do not exist yet) the same place after links are resolved."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        try:
+            return os.path.realpath(a) == os.path.realpath(b)
+        except (OSError, ValueError):
+            return False
 
 
 def check_output_folder(path: str | os.PathLike, what: str) -> None:
@@ -270,4 +284,4 @@ class LineWriter:
 
 
 __all__ = ["LineWriter", "WriteError", "atomic_write", "check_output_file", "check_output_folder",
-           "describe_os_error", "remove_stale_temps", "stale_temps"]
+           "describe_os_error", "remove_stale_temps", "same_file", "stale_temps"]

@@ -550,3 +550,41 @@ def _run_play_main(argv):
         except SystemExit as e:
             status = e.code
     return status, out.getvalue(), err.getvalue()
+
+
+@pytest.mark.parametrize("prog, argv", [
+    ("arena", ["ck.pt", "random", "--records", "ck.pt"]),
+    ("arena", ["random", "ck.pt", "--json", "ck.pt"]),
+    ("arena", ["ck.pt", "random", "--records", "link.pt"]),
+    ("arena", ["--round-robin", "random", "ck.pt", "--json", "./ck.pt"]),
+    ("arena", ["random", "random", "--records", "out", "--json", "link_out"]),
+    ("play", ["--opponent", "ck.pt", "--record", "ck.pt"]),
+    ("play", ["--opponent", "link.pt", "--record", "ck.pt"]),
+])
+def test_an_output_that_is_an_input_is_refused_before_it_is_overwritten(prog, argv, tmp_path, monkeypatch):
+    """``schnapsen-arena ck.pt random --records ck.pt`` emptied the checkpoint and then failed to load it in the
+    workers; ``--json ck.pt`` replaced it with the results; ``schnapsen-play --opponent ck.pt --record ck.pt``
+    emptied it. Two outputs that are one file through a link overwrote each other."""
+    import os
+
+    monkeypatch.chdir(tmp_path)
+    ck_bytes = (ROOT / "agents" / "data" / "schnapsen20_policy.pt").read_bytes()
+    (tmp_path / "ck.pt").write_bytes(ck_bytes)
+    (tmp_path / "link.pt").symlink_to(tmp_path / "ck.pt")
+    (tmp_path / "link_out").symlink_to(tmp_path / "out")
+    if prog == "arena":
+        argv = argv + ["--deals", "1", "--workers", "1", "--no-progress"]
+    status, out, err = _run(prog, argv)
+    assert status == 2 and out == "", (status, err)
+    assert err.count("\n") == 1 and err.startswith(f"{PROGS[prog]}: error: ") and "same file" in err, err
+    assert (tmp_path / "ck.pt").read_bytes() == ck_bytes
+    assert sorted(os.listdir(tmp_path)) == ["ck.pt", "link.pt", "link_out"]
+
+
+def test_an_output_that_is_an_agent_checkpoint_message(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "ck.pt").write_bytes((ROOT / "agents" / "data" / "schnapsen20_policy.pt").read_bytes())
+    status, _, err = _run("arena", ["ck.pt", "random", "--records", "ck.pt"])
+    assert status == 2 and err == ("schnapsen-arena: error: --records 'ck.pt' and agent 'ck.pt' name the same file: "
+                                   "expected another file for --records (writing it would destroy the checkpoint) "
+                                   "(see schnapsen-arena --help)\n")

@@ -19,7 +19,7 @@ from agents.arena import EPISODES, MAX_DEALS, MAX_SEED, MAX_WORKERS, RecordsWrit
 from agents.specs import parse_value
 from schnapsen_env.argparsing import ArgumentParser, console_main, fail
 from schnapsen_env.errors import IllegalActionError
-from schnapsen_env.files import WriteError, atomic_write, check_output_file, describe_os_error
+from schnapsen_env.files import WriteError, atomic_write, check_output_file, describe_os_error, same_file
 from schnapsen_env.ruleset import RULESETS
 
 PROG = "schnapsen-arena"
@@ -77,9 +77,14 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
                 check_output_file(path, f"{flag} {path!r}")
             except ValueError as e:
                 parser.error(str(e))
-    if args.records and args.json and args.json != "-" and \
-            os.path.abspath(args.records) == os.path.abspath(args.json):
-        parser.error(f"--records and --json name the same file {args.json!r}: expected two different files")
+    if args.records and args.json and args.json != "-" and same_file(args.records, args.json):
+        parser.error(f"--records {args.records!r} and --json {args.json!r} name the same file: expected two "
+                     "different files")
+    for flag, path in outputs:  # an output must not overwrite a checkpoint that the match is to load
+        for spec in args.round_robin or args.agents:
+            if path is not None and spec.endswith(".pt") and os.path.isfile(spec) and same_file(path, spec):
+                parser.error(f"{flag} {path!r} and agent {spec!r} name the same file: expected another file for "
+                             f"{flag} (writing it would destroy the checkpoint)")
 
 
 @console_main(PROG)
