@@ -588,3 +588,44 @@ def test_an_output_that_is_an_agent_checkpoint_message(tmp_path, monkeypatch):
     assert status == 2 and err == ("schnapsen-arena: error: --records 'ck.pt' and agent 'ck.pt' name the same file: "
                                    "expected another file for --records (writing it would destroy the checkpoint) "
                                    "(see schnapsen-arena --help)\n")
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs named pipes")
+@pytest.mark.parametrize("flag", ["--json", "--records"])
+def test_arena_writes_into_a_named_pipe_and_leaves_it_one(flag, tmp_path):
+    """An output that exists and is not a regular file (a named pipe, a device such as /dev/null or /dev/stdout) is
+    written into, as the shell's '>' does: --json used to replace it with a regular file (run as root,
+    '--json /dev/null' replaced the device), and --records ended in 'cannot flush ... to disk: invalid argument'."""
+    import os
+    import stat
+    import threading
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    got: list[bytes] = []
+    reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+    reader.start()
+    status, out, err = _run("arena", ["random", "random", "--deals", "2", "--workers", "1", "--no-progress", flag,
+                                      str(fifo)])
+    reader.join(60)
+    assert status == 0 and err == "", err
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and sorted(os.listdir(tmp_path)) == ["pipe"]
+    if flag == "--json":
+        assert json.loads(got[0])["deals"] == 2
+    else:
+        assert len(got[0].decode().splitlines()) == 4
+
+
+def test_arena_json_through_a_link_keeps_the_link(tmp_path):
+    """--json LINK writes the file the link points to (atomically, beside it) instead of replacing the link."""
+    import os
+
+    (tmp_path / "results").mkdir()
+    target = tmp_path / "results" / "out.json"
+    target.write_text("old\n")
+    (tmp_path / "latest.json").symlink_to(target)
+    status, _, err = _run("arena", ["random", "random", "--deals", "2", "--workers", "1", "--no-progress", "--json",
+                                    str(tmp_path / "latest.json")])
+    assert status == 0 and err == ""
+    assert os.path.islink(tmp_path / "latest.json") and json.loads(target.read_text())["deals"] == 2
+    assert sorted(os.listdir(tmp_path)) == ["latest.json", "results"] and os.listdir(tmp_path / "results") == ["out.json"]
