@@ -271,6 +271,9 @@ def read_records(path: str | os.PathLike, check: bool = True) -> list[HandRecord
         RecordError: the file cannot be read, or the first bad line (its 1-based number) and what is wrong with it.
     """
     out = []
+    if "\0" in str(os.fspath(path)):  # open() would raise ValueError
+        raise RecordError(f"{os.fspath(path)!r} contains a NUL character: expected the path of a JSON Lines file of "
+                          "records")
     try:
         with open(path, "rb") as f:
             raw_lines = f.read().split(b"\n")

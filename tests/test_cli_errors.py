@@ -136,7 +136,8 @@ BAD_AGENTS = ["grandmaster", "", ":", "Random", "rollout:n_samples=abc", "rollou
               "pimc:n_samples=abc", "pimc:exact_closed=maybe", "pimc:depth=100", "pimc:n_samples=1e3",
               "expert:worlds=0", "expert:decision=best", "expert:max_time=-1", "expert:max_time=abc",
               "expert:max_nodes=abc", "expert:max_nodes=0", "trained:greedy=maybe", "trained:greedy=1",
-              "heuristic:x=1", "random:seed=3", "missing.pt", "../missing.pt"]
+              "heuristic:x=1", "random:seed=3", "missing.pt", "../missing.pt", "rollout:n_samples=3,n_samples=4",
+              "rollout:depth=2, depth=3"]
 
 
 def _cases(p: dict[str, str], tmp: Path) -> list[tuple[str, list[str]]]:
@@ -167,6 +168,10 @@ def _cases(p: dict[str, str], tmp: Path) -> list[tuple[str, list[str]]]:
               ("arena", base + ["--records", str(tmp / "same"), "--json", str(tmp / "same")]),
               ("arena", base + ["--bogus"]), ("arena", base + ["-z"]), ("arena", base + ["--deals"]),
               ("arena", base + ["--round-robin"]), ("arena", ["trained", "random", "--ruleset", "sixtysix24"])]
+    for knob in ("ruleset=sixtysix24", "seed=1", "workers=2", "records_path=x", "chunk_size=3", "progress=True",
+                 "episode=match", "anchor=heuristic"):  # the names of the arena's own arguments are no rule knobs
+        cases += [("arena", base + ["--knob", knob]),
+                  ("arena", ["--round-robin", "random", "heuristic"] + base[2:] + ["--knob", knob])]
     # ---------------------------------------------------------------- schnapsen-play
     pbase = ["--opponent", "random"]
     for flag in ("--hands", "--seed"):
@@ -185,7 +190,7 @@ def _cases(p: dict[str, str], tmp: Path) -> list[tuple[str, list[str]]]:
     for key in sorted(k for k in p if k.startswith("rec_")):
         cases.append(("replay", [p[key]]))
     cases += [("replay", []), ("replay", [p["dir.jsonl"]]), ("replay", [str(tmp / "missing.jsonl")]),
-              ("replay", [""]), ("replay", [p["policy"]]), ("replay", [p["good"], "--viewer", "player_2"]),
+              ("replay", [""]), ("replay", ["a\x00b"]), ("replay", [p["policy"]]), ("replay", [p["good"], "--viewer", "player_2"]),
               ("replay", [p["good"], "extra"]), ("replay", [p["good"], "--bogus"]),
               ("replay", [p["empty"], "--index", "0"])]
     for v in BAD_INTS + ["-1", "2", "9" * 30]:
@@ -282,6 +287,20 @@ def test_bad_inputs_never_end_in_a_traceback(tmp_path, monkeypatch):
      "schnapsen-arena: error: --seed -1: expected an int from 0 to 2**63 - 1 (see schnapsen-arena --help)"),
     ("arena", ["random", "random", "--deals", "abc"],
      "schnapsen-arena: error: argument --deals: invalid int value: 'abc' (see schnapsen-arena --help)"),
+    ("arena", ["random", "random", "--knob", "ruleset=sixtysix24"],
+     "schnapsen-arena: error: --knob ruleset=sixtysix24: the ruleset is chosen with --ruleset: expected a rule knob "
+     "of RULES.md section 5 (see schnapsen-arena --help)"),
+    ("arena", ["random", "random", "--knob", "seed=1"],
+     "schnapsen-arena: error: --knob seed=1: unknown rule key 'seed': expected one of claim_mode, close_min_stock, "
+     "closed_hand_end, closing_reference, exchange_min_stock, exchange_rank, failed_close_value, false_claim, "
+     "last_trick_bonus, last_trick_bonus_when_closed, marriage_declaration, marriage_on_opening_lead, "
+     "marriage_window, match_target, must_head, next_dealer, tie, unclaimed_last_trick_value (see schnapsen-arena "
+     "--help)"),
+    ("arena", ["rollout:n_samples=3,n_samples=4", "random"],
+     "schnapsen-arena: error: agent 'rollout:n_samples=3,n_samples=4' gives n_samples twice: expected each argument "
+     "once (see schnapsen-arena --help)"),
+    ("replay", ["a\x00b"],
+     "schnapsen-replay: error: 'a\\x00b' contains a NUL character: expected the path of a JSON Lines file of records"),
     ("play", ["--seed", "-1"], "schnapsen-play: error: --seed -1: expected an int from 0 to 2**63 - 1 (see "
                                "schnapsen-play --help)"),
     ("play", ["--hands", "0"], "schnapsen-play: error: --hands 0: expected an int >= 1 (see schnapsen-play --help)"),

@@ -17,10 +17,10 @@ import sys
 from agents import agent_names
 from agents.arena import EPISODES, MAX_DEALS, MAX_SEED, MAX_WORKERS, RecordsWriteError, play_match, round_robin
 from agents.specs import parse_value
-from schnapsen_env.argparsing import ArgumentParser, console_main, fail
+from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line
 from schnapsen_env.errors import IllegalActionError
 from schnapsen_env.files import WriteError, atomic_write, check_output_file, describe_os_error, same_file
-from schnapsen_env.ruleset import RULESETS
+from schnapsen_env.ruleset import RULESETS, RuleSet
 
 PROG = "schnapsen-arena"
 
@@ -70,6 +70,14 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         if value is not None and not low <= value <= high:
             top = "2**63 - 1" if high == MAX_SEED else f"{high:,}"
             parser.error(f"{flag} {value}: expected an int from {low:,} to {top}")
+    for key, value in args.knob:  # a rule knob, not one of the arena's own arguments (seed=, workers=, ...)
+        shown = f"--knob {key}={one_line(value, 80)}"
+        if key == "ruleset":
+            parser.error(f"{shown}: the ruleset is chosen with --ruleset: expected a rule knob of RULES.md section 5")
+        try:
+            RuleSet.make(args.ruleset, **{key: value})
+        except ValueError as e:  # RulesError: an unknown key or a value the knob does not take
+            parser.error(f"{shown}: {e}")
     outputs = [("--records", args.records), ("--json", args.json if args.json != "-" else None)]
     for flag, path in outputs:  # fail before a long run, not after it
         if path is not None:
