@@ -648,3 +648,21 @@ def test_arena_json_through_a_link_keeps_the_link(tmp_path):
     assert status == 0 and err == ""
     assert os.path.islink(tmp_path / "latest.json") and json.loads(target.read_text())["deals"] == 2
     assert sorted(os.listdir(tmp_path)) == ["latest.json", "results"] and os.listdir(tmp_path / "results") == ["out.json"]
+
+
+def test_replay_refuses_an_overlong_line_at_once(tmp_path):
+    """A file that is no records file (a large binary; /dev/zero, which never ends) was read whole into memory
+    before its first line was looked at: /dev/zero ended in MemoryError, or in the machine's out-of-memory killer.
+    Lines are read one at a time, each at most 1 MiB (a record is about 1 KB)."""
+    big = tmp_path / "big.bin"
+    big.write_bytes(b"0" * (3 << 20))
+    status, out, err = _run("replay", [str(big)])
+    assert status == 2 and out == ""
+    assert err == (f"schnapsen-replay: error: {big} line 1: longer than 1,048,576 bytes: expected a JSON Lines file "
+                   "of records (about 1 KB a line)\n")
+    good = tmp_path / "good.jsonl"
+    write_records(good, _records(2))
+    with good.open("ab") as f:
+        f.write(b"\n\n" + b" " * (1 << 20) + b"\n")  # blank lines, one of exactly the limit: still skipped
+    status, _, err = _run("replay", [str(good)])
+    assert status == 0 and err == ""
