@@ -11,6 +11,7 @@ message alone, naming ``--help`` for the usage.)
 from __future__ import annotations
 
 import argparse
+import codecs
 import errno
 import functools
 import os
@@ -20,6 +21,7 @@ import types
 import typing
 from typing import Any, Callable, Literal, NoReturn, TypeVar
 
+from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.files import describe_os_error
 
 
@@ -64,15 +66,34 @@ class StdoutError(OSError):
     program's other files."""
 
 
+#: What the programs print beyond ASCII, as an output encoding without it (``LC_ALL=C``, a Windows code page) shows
+#: it: the suits as the letters of the card codes (K♣ -> KC), the table's signs as ASCII; anything else as ``?``.
+_ASCII_FALLBACK = {**dict(zip(SUIT_SYMBOLS, SUIT_LETTERS)), "±": "+/-", "—": "-", "·": "."}
+
+
+def _ascii_fallback(e: UnicodeError) -> tuple[str, int]:
+    if not isinstance(e, UnicodeEncodeError):
+        raise e
+    return "".join(_ASCII_FALLBACK.get(c, "?") for c in e.object[e.start:e.end]), e.end
+
+
+codecs.register_error("schnapsen-ascii-fallback", _ascii_fallback)
+
+
 class _GuardedStdout:
-    """``sys.stdout`` while a ``main()`` runs: the same stream, whose write errors are :class:`StdoutError`."""
+    """``sys.stdout`` while a ``main()`` runs: the same stream, whose write errors are :class:`StdoutError`, and
+    whose text is fitted to its encoding (:data:`_ASCII_FALLBACK`) where the encoding lacks a character."""
 
     def __init__(self, stream: Any) -> None:
         self._stream = stream
 
     def write(self, text: str) -> int:
         try:
-            return self._stream.write(text)
+            try:
+                return self._stream.write(text)
+            except UnicodeEncodeError:  # raised before anything is written
+                encoding = getattr(self._stream, "encoding", None) or "ascii"
+                return self._stream.write(text.encode(encoding, "schnapsen-ascii-fallback").decode(encoding))
         except OSError as e:
             raise StdoutError(e.errno, e.strerror) from e
 
@@ -108,9 +129,10 @@ def console_main(prog: str) -> Callable[[_Main], _Main]:
     * Ctrl-C where ``main()`` does not handle it itself (e.g. while an agent loads): ``PROG: error: interrupted``,
       status 130.
 
-    While ``main()`` runs, writes to ``sys.stdout`` raise :class:`StdoutError` (an ``OSError``) when they fail, and
-    standard output is flushed before ``main()`` returns, so that its last bytes are checked here and not by Python
-    at exit. What ``main()`` saves to files is up to it: it should save before it prints.
+    While ``main()`` runs, text that standard output's encoding cannot show (``LC_ALL=C``: the suit symbols) is shown
+    in ASCII (:data:`_ASCII_FALLBACK`), writes to ``sys.stdout`` raise :class:`StdoutError` (an ``OSError``) when
+    they fail, and standard output is flushed before ``main()`` returns, so that its last bytes are checked here and
+    not by Python at exit. What ``main()`` saves to files is up to it: it should save before it prints.
     """
     def wrap(main: _Main) -> _Main:
         @functools.wraps(main)

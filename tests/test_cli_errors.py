@@ -666,3 +666,29 @@ def test_replay_refuses_an_overlong_line_at_once(tmp_path):
         f.write(b"\n\n" + b" " * (1 << 20) + b"\n")  # blank lines, one of exactly the limit: still skipped
     status, _, err = _run("replay", [str(good)])
     assert status == 0 and err == ""
+
+
+@pytest.mark.parametrize("prog", ["replay", "play", "arena"])
+def test_an_output_encoding_without_suit_symbols_shows_letters(prog, tmp_path):
+    """``LC_ALL=C`` (a container, cron) or a Windows code page makes standard output ASCII or Latin-1: the table's
+    suit symbols ended in a UnicodeEncodeError traceback (schnapsen-play lost the hand in progress). They are shown
+    as the suit letters that the card codes use (K♣ -> KC)."""
+    import os
+    import re
+
+    (argv,) = [a for p, a in _cases_for_output(tmp_path) if p == prog]
+    if prog == "arena":  # the round robin's table has signs beyond ASCII (± —)
+        argv = ["--round-robin", "random", "heuristic", "--deals", "2", "--workers", "1", "--no-progress"]
+    proc = subprocess.run([sys.executable, "-m", _REPLAY_MODULE[prog]] + argv, cwd=tmp_path, capture_output=True,
+                          stdin=subprocess.DEVNULL, timeout=300,
+                          env={**os.environ, "PYTHONPATH": str(ROOT), "PYTHONIOENCODING": "ascii"})
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode()[-2000:]
+    out = proc.stdout.decode("ascii")
+    if prog == "arena":
+        assert " +/-" in out and "?" not in out, out
+        return
+    assert re.search(r"trump [CDHS] ", out) and re.search(r"turn-up (10|[AKQJ9])[CDHS]", out), out[:500]
+    if prog == "play":
+        (line,) = (tmp_path / "p.jsonl").read_text().splitlines()  # the hand in progress is recorded
+        assert json.loads(line)["result"] is None
+
