@@ -692,3 +692,12 @@ def test_an_output_encoding_without_suit_symbols_shows_letters(prog, tmp_path):
         (line,) = (tmp_path / "p.jsonl").read_text().splitlines()  # the hand in progress is recorded
         assert json.loads(line)["result"] is None
 
+
+def test_replay_step_with_standard_input_closed_is_refused(tmp_path, monkeypatch):
+    """``schnapsen-replay --step <&-`` ended in 'RuntimeError: input(): lost sys.stdin' after the first action."""
+    write_records(tmp_path / "g.jsonl", _records(1))
+    monkeypatch.setattr(sys, "stdin", None)
+    status, out, err = _run("replay", [str(tmp_path / "g.jsonl"), "--step"])
+    assert status == 2 and out == ""
+    assert err == ("schnapsen-replay: error: --step: standard input is closed: expected a terminal (or a file) to "
+                   "read the Enter presses from (see schnapsen-replay --help)\n")

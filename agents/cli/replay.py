@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hide", action="store_true", help="hide the other player's cards (default: show them)")
     p.add_argument("--step", action="store_true", help="wait for Enter after each action")
     args = p.parse_args(argv)
+    if args.step and sys.stdin is None:  # started with standard input closed (<&-)
+        p.error("--step: standard input is closed: expected a terminal (or a file) to read the Enter presses from")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", IncompleteLineWarning)
