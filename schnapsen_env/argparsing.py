@@ -141,7 +141,15 @@ def console_main(prog: str) -> Callable[[_Main], _Main]:
             if stream is not None:
                 sys.stdout = _GuardedStdout(stream)
             try:
-                status = main(*args, **kwargs)
+                try:
+                    status = main(*args, **kwargs)
+                except SystemExit:  # argparse's --help and usage errors: flushed here too, keeping their status
+                    try:
+                        if stream is not None:
+                            sys.stdout.flush()
+                    except StdoutError:  # as argparse itself does when it prints: nothing more to say
+                        _to_devnull(stream)
+                    raise
                 if stream is not None:
                     sys.stdout.flush()
                 return status

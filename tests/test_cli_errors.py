@@ -701,3 +701,25 @@ def test_replay_step_with_standard_input_closed_is_refused(tmp_path, monkeypatch
     assert status == 2 and out == ""
     assert err == ("schnapsen-replay: error: --step: standard input is closed: expected a terminal (or a file) to "
                    "read the Enter presses from (see schnapsen-replay --help)\n")
+
+
+@pytest.mark.parametrize("prog", ["arena", "replay", "play"])
+@pytest.mark.parametrize("buffered", [True, False])
+def test_help_to_a_reader_that_goes_away(prog, buffered, tmp_path):
+    """``PROG --help | head -1``: argparse prints the help and exits; with standard output block-buffered (a pipe,
+    no PYTHONUNBUFFERED) the text was flushed only at exit, which failed with 'Exception ignored in: ...
+    BrokenPipeError' and status 120."""
+    import os
+
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env["PYTHONPATH"] = str(ROOT)
+    if not buffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        proc = subprocess.run([sys.executable, "-m", _REPLAY_MODULE[prog], "--help"], cwd=tmp_path, stdout=w,
+                              stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True, env=env, timeout=300)
+    finally:
+        os.close(w)
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
