@@ -263,7 +263,8 @@ def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress:
     """
     chunks = [(c, start, deals[start:start + chunk_size]) for c, start in enumerate(range(0, len(deals), chunk_size))]
     results: list[DealResult] = []
-    bar = tqdm(total=len(deals), unit="deal", desc=desc, disable=not progress, leave=True)
+    bar = tqdm(total=len(deals), unit="deal", desc=desc, leave=True,
+               disable=not progress or sys.stderr is None)  # None: started with standard error closed (2>&-)
     try:
         if workers <= 1 or len(chunks) <= 1:
             _init_worker(duel)

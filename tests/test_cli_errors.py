@@ -723,3 +723,12 @@ def test_help_to_a_reader_that_goes_away(prog, buffered, tmp_path):
     finally:
         os.close(w)
     assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+
+
+def test_arena_with_standard_error_closed_still_plays_and_prints(monkeypatch, capsys):
+    """``schnapsen-arena ... 2>&-`` (a daemon, a script): the progress bar wrote to Python's sys.stderr, which is
+    None, and the arena ended in an AttributeError after the games, the results lost (and the traceback, with
+    nowhere to go, unseen)."""
+    monkeypatch.setattr(sys, "stderr", None)
+    status = arena_cli.main(["random", "random", "--deals", "3", "--workers", "1"])
+    assert status == 0 and "duplicate deals       3" in capsys.readouterr().out
