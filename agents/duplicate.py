@@ -250,6 +250,32 @@ def _play_chunk(chunk: int, first: int, deals: list) -> list[DealResult]:
     return out
 
 
+class _ProgressOutput:
+    """Where the progress bar writes (standard error): a write that fails (the reader of ``2>&1 | head`` went away,
+    a full disk) turns the bar off instead of ending the match."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.failed = False
+
+    def write(self, text: str) -> None:
+        if not self.failed:
+            try:
+                self.stream.write(text)
+            except (OSError, ValueError):  # ValueError: the stream was closed
+                self.failed = True
+
+    def flush(self) -> None:
+        if not self.failed:
+            try:
+                self.stream.flush()
+            except (OSError, ValueError):
+                self.failed = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress: bool = False,
                desc: str = "", on_chunk: Callable[[list[DealResult]], None] | None = None) -> list[DealResult]:
     """Play every deal both ways, in chunks of ``chunk_size`` over ``workers`` processes (1: in this process).
@@ -263,7 +289,7 @@ def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress:
     """
     chunks = [(c, start, deals[start:start + chunk_size]) for c, start in enumerate(range(0, len(deals), chunk_size))]
     results: list[DealResult] = []
-    bar = tqdm(total=len(deals), unit="deal", desc=desc, leave=True,
+    bar = tqdm(total=len(deals), unit="deal", desc=desc, leave=True, file=_ProgressOutput(sys.stderr),
                disable=not progress or sys.stderr is None)  # None: started with standard error closed (2>&-)
     try:
         if workers <= 1 or len(chunks) <= 1:

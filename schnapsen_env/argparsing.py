@@ -52,8 +52,12 @@ class ArgumentParser(argparse.ArgumentParser):
 
 
 def fail(prog: str, message: object, status: int = 1) -> int:
-    """Print ``PROG: error: MESSAGE`` as one line to stderr; returns ``status`` (for ``return fail(...)``)."""
-    print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
+    """Print ``PROG: error: MESSAGE`` as one line to stderr; returns ``status`` (for ``return fail(...)``). A standard
+    error that cannot be written (its reader went away) does not change the status."""
+    try:
+        print(f"{prog}: error: {one_line(message)}", file=sys.stderr)
+    except OSError:
+        pass
     return status
 
 
@@ -159,10 +163,7 @@ def console_main(prog: str) -> Callable[[_Main], _Main]:
                 _to_devnull(stream)
                 if e.errno == errno.EPIPE:
                     return 0
-                try:
-                    return fail(prog, f"cannot write to standard output: {describe_os_error(e)}")
-                except OSError:  # standard error is gone too
-                    return 1
+                return fail(prog, f"cannot write to standard output: {describe_os_error(e)}")
             finally:
                 if stream is not None and isinstance(sys.stdout, _GuardedStdout):
                     sys.stdout = stream

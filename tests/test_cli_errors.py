@@ -732,3 +732,23 @@ def test_arena_with_standard_error_closed_still_plays_and_prints(monkeypatch, ca
     monkeypatch.setattr(sys, "stderr", None)
     status = arena_cli.main(["random", "random", "--deals", "3", "--workers", "1"])
     assert status == 0 and "duplicate deals       3" in capsys.readouterr().out
+
+
+def test_arena_progress_to_a_reader_that_goes_away_loses_nothing(tmp_path, monkeypatch, capsys):
+    """``schnapsen-arena ... --json out.json 2>&1 | head -1``: the progress bar's next update on the closed pipe
+    ended the match in a BrokenPipeError, out.json never written. The bar stops; the match goes on."""
+    class GoneAfterOneWrite(io.StringIO):
+        writes = 0
+
+        def write(self, text):
+            GoneAfterOneWrite.writes += 1
+            if GoneAfterOneWrite.writes > 1:
+                raise BrokenPipeError(32, "Broken pipe")
+            return len(text)
+
+    monkeypatch.setattr(sys, "stderr", GoneAfterOneWrite())
+    status = arena_cli.main(["random", "random", "--deals", "30", "--workers", "1", "--json",
+                             str(tmp_path / "out.json")])
+    assert status == 0 and GoneAfterOneWrite.writes > 1
+    assert json.loads((tmp_path / "out.json").read_text())["deals"] == 30
+    assert "duplicate deals       30" in capsys.readouterr().out
