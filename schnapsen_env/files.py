@@ -166,10 +166,30 @@ def _write_all(fd: int, blob: memoryview) -> None:
         done += os.write(fd, blob[done:])
 
 
+def _mode_for(path: Path) -> int:
+    """The permissions a write of ``path`` should leave: those of the file it replaces, else what ``open()`` gives a
+    new file (0666 less the process's umask)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        pass
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:  # Linux: read the umask without changing it
+            for line in f:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0o022)  # elsewhere: set and restore it
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def atomic_write(path: str | os.PathLike, data: bytes | str, encoding: str = "utf-8") -> None:
     """Write ``data`` to ``path`` atomically: a temporary file beside it, flushed to disk, then renamed into place.
 
-    On any failure the temporary file is removed and ``path`` is left as it was (the old file, or none). A symbolic
+    The file keeps the permissions of the one it replaces; a new one gets those of a file made by ``open()``. On
+    any failure the temporary file is removed and ``path`` is left as it was (the old file, or none). A symbolic
     link is kept: the file it points to is replaced. A path that is a named pipe or a device (``/dev/null``) is
     written into directly, as the shell's ``>`` does (renaming over it would replace it with a regular file).
 
@@ -193,6 +213,7 @@ def atomic_write(path: str | os.PathLike, data: bytes | str, encoding: str = "ut
     try:
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.absolute().parent)
         try:
+            os.chmod(tmp, _mode_for(path))  # mkstemp's files are private (0600)
             _write_all(fd, blob)
             os.fsync(fd)
         finally:

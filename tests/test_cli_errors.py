@@ -752,3 +752,21 @@ def test_arena_progress_to_a_reader_that_goes_away_loses_nothing(tmp_path, monke
     assert status == 0 and GoneAfterOneWrite.writes > 1
     assert json.loads((tmp_path / "out.json").read_text())["deals"] == 30
     assert "duplicate deals       30" in capsys.readouterr().out
+
+
+def test_arena_json_gets_the_permissions_of_a_plain_file(tmp_path):
+    """--json was written through mkstemp, whose files are private (0600): a results file that others (or a web
+    server) could read before the atomic write came out unreadable to them. A new file gets what open() would
+    give it (0666 less the umask); a file that is replaced keeps its mode."""
+    import os
+    import stat
+
+    (tmp_path / "plain").write_text("")
+    plain_mode = stat.S_IMODE(os.stat(tmp_path / "plain").st_mode)
+    base = ["random", "random", "--deals", "1", "--workers", "1", "--no-progress", "--json"]
+    assert _run("arena", base + [str(tmp_path / "new.json")])[0] == 0
+    assert stat.S_IMODE(os.stat(tmp_path / "new.json").st_mode) == plain_mode
+    (tmp_path / "old.json").write_text("old\n")
+    os.chmod(tmp_path / "old.json", 0o640)
+    assert _run("arena", base + [str(tmp_path / "old.json")])[0] == 0
+    assert stat.S_IMODE(os.stat(tmp_path / "old.json").st_mode) == 0o640
