@@ -190,7 +190,8 @@ def _cases(p: dict[str, str], tmp: Path) -> list[tuple[str, list[str]]]:
     for key in sorted(k for k in p if k.startswith("rec_")):
         cases.append(("replay", [p[key]]))
     cases += [("replay", []), ("replay", [p["dir.jsonl"]]), ("replay", [str(tmp / "missing.jsonl")]),
-              ("replay", [""]), ("replay", ["a\x00b"]), ("replay", [p["policy"]]), ("replay", [p["good"], "--viewer", "player_2"]),
+              ("replay", [""]), ("replay", ["a\x00b"]), ("replay", [p["policy"]]),
+              ("replay", [p["good"], "--viewer", "player_2"]),
               ("replay", [p["good"], "extra"]), ("replay", [p["good"], "--bogus"]),
               ("replay", [p["empty"], "--index", "0"])]
     for v in BAD_INTS + ["-1", "2", "9" * 30]:
@@ -647,7 +648,8 @@ def test_arena_json_through_a_link_keeps_the_link(tmp_path):
                                     str(tmp_path / "latest.json")])
     assert status == 0 and err == ""
     assert os.path.islink(tmp_path / "latest.json") and json.loads(target.read_text())["deals"] == 2
-    assert sorted(os.listdir(tmp_path)) == ["latest.json", "results"] and os.listdir(tmp_path / "results") == ["out.json"]
+    assert sorted(os.listdir(tmp_path)) == ["latest.json", "results"]
+    assert os.listdir(tmp_path / "results") == ["out.json"]
 
 
 def test_replay_refuses_an_overlong_line_at_once(tmp_path):
@@ -770,3 +772,17 @@ def test_arena_json_gets_the_permissions_of_a_plain_file(tmp_path):
     os.chmod(tmp_path / "old.json", 0o640)
     assert _run("arena", base + [str(tmp_path / "old.json")])[0] == 0
     assert stat.S_IMODE(os.stat(tmp_path / "old.json").st_mode) == 0o640
+
+
+def test_play_refuses_an_endless_input_line(tmp_path):
+    """``schnapsen-play < /dev/zero`` read one line without end: a MemoryError traceback (or the out-of-memory
+    killer). A line longer than any move ends play in one line, the hand in progress recorded."""
+    path = tmp_path / "g.jsonl"
+    with contextlib.redirect_stderr(io.StringIO()) as err:
+        status = play_cli.main(["--opponent", "random", "--seed", "1", "--seat", "player_1", "--record", str(path)],
+                               inp=io.StringIO("\0" * 100_000), out=io.StringIO())
+    assert status == 1
+    assert err.getvalue() == ("schnapsen-play: error: cannot read your move: an input line longer than 10,000 "
+                              "characters: expected one move (like QH) per line\n")
+    (line,) = path.read_text().splitlines()
+    assert json.loads(line)["result"] is None

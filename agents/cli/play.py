@@ -36,6 +36,8 @@ from schnapsen_env.ruleset import RULESETS, RuleSet
 
 
 PROG = "schnapsen-play"
+#: Longest input line read as a move (a move is a few characters; a longer line ends play).
+MAX_INPUT_LINE = 10_000
 #: Largest --seed (numpy takes seeds >= 0; torch up to 2**63 - 1).
 MAX_SEED = 2 ** 63 - 1
 
@@ -92,7 +94,7 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
             while True:
                 print("> ", end="", file=out, flush=True)
                 try:
-                    line = inp.readline()
+                    line = inp.readline(MAX_INPUT_LINE + 1)
                 except UnicodeDecodeError:  # bytes that are not text: refused like any bad input
                     print("the input is not text (UTF-8). Legal: " + ", ".join(state.legal_action_names()), file=out)
                     continue
@@ -100,6 +102,9 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
                     raise InputError(f"cannot read your move: {describe_os_error(e)}") from None
                 if not line:
                     raise Quit()
+                if len(line) > MAX_INPUT_LINE:  # e.g. < /dev/zero: a line without end
+                    raise InputError(f"cannot read your move: an input line longer than {MAX_INPUT_LINE:,} characters: "
+                                     "expected one move (like QH) per line")
                 if line.strip().lower() in ("quit", "exit", "q"):
                     raise Quit()
                 if line.strip() in ("?", "help"):
