@@ -786,3 +786,18 @@ def test_play_refuses_an_endless_input_line(tmp_path):
                               "characters: expected one move (like QH) per line\n")
     (line,) = path.read_text().splitlines()
     assert json.loads(line)["result"] is None
+
+
+def test_replay_step_reads_bounded_lines(tmp_path, monkeypatch):
+    """``schnapsen-replay FILE --step < /dev/zero``: input() read one line without end (a MemoryError, or the
+    out-of-memory killer). Each Enter press is read with a size limit."""
+    class Endless:
+        def readline(self, size=-1):
+            if size is None or size < 0:
+                raise AssertionError("a read without a size limit from an endless input")
+            return "\0" * size
+
+    write_records(tmp_path / "g.jsonl", _records(1))
+    monkeypatch.setattr(sys, "stdin", Endless())
+    status, out, err = _run("replay", [str(tmp_path / "g.jsonl"), "--step"])
+    assert status == 0 and err == "" and out.count("-- ") >= 5

@@ -60,9 +60,11 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"-- {action}")
             print(render_text(state, viewer, reveal=not args.hide))
             if args.step:
-                try:
-                    input()
-                except (EOFError, UnicodeDecodeError):  # no more Enter presses (or not text): finish without waiting
+                try:  # an Enter press; bounded, for an input without newlines (< /dev/zero)
+                    pressed = sys.stdin.readline(1000)
+                except (OSError, UnicodeDecodeError):  # input that fails or is not text: finish without waiting
+                    pressed = ""
+                if not pressed:  # no more Enter presses
                     args.step = False
     return 0
 
