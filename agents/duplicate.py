@@ -11,7 +11,10 @@ both seatings.
 from ``(seed, chunk index)``, so a result depends on ``seed`` and ``chunk_size`` but not on the number of worker
 processes. Workers are forked where the platform can (:class:`concurrent.futures.ProcessPoolExecutor`): fork hands
 them the :class:`Duel` (whose factories may be lambdas) without pickling it; the pool's initializer stores it in
-the worker's module global :data:`_DUEL`, which :func:`_play_chunk` reads.
+the worker's module global :data:`_DUEL`, which :func:`_play_chunk` reads. The workers ignore Ctrl-C (SIGINT,
+which a terminal sends to the whole process group): the main process stops them when it is interrupted, or when
+a chunk fails, instead of waiting for the queued chunks. On Linux a worker also ends when the main process is
+killed.
 
 **Records.** With ``Duel.records`` each finished hand is also recorded through
 :class:`schnapsen_env.records.Recorder` (the one game-record builder), with the agents' labels under
@@ -21,6 +24,8 @@ the worker's module global :data:`_DUEL`, which :func:`_play_chunk` reads.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import sys
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field
@@ -172,6 +177,44 @@ def _init_worker(duel: Duel) -> None:
         sys.modules["torch"].set_num_threads(1)
 
 
+def _init_pool_worker(duel: Duel, parent: int) -> None:
+    """A pool worker's initializer: Ctrl-C is the main process's to handle (it stops the workers), so that a
+    worker does not print a traceback of its own; and the worker ends with the main process (``parent``)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    _die_with(parent)
+    _init_worker(duel)
+
+
+def _die_with(parent: int) -> None:
+    """On Linux, have the kernel end this worker (SIGTERM) when the main process dies, however it dies (``kill``,
+    SIGKILL): an orphaned worker would otherwise wait for work forever. Elsewhere nothing is done."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        import ctypes
+
+        pr_set_pdeathsig = 1
+        ctypes.CDLL(None).prctl(pr_set_pdeathsig, int(signal.SIGTERM), 0, 0, 0)
+    except (OSError, AttributeError):
+        return
+    if os.getppid() != parent:  # the main process died before prctl: nobody will send the signal
+        os._exit(1)
+
+
+def _stop_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel the queued chunks and end the worker processes now (the chunks they play are dropped)."""
+    processes = list((getattr(pool, "_processes", None) or {}).values())  # the executor's own list (Python >= 3.2)
+    pool.shutdown(wait=False, cancel_futures=True)
+    for p in processes:
+        if p.is_alive():
+            p.terminate()
+    for p in processes:
+        p.join(5)
+        if p.is_alive():
+            p.kill()
+            p.join()
+
+
 def _play_chunk(chunk: int, first: int, deals: list) -> list[DealResult]:
     """Play deals ``first .. first + len(deals) - 1`` (both seatings each) with fresh agents for this chunk."""
     duel = _DUEL
@@ -207,6 +250,32 @@ def _play_chunk(chunk: int, first: int, deals: list) -> list[DealResult]:
     return out
 
 
+class _ProgressOutput:
+    """Where the progress bar writes (standard error): a write that fails (the reader of ``2>&1 | head`` went away,
+    a full disk) turns the bar off instead of ending the match."""
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self.failed = False
+
+    def write(self, text: str) -> None:
+        if not self.failed:
+            try:
+                self.stream.write(text)
+            except (OSError, ValueError):  # ValueError: the stream was closed
+                self.failed = True
+
+    def flush(self) -> None:
+        if not self.failed:
+            try:
+                self.stream.flush()
+            except (OSError, ValueError):
+                self.failed = True
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
+
+
 def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress: bool = False,
                desc: str = "", on_chunk: Callable[[list[DealResult]], None] | None = None) -> list[DealResult]:
     """Play every deal both ways, in chunks of ``chunk_size`` over ``workers`` processes (1: in this process).
@@ -220,7 +289,8 @@ def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress:
     """
     chunks = [(c, start, deals[start:start + chunk_size]) for c, start in enumerate(range(0, len(deals), chunk_size))]
     results: list[DealResult] = []
-    bar = tqdm(total=len(deals), unit="deal", desc=desc, disable=not progress, leave=True)
+    bar = tqdm(total=len(deals), unit="deal", desc=desc, leave=True, file=_ProgressOutput(sys.stderr),
+               disable=not progress or sys.stderr is None)  # None: started with standard error closed (2>&-)
     try:
         if workers <= 1 or len(chunks) <= 1:
             _init_worker(duel)
@@ -234,8 +304,9 @@ def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress:
             methods = multiprocessing.get_all_start_methods()
             # fork passes the duel (factories may be lambdas) to the workers without pickling it
             ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-            with ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx,
-                                     initializer=_init_worker, initargs=(duel,)) as pool:
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx,
+                                       initializer=_init_pool_worker, initargs=(duel, os.getpid()))
+            try:
                 futures = {pool.submit(_play_chunk, c, start, part): len(part) for c, start, part in chunks}
                 for fut in as_completed(futures):
                     done = fut.result()
@@ -243,6 +314,10 @@ def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress:
                     if on_chunk is not None:
                         on_chunk(done)
                     bar.update(futures[fut])
+            except BaseException:  # Ctrl-C, a failed chunk: stop now, not after every queued chunk is played
+                _stop_workers(pool)
+                raise
+            pool.shutdown()
     finally:
         bar.close()
     results.sort(key=lambda r: r.deal)

@@ -137,6 +137,8 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
         if not eq or not key.strip().isidentifier():
             raise ValueError(f"bad agent argument {short_repr(item)} in {short_repr(spec)}: expected "
                              "name:key=value,key=value")
+        if key.strip() in kwargs:
+            raise ValueError(f"agent {short_repr(spec)} gives {key.strip()} twice: expected each argument once")
         kwargs[key.strip()] = parse_value(value.strip())
     for own in ("seed", "rules"):
         if own in kwargs:

@@ -3,6 +3,8 @@
 * :func:`check_output_file` and :func:`check_output_folder` check an output path before long work starts: a file
   path in an existing, writable folder (not a folder where a file is wanted), or a folder that exists or can be
   created. The command-line programs call them up front, so a mistyped path fails in a second, not after an hour.
+* :func:`same_file` tells whether an output path names an input (a checkpoint the program reads) or another
+  output, through links too, so that a program refuses to overwrite it.
 * :func:`atomic_write` writes a whole file to a temporary file beside it and renames it into place
   (``os.replace``): readers see the old file or the new one, never half of one. A temporary file left by a killed
   write (``NAME.XXXXXXXX.tmp``) is removed by :func:`remove_stale_temps`.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from pathlib import Path
 
@@ -81,16 +84,33 @@ def check_output_file(path: str | os.PathLike, what: str) -> None:
     Raises:
         ValueError: ``path`` is empty or a folder, its folder does not exist or is not a folder, or the folder is
             not writable (read-only, no permission); the message names ``what``, the problem and what is expected.
+            A path that is a named pipe or a device (``/dev/null``) only has to be writable itself; through a
+            symbolic link, the folder of the link's target is checked.
     """
     p = Path(_path_text(path, what, "a file path"))
     try:
         if p.is_dir():
             raise ValueError(f"{what} is a folder: expected a file path (e.g. {str(p / 'out')!r})")
-        problem = _writable_folder_problem(p.absolute().parent)
+        if _is_special(p):  # a pipe or a device (/dev/null): written into, as the shell's '>' does
+            problem = None if os.access(p, os.W_OK) else f"{str(p)!r} is not writable"
+        else:  # a new or regular file, written beside itself and renamed; through a link, beside its target
+            problem = _writable_folder_problem(Path(os.path.realpath(p)).parent)
     except OSError as e:  # e.g. a name too long for the file system
         problem = f"the path cannot be used ({describe_os_error(e)})"
     if problem is not None:
         raise ValueError(f"{what}: {problem}: expected a file path in an existing, writable folder")
+
+
+def same_file(a: str | os.PathLike, b: str | os.PathLike) -> bool:
+    """Whether two paths name one file: the same path written differently, a symbolic or hard link to it, or (when
+    they do not exist yet) the same place after links are resolved."""
+    try:
+        return os.path.samefile(a, b)
+    except (OSError, ValueError):
+        try:
+            return os.path.realpath(a) == os.path.realpath(b)
+        except (OSError, ValueError):
+            return False
 
 
 def check_output_folder(path: str | os.PathLike, what: str) -> None:
@@ -115,6 +135,16 @@ def check_output_folder(path: str | os.PathLike, what: str) -> None:
         raise ValueError(f"{what}: {problem}: expected a writable folder")
 
 
+def _is_special(path: str | os.PathLike) -> bool:
+    """Whether ``path`` exists (through links) and is neither a regular file nor a folder: a named pipe, a device
+    (``/dev/null``, ``/dev/stdout``), a socket."""
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
 def _fsync_folder(folder: Path) -> None:
     """Make a rename in ``folder`` durable (where the platform allows opening folders)."""
     try:
@@ -136,21 +166,54 @@ def _write_all(fd: int, blob: memoryview) -> None:
         done += os.write(fd, blob[done:])
 
 
+def _mode_for(path: Path) -> int:
+    """The permissions a write of ``path`` should leave: those of the file it replaces, else what ``open()`` gives a
+    new file (0666 less the process's umask)."""
+    try:
+        return stat.S_IMODE(os.stat(path).st_mode)
+    except OSError:
+        pass
+    try:
+        with open("/proc/self/status", encoding="ascii") as f:  # Linux: read the umask without changing it
+            for line in f:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    umask = os.umask(0o022)  # elsewhere: set and restore it
+    os.umask(umask)
+    return 0o666 & ~umask
+
+
 def atomic_write(path: str | os.PathLike, data: bytes | str, encoding: str = "utf-8") -> None:
     """Write ``data`` to ``path`` atomically: a temporary file beside it, flushed to disk, then renamed into place.
 
-    On any failure the temporary file is removed and ``path`` is left as it was (the old file, or none).
+    The file keeps the permissions of the one it replaces; a new one gets those of a file made by ``open()``. On
+    any failure the temporary file is removed and ``path`` is left as it was (the old file, or none). A symbolic
+    link is kept: the file it points to is replaced. A path that is a named pipe or a device (``/dev/null``) is
+    written into directly, as the shell's ``>`` does (renaming over it would replace it with a regular file).
 
     Raises:
         WriteError: the folder is missing or read-only, the disk is full, ...; the message names ``path``, the cause,
             and that the old file (if any) is unchanged.
     """
-    path = Path(path)
     blob = memoryview(data.encode(encoding) if isinstance(data, str) else bytes(data))
+    if _is_special(path):  # a pipe or a device: written into (a rename would replace it with a regular file)
+        try:
+            fd = os.open(path, os.O_WRONLY)
+            try:
+                _write_all(fd, blob)
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise WriteError(e.errno, f"cannot write {str(path)!r}: {describe_os_error(e)}") from None
+        return
+    path = Path(os.path.realpath(path)) if os.path.islink(path) else Path(path)  # keep a link: write its target
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=path.name + ".", suffix=".tmp", dir=path.absolute().parent)
         try:
+            os.chmod(tmp, _mode_for(path))  # mkstemp's files are private (0600)
             _write_all(fd, blob)
             os.fsync(fd)
         finally:
@@ -254,7 +317,8 @@ class LineWriter:
         if self._fd is None:
             return
         try:
-            os.fsync(self._fd)
+            if stat.S_ISREG(os.fstat(self._fd).st_mode):  # a pipe or a device (/dev/stdout) has no disk to flush to
+                os.fsync(self._fd)
         except OSError as e:
             if self.error is None:
                 self.error = WriteError(e.errno, f"cannot flush {self.what} to disk: {describe_os_error(e)}")
@@ -270,4 +334,4 @@ class LineWriter:
 
 
 __all__ = ["LineWriter", "WriteError", "atomic_write", "check_output_file", "check_output_folder",
-           "describe_os_error", "remove_stale_temps", "stale_temps"]
+           "describe_os_error", "remove_stale_temps", "same_file", "stale_temps"]

@@ -271,9 +271,11 @@ def read_records(path: str | os.PathLike, check: bool = True) -> list[HandRecord
         RecordError: the file cannot be read, or the first bad line (its 1-based number) and what is wrong with it.
     """
     out = []
+    if "\0" in str(os.fspath(path)):  # open() would raise ValueError
+        raise RecordError(f"{os.fspath(path)!r} contains a NUL character: expected the path of a JSON Lines file of "
+                          "records")
     try:
-        with open(path, "rb") as f:
-            raw_lines = f.read().split(b"\n")
+        f = open(path, "rb")
     except OSError as e:
         if os.path.isdir(path):
             what = "is a folder"
@@ -282,10 +284,41 @@ def read_records(path: str | os.PathLike, check: bool = True) -> list[HandRecord
         else:
             what = f"cannot be read ({describe_os_error(e)})"
         raise RecordError(f"{os.fspath(path) or repr('')} {what}: expected a JSON Lines file of records") from None
-    last = len(raw_lines)  # the piece after the last newline (empty when the file ends with one)
-    for lineno, raw in enumerate(raw_lines, 1):
+    with f:
+        return _read_lines(f, path, check)
+
+
+#: Longest line :func:`read_records` reads (a record is a line of about 1 KB): a file that is no records file (a
+#: large binary, ``/dev/zero``) is refused at its first line, not read whole into memory.
+MAX_LINE_BYTES = 1 << 20
+
+
+def _raw_lines(f, path) -> Iterator[tuple[int, bytes, bool]]:
+    """``(line number, bytes without the newline, is the last piece)`` of an open file, one line at a time; the last
+    piece is the one that has no newline after it (empty when the file ends with one)."""
+    lineno = 0
+    while True:
+        lineno += 1
+        try:
+            raw = f.readline(MAX_LINE_BYTES + 1)
+        except OSError as e:
+            raise RecordError(f"{os.fspath(path)} cannot be read at line {lineno} ({describe_os_error(e)}): expected a "
+                              "JSON Lines file of records") from None
+        if raw.endswith(b"\n"):
+            yield lineno, raw[:-1], False
+            continue
+        if len(raw) > MAX_LINE_BYTES:
+            raise RecordError(f"{os.fspath(path)} line {lineno}: longer than {MAX_LINE_BYTES:,} bytes: expected a "
+                              "JSON Lines file of records (about 1 KB a line)")
+        yield lineno, raw, True
+        return
+
+
+def _read_lines(f, path, check: bool) -> list[HandRecord]:
+    out = []
+    for lineno, raw, last in _raw_lines(f, path):
         where = f"{os.fspath(path)} line {lineno}"
-        cut_off = lineno == last and _cut_off(raw)
+        cut_off = last and _cut_off(raw)
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as e:

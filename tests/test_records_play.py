@@ -98,7 +98,7 @@ class _Typist:
         self.lines = list(lines)
         self.state = None
 
-    def readline(self):
+    def readline(self, size=-1):  # TextIO.readline: play reads at most a size
         return self.lines.pop(0) + "\n" if self.lines else ""
 
 

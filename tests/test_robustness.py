@@ -363,7 +363,7 @@ class _Typist:
     def __init__(self, lines):
         self.lines = list(lines)
 
-    def readline(self):
+    def readline(self, size=-1):  # TextIO.readline: play reads at most a size
         return self.lines.pop(0) + "\n" if self.lines else ""
 
 
@@ -634,7 +634,7 @@ def test_play_refuses_input_that_is_not_text(capsys):
     class Binary:
         calls = 0
 
-        def readline(self):
+        def readline(self, size=-1):
             self.calls += 1
             if self.calls == 1:
                 raise UnicodeDecodeError("utf-8", b"\xff", 0, 1, "invalid start byte")

@@ -17,10 +17,10 @@ import sys
 from agents import agent_names
 from agents.arena import EPISODES, MAX_DEALS, MAX_SEED, MAX_WORKERS, RecordsWriteError, play_match, round_robin
 from agents.specs import parse_value
-from schnapsen_env.argparsing import ArgumentParser, fail
+from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line
 from schnapsen_env.errors import IllegalActionError
-from schnapsen_env.files import WriteError, atomic_write, check_output_file, describe_os_error
-from schnapsen_env.ruleset import RULESETS
+from schnapsen_env.files import WriteError, atomic_write, check_output_file, describe_os_error, same_file
+from schnapsen_env.ruleset import RULESETS, RuleSet
 
 PROG = "schnapsen-arena"
 
@@ -70,6 +70,14 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         if value is not None and not low <= value <= high:
             top = "2**63 - 1" if high == MAX_SEED else f"{high:,}"
             parser.error(f"{flag} {value}: expected an int from {low:,} to {top}")
+    for key, value in args.knob:  # a rule knob, not one of the arena's own arguments (seed=, workers=, ...)
+        shown = f"--knob {key}={one_line(value, 80)}"
+        if key == "ruleset":
+            parser.error(f"{shown}: the ruleset is chosen with --ruleset: expected a rule knob of RULES.md section 5")
+        try:
+            RuleSet.make(args.ruleset, **{key: value})
+        except ValueError as e:  # RulesError: an unknown key or a value the knob does not take
+            parser.error(f"{shown}: {e}")
     outputs = [("--records", args.records), ("--json", args.json if args.json != "-" else None)]
     for flag, path in outputs:  # fail before a long run, not after it
         if path is not None:
@@ -77,18 +85,26 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
                 check_output_file(path, f"{flag} {path!r}")
             except ValueError as e:
                 parser.error(str(e))
-    if args.records and args.json and args.json != "-" and \
-            os.path.abspath(args.records) == os.path.abspath(args.json):
-        parser.error(f"--records and --json name the same file {args.json!r}: expected two different files")
+    if args.records and args.json and args.json != "-" and same_file(args.records, args.json):
+        parser.error(f"--records {args.records!r} and --json {args.json!r} name the same file: expected two "
+                     "different files")
+    for flag, path in outputs:  # an output must not overwrite a checkpoint that the match is to load
+        for spec in args.round_robin or args.agents:
+            if path is not None and spec.endswith(".pt") and os.path.isfile(spec) and same_file(path, spec):
+                parser.error(f"{flag} {path!r} and agent {spec!r} name the same file: expected another file for "
+                             f"{flag} (writing it would destroy the checkpoint)")
 
 
+@console_main(PROG)
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the ``schnapsen-arena`` console script; returns the exit status.
 
     Every user error is one line on stderr, never a traceback: a bad flag, agent or knob exits with status 2 (before
     any game is played: agents are built and output paths checked first); an agent that breaks the rules or a file
     that cannot be written (the results are still printed; the records file keeps its complete records) exits with
-    status 1; Ctrl-C with 130.
+    status 1; Ctrl-C with 130. The --json file is written before the table is printed, and a reader of the output
+    that goes away (``| head``) or a full disk behind it ends the program without a traceback
+    (:func:`~schnapsen_env.argparsing.console_main`).
     """
     parser = build_parser()
     args = parser.parse_args(argv)
@@ -111,18 +127,26 @@ def main(argv: list[str] | None = None) -> int:
         return fail(PROG, f"{e if isinstance(e, WriteError) else describe_os_error(e)}")
     except KeyboardInterrupt:
         return fail(PROG, "interrupted: no result (the records file keeps the records written so far)", 130)
-    print(result.table())
-    if args.json:
-        text = json.dumps(result.to_dict(), indent=2)
+    text = json.dumps(result.to_dict(), indent=2) if args.json else None
+    json_error = None
+    if args.json and args.json != "-":  # saved before printing: a reader that goes away (| head) loses nothing
+        try:
+            atomic_write(args.json, text + "\n")
+        except WriteError as e:
+            json_error = e
+    printed = False
+    try:
+        print(result.table())
         if args.json == "-":
             print(text)
-        else:
-            try:
-                atomic_write(args.json, text + "\n")
-            except WriteError as e:
-                status = fail(PROG, f"--json: {e}; the results are printed above")
-    if records_error is not None:
-        status = fail(PROG, f"--records: {records_error}")
+        if sys.stdout is not None:
+            sys.stdout.flush()
+        printed = True
+    finally:  # the files' failures are reported even when standard output fails too (one full disk)
+        if json_error is not None:
+            status = fail(PROG, f"--json: {json_error}" + ("; the results are printed above" if printed else ""))
+        if records_error is not None:
+            status = fail(PROG, f"--records: {records_error}")
     return status
 
 

@@ -18,15 +18,16 @@ null: no hand played is lost. A write that fails (a full disk) is reported in on
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from typing import TextIO
 
 import numpy as np
 
-from schnapsen_env.argparsing import ArgumentParser, fail, one_line, short_repr
+from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line, short_repr
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.encoding import observation
-from schnapsen_env.files import WriteError, check_output_file
+from schnapsen_env.files import WriteError, check_output_file, describe_os_error, same_file
 from schnapsen_env.match import Match
 from schnapsen_env.records import Recorder, RecordWriter, deck_of
 from schnapsen_env.render import card_text, render_text
@@ -35,12 +36,18 @@ from schnapsen_env.ruleset import RULESETS, RuleSet
 
 
 PROG = "schnapsen-play"
+#: Longest input line read as a move (a move is a few characters; a longer line ends play).
+MAX_INPUT_LINE = 10_000
 #: Largest --seed (numpy takes seeds >= 0; torch up to 2**63 - 1).
 MAX_SEED = 2 ** 63 - 1
 
 
 class Quit(Exception):
     """The player typed quit (or the input ended)."""
+
+
+class InputError(Exception):
+    """Standard input could not be read (e.g. EIO: the terminal went away)."""
 
 
 class OpponentError(Exception):
@@ -87,12 +94,17 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
             while True:
                 print("> ", end="", file=out, flush=True)
                 try:
-                    line = inp.readline()
+                    line = inp.readline(MAX_INPUT_LINE + 1)
                 except UnicodeDecodeError:  # bytes that are not text: refused like any bad input
                     print("the input is not text (UTF-8). Legal: " + ", ".join(state.legal_action_names()), file=out)
                     continue
+                except OSError as e:
+                    raise InputError(f"cannot read your move: {describe_os_error(e)}") from None
                 if not line:
                     raise Quit()
+                if len(line) > MAX_INPUT_LINE:  # e.g. < /dev/zero: a line without end
+                    raise InputError(f"cannot read your move: an input line longer than {MAX_INPUT_LINE:,} characters: "
+                                     "expected one move (like QH) per line")
                 if line.strip().lower() in ("quit", "exit", "q"):
                     raise Quit()
                 if line.strip() in ("?", "help"):
@@ -125,12 +137,14 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
     print(f"{who} won {r.game_points} game point(s) ({r.reason})", file=out)
 
 
+@console_main(PROG)
 def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO | None = None) -> int:
     """Entry point of ``schnapsen-play``; returns the exit status.
 
     A user's mistake is one line on stderr, never a traceback: bad flags, an unknown opponent or a bad checkpoint
     exit with status 2 before play; an opponent that fails mid-game (e.g. NaN weights) or a record that cannot be
-    written ends with status 1, after the hands played are recorded.
+    written ends with status 1, after the hands played are recorded. Output that cannot be written (``| head``, a
+    full disk) ends play after the unfinished hand is recorded (:func:`~schnapsen_env.argparsing.console_main`).
     """
     inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout
@@ -151,6 +165,8 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
         p.error(f"--hands {args.hands}: expected an int >= 1")
     if args.seed is not None and not 0 <= args.seed <= MAX_SEED:
         p.error(f"--seed {args.seed}: expected an int from 0 to 2**63 - 1")
+    if inp is None:  # started with standard input closed (<&-)
+        p.error("standard input is closed: expected a terminal or a file to read your moves from")
     from agents.specs import resolve_agent
 
     rules = RuleSet.make(args.ruleset)
@@ -159,6 +175,9 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
             check_output_file(args.record, f"--record {args.record!r}")
         except ValueError as e:
             p.error(str(e))
+        if args.opponent.endswith(".pt") and os.path.isfile(args.opponent) and same_file(args.record, args.opponent):
+            p.error(f"--record {args.record!r} and --opponent {args.opponent!r} name the same file: expected another "
+                    "file for --record (writing it would destroy the checkpoint)")
     try:
         _, factory = resolve_agent(args.opponent, rules)
         opponent = factory(seed=args.seed)
@@ -214,13 +233,17 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
                 match.next_hand()
             elif n >= args.hands:
                 break
-    except (Quit, KeyboardInterrupt, OpponentError) as e:
-        if isinstance(e, OpponentError):
-            status = fail(PROG, f"the opponent {args.opponent!r} failed in hand {n + 1}: {e}")
-        else:
-            print("\nbye", file=out)
+    except (Quit, KeyboardInterrupt, OpponentError, InputError, OSError) as e:
         if recorder is not None and recorder.state.result is None and recorder.actions:
             save(recorder.record())  # the unfinished hand, with result null
+        if isinstance(e, OSError):  # the output failed (| head, a full disk): reported by console_main
+            raise
+        if isinstance(e, OpponentError):
+            status = fail(PROG, f"the opponent {args.opponent!r} failed in hand {n + 1}: {e}")
+        elif isinstance(e, InputError):
+            status = fail(PROG, e)
+        else:
+            print("\nbye", file=out)
     finally:
         if writer is not None:
             writer.close()

@@ -9,11 +9,10 @@ stops the replay with a message naming its line and first bad action.
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 
-from schnapsen_env.argparsing import ArgumentParser, fail, one_line
+from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line
 from schnapsen_env.records import IncompleteLineWarning, RecordError, read_records, replay
 from schnapsen_env.render import render_text
 from schnapsen_env.rules import PLAYERS
@@ -21,6 +20,7 @@ from schnapsen_env.rules import PLAYERS
 PROG = "schnapsen-replay"
 
 
+@console_main(PROG)
 def main(argv: list[str] | None = None) -> int:
     """Entry point of ``schnapsen-replay``; returns the exit status.
 
@@ -35,6 +35,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--hide", action="store_true", help="hide the other player's cards (default: show them)")
     p.add_argument("--step", action="store_true", help="wait for Enter after each action")
     args = p.parse_args(argv)
+    if args.step and sys.stdin is None:  # started with standard input closed (<&-)
+        p.error("--step: standard input is closed: expected a terminal (or a file) to read the Enter presses from")
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", IncompleteLineWarning)
@@ -58,22 +60,19 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"-- {action}")
             print(render_text(state, viewer, reveal=not args.hide))
             if args.step:
-                try:
-                    input()
-                except (EOFError, UnicodeDecodeError):  # no more Enter presses (or not text): finish without waiting
+                try:  # an Enter press; bounded, for an input without newlines (< /dev/zero)
+                    pressed = sys.stdin.readline(1000)
+                except (OSError, UnicodeDecodeError):  # input that fails or is not text: finish without waiting
+                    pressed = ""
+                if not pressed:  # no more Enter presses
                     args.step = False
     return 0
 
 
 def run() -> int:
-    """Console-script entry: :func:`main`, quiet when the reader of the output goes away (``| head``)."""
-    try:
-        return main()
-    except KeyboardInterrupt:
-        return fail(PROG, "interrupted", 130)
-    except BrokenPipeError:
-        sys.stdout = open(os.devnull, "w")  # avoid a second error while Python flushes at exit
-        return 0
+    """Console-script entry (``[project.scripts]``): :func:`main`, which already ends quietly when the reader of the
+    output goes away (``| head``) and in one line on Ctrl-C or a full disk behind standard output."""
+    return main()
 
 
 if __name__ == "__main__":
