@@ -79,7 +79,8 @@ class PPOArgs:
     ruleset: str = "schnapsen20"
     """"schnapsen20" or "sixtysix24" (its default rule knobs, changed by --knob)"""
     knob: tuple[str, ...] = ()
-    """rule knobs as KEY=VALUE (RULES.md section 5), e.g. --knob false_claim=mirror close_min_stock=3"""
+    """rule knobs as KEY=VALUE (RULES.md section 5), e.g. --knob false_claim=mirror close_min_stock=3 (or --knob
+    repeated, one knob each)"""
     threads: Optional[int] = None
     """torch CPU threads of the learner's update (default: this machine's cores; samplers use 1 each)"""
     batch_size: int = 16384
@@ -199,6 +200,9 @@ def knobs_of(args: PPOArgs) -> dict:
         if not eq or not key:
             raise ValueError(f"--knob {text!r} is not KEY=VALUE: expected a rule knob of RULES.md section 5 and its "
                              "value, e.g. --knob close_min_stock=3")
+        if key == "ruleset":  # RuleSet.make's own argument, not a knob
+            raise ValueError(f"--knob {_one_line(text, 80)}: the ruleset is chosen with --ruleset: expected a rule "
+                             "knob of RULES.md section 5")
         if key in out:
             raise ValueError(f"--knob {key} is given twice: expected each knob once")
         out[key] = parse_value(value)
@@ -891,7 +895,39 @@ def parse_args(argv: list[str] | None = None, cls: type = Args, prog: str = "tra
         raise UsageError(_usage_line(event, prog))
 
     with on_parse_error(refuse):
-        return tyro.cli(cls, args=argv, prog=prog)
+        return tyro.cli(cls, args=merge_repeated(argv, "--knob"), prog=prog)
+
+
+def merge_repeated(argv: list[str] | None, flag: str) -> list[str]:
+    """The command line with every ``flag`` (a flag taking several values) gathered into one at its end.
+
+    tyro keeps only the values of the last occurrence of such a flag, so ``--knob a=1 --knob b=2`` would train
+    without ``a=1``, silently; the arena takes ``--knob`` repeated, so train.py takes both ``--knob a=1 b=2`` and
+    ``--knob a=1 --knob b=2``. The values of one occurrence are the tokens after it up to the next one that starts
+    with ``-`` (or ``--flag=VALUE``: that one value), as argparse reads them.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if sum(tok == flag or tok.startswith(flag + "=") for tok in argv) < 2:
+        return argv
+    rest: list[str] = []
+    values: list[str] = []
+    tail: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if tok == "--":  # everything after it is positional
+            tail = argv[i - 1:]
+            break
+        if tok.startswith(flag + "="):
+            values.append(tok[len(flag) + 1:])
+        elif tok == flag:
+            while i < len(argv) and not argv[i].startswith("-"):
+                values.append(argv[i])
+                i += 1
+        else:
+            rest.append(tok)
+    return rest + [flag, *values] + tail
 
 
 def _parse_flattened(argv: list[str] | None, cls: type, prog: str):
@@ -902,7 +938,7 @@ def _parse_flattened(argv: list[str] | None, cls: type, prog: str):
     box = io.StringIO()
     try:
         with contextlib.redirect_stderr(box):
-            return tyro.cli(cls, args=argv, prog=prog)
+            return tyro.cli(cls, args=merge_repeated(argv, "--knob"), prog=prog)
     except SystemExit as e:
         if e.code in (0, None):
             sys.stderr.write(box.getvalue())

@@ -218,7 +218,7 @@ def _cases(p: dict[str, str], tmp: Path) -> list[tuple[str, list[str]]]:
               ("train", tbase + ["--learning-rate", "0"]), ("train", tbase + ["--minibatch-size", "0"])]
     for flag, v in (("--ruleset", "bridge"), ("--ruleset", ""), ("--device", "nonsense"), ("--device", "cuda:abc"),
                     ("--device", "tpu"), ("--knob", "close_min_stock"), ("--knob", "bogus=1"),
-                    ("--knob", "close_min_stock=-3"), ("--knob", "=3"), ("--ray-address", ""),
+                    ("--knob", "close_min_stock=-3"), ("--knob", "=3"), ("--knob", "ruleset=sixtysix24"), ("--ray-address", ""),
                     ("--inline-samplers", "x"), ("--run-name", "../../x"), ("--run-name", ".."),
                     ("--run-name", "a/b"), ("--run-name", ""), ("--run-name", "."), ("--run-dir", p["good"]),
                     ("--run-dir", ""), ("--run-dir", p["ro"]), ("--run-dir", p["good"] + "/sub"),
@@ -315,6 +315,8 @@ def test_bad_inputs_never_end_in_a_traceback(tmp_path, monkeypatch):
                                              "rule knob of RULES.md section 5 and its value, e.g. --knob "
                                              "close_min_stock=3"),
     ("train", ["--num-envs"], "train.py: error: --num-envs needs a value: expected --num-envs INT"),
+    ("train", ["--knob", "ruleset=sixtysix24"], "train.py: error: --knob ruleset=sixtysix24: the ruleset is chosen "
+                                                "with --ruleset: expected a rule knob of RULES.md section 5"),
     ("train", ["--bogus"], "train.py: error: unrecognized argument(s) --bogus: expected the flags that train.py --help "
                            "lists (each --flag followed by its value, if it takes one)"),
     ("train", ["--seed", "-1"], "train.py: error: --seed must be an int from 0 to 2**63 - 1, got -1"),

@@ -264,6 +264,22 @@ def test_rule_knobs_reach_the_samplers_checkpoint_and_evaluation(tmp_path):
     assert not (tmp_path / "bad").exists()
 
 
+def test_repeated_knob_flags_add_up_instead_of_replacing_each_other():
+    """tyro keeps only the last of several ``--knob`` flags: ``--knob false_claim=mirror --knob close_min_stock=3``
+    trained with false_claim=reject, silently. Repeated, they add up (as in the arena); a key twice is refused."""
+    import train_rllib
+
+    for cls in (train.Args, train_rllib.RLlibArgs):
+        for argv in (["--knob", "false_claim=mirror", "--seed", "4", "--knob", "close_min_stock=3"],
+                     ["--knob=false_claim=mirror", "--knob", "close_min_stock=3", "--seed", "4"],
+                     ["--seed", "4", "--knob", "false_claim=mirror", "close_min_stock=3"]):
+            args = train.parse_args(argv, cls=cls)
+            rules = train.rules_of(args).to_dict()
+            assert args.seed == 4 and rules["false_claim"] == "mirror" and rules["close_min_stock"] == 3, argv
+        with pytest.raises(ValueError, match="--knob close_min_stock is given twice"):
+            train.rules_of(train.parse_args(["--knob", "close_min_stock=3", "--knob", "close_min_stock=4"], cls=cls))
+
+
 def test_tiny_ray_run_samples_on_actors(tmp_path):
     pytest.importorskip("ray")
     import ray
