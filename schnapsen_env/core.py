@@ -37,11 +37,13 @@ malformed array can corrupt memory.
 
 from __future__ import annotations
 
+import ctypes
 import hashlib
 from collections import namedtuple
 from pathlib import Path
 
 import numpy as np
+from llvmlite import ir
 from numba import carray, njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
@@ -185,6 +187,62 @@ def uncounted(a):
     if not a.flags.c_contiguous:
         raise ValueError("uncounted() needs a C-contiguous array")
     return carray(_as_pointer(a.ctypes.data), a.shape, a.dtype)
+
+
+# ---------------------------------------------------------------------------------------------- numpy generators
+@intrinsic
+def _next_uint32(typingctx, fn, state):
+    """``fn(state)``: numpy's ``bitgen_t.next_uint32`` called through its address (both ``int64``), as numba's own
+    ``Generator`` support calls it, without boxing a Generator object per call."""
+    sig = types.uint32(fn, state)
+
+    def codegen(context, builder, signature, args):
+        fnty = ir.FunctionType(ir.IntType(32), (cgutils.voidptr_t,))
+        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), (builder.inttoptr(args[1], cgutils.voidptr_t),))
+    return sig, codegen
+
+
+def bitgen_addresses(rng: np.random.Generator) -> tuple[int, int]:
+    """``(next_uint32, state)`` addresses of ``rng``'s bit generator, for :func:`draw_deal`; valid while ``rng``
+    lives (the caller keeps it)."""
+    c = rng.bit_generator.ctypes
+    return ctypes.cast(c.next_uint32, ctypes.c_void_p).value, int(c.state_address)
+
+
+@njit(cache=True)
+def _interval(fn, state, hi):
+    """A uniform int in ``0..hi`` (``hi < 2 ** 32``) drawn as numpy's ``random_interval``: 32-bit draws masked to
+    the smallest all-ones mask >= ``hi`` until one is at most ``hi``."""
+    if hi == 0:
+        return 0
+    mask = hi
+    mask |= mask >> 1
+    mask |= mask >> 2
+    mask |= mask >> 4
+    mask |= mask >> 8
+    mask |= mask >> 16
+    while True:
+        v = np.int64(_next_uint32(fn, state)) & mask
+        if v <= hi:
+            return v
+
+
+@njit(cache=True)
+def draw_deal(fn, state, order):
+    """A new deal from a numpy generator, exactly ``GameState.new_hand``'s draws: ``order`` (int64 ``(n,)``) gets
+    ``rng.permutation(n)`` (numpy's shuffle of ``arange(n)``: Fisher-Yates from the end, :func:`_interval`), and
+    the return value is the dealer, ``rng.integers(2)`` (the top bit of one 32-bit draw: Lemire's method with
+    range 2 never rejects). ``fn``/``state`` from :func:`bitgen_addresses`. ``SchnapsenVectorEnv`` checks once
+    that this matches the installed numpy (values and generator state) and otherwise deals in Python."""
+    n = order.shape[0]
+    for c in range(n):
+        order[c] = c
+    for i in range(n - 1, 0, -1):
+        j = _interval(fn, state, i)
+        t = order[i]
+        order[i] = order[j]
+        order[j] = t
+    return np.int64(_next_uint32(fn, state) >> 31)
 
 
 # ---------------------------------------------------------------------------------------------- card helpers
@@ -507,9 +565,13 @@ def deal(st, R, order, dealer):
 
 # ---------------------------------------------------------------------------------------------- observation
 @njit(cache=True)
-def _write_plane(out, start, mask, n):
-    for c in range(n):
-        out[start + c] = (mask >> c) & 1
+def _write_bits(out, start, bits, count):
+    """``out[start + c] = bit c of bits`` for ``c < count``. Through a slice, whose indices numba knows are not
+    negative: indexing ``out`` with ``start + c`` adds a check for negative indices that turned the loop into
+    scatter stores (observations about 2.5x slower, measured at N = 1024)."""
+    seg = out[start:start + count]
+    for c in range(count):
+        seg[c] = (bits >> c) & 1
 
 
 @njit(cache=True)
@@ -526,51 +588,48 @@ def observe(st, R, me, out):
     opp_known = st[F.known + opp]
     full = (1 << n) - 1
     unseen = full & ~(hand | turn_up | st[F.won] | st[F.won + 1] | table | opp_known)
-    _write_plane(out, 0, hand, n)
-    _write_plane(out, n, turn_up, n)
-    _write_plane(out, 2 * n, st[F.led + me], n)
-    _write_plane(out, 3 * n, st[F.followed + me], n)
-    _write_plane(out, 4 * n, st[F.led + opp], n)
-    _write_plane(out, 5 * n, st[F.followed + opp], n)
-    _write_plane(out, 6 * n, table, n)
-    _write_plane(out, 7 * n, opp_known, n)
-    _write_plane(out, 8 * n, unseen, n)
-    _write_plane(out, 9 * n, st[F.won + me], n)
-    _write_plane(out, 10 * n, st[F.won + opp], n)
-    b = N_PLANES * n
+    # The planes of encoding.PLANES in order, two a loop (2 n <= 48 bits): half as many short loops as one plane
+    # a loop, 1.5x faster observations (measured at N = 1024).
+    _write_bits(out, 0, hand | (turn_up << n), 2 * n)
+    _write_bits(out, 2 * n, st[F.led + me] | (st[F.followed + me] << n), 2 * n)
+    _write_bits(out, 4 * n, st[F.led + opp] | (st[F.followed + opp] << n), 2 * n)
+    _write_bits(out, 6 * n, table | (opp_known << n), 2 * n)
+    _write_bits(out, 8 * n, unseen | (st[F.won + me] << n), 2 * n)
+    _write_bits(out, 10 * n, st[F.won + opp], n)
+    x = out[N_PLANES * n:]  # the scalars, through a slice (see _write_bits)
     for s in range(4):
-        out[b + O.trump + s] = 1.0 if st[F.trump] == s else 0.0
-    out[b + O.stock_size] = (end - top) / R[K.stock0]
+        x[O.trump + s] = 1.0 if st[F.trump] == s else 0.0
+    x[O.stock_size] = (end - top) / R[K.stock0]
     closer = st[F.closed_by]
     if closer >= 0:
-        out[b + O.closed] = 1.0
-        out[b + O.closer] = 1.0 if closer == me else 0.0
-        out[b + O.closer + 1] = 0.0 if closer == me else 1.0
-        out[b + O.snapshot] = st[F.snap_points] / POINTS_SCALE
-        out[b + O.snapshot + 1] = st[F.snap_tricks] / n_tricks
+        x[O.closed] = 1.0
+        x[O.closer] = 1.0 if closer == me else 0.0
+        x[O.closer + 1] = 0.0 if closer == me else 1.0
+        x[O.snapshot] = st[F.snap_points] / POINTS_SCALE
+        x[O.snapshot + 1] = st[F.snap_tricks] / n_tricks
     else:
         for k in range(5):
-            out[b + O.closed + k] = 0.0
-    out[b + O.points] = counted(st, me) / POINTS_SCALE
-    out[b + O.points + 1] = counted(st, opp) / POINTS_SCALE
-    out[b + O.tricks] = st[F.tricks + me] / n_tricks
-    out[b + O.tricks + 1] = st[F.tricks + opp] / n_tricks
-    out[b + O.pending] = (0 if st[F.tricks + me] else st[F.marriage_points + me]) / PENDING_SCALE
-    out[b + O.pending + 1] = (0 if st[F.tricks + opp] else st[F.marriage_points + opp]) / PENDING_SCALE
+            x[O.closed + k] = 0.0
+    x[O.points] = counted(st, me) / POINTS_SCALE
+    x[O.points + 1] = counted(st, opp) / POINTS_SCALE
+    x[O.tricks] = st[F.tricks + me] / n_tricks
+    x[O.tricks + 1] = st[F.tricks + opp] / n_tricks
+    x[O.pending] = (0 if st[F.tricks + me] else st[F.marriage_points + me]) / PENDING_SCALE
+    x[O.pending + 1] = (0 if st[F.tricks + opp] else st[F.marriage_points + opp]) / PENDING_SCALE
     for s in range(4):
-        out[b + O.marriages + s] = (st[F.marriage_suits + me] >> s) & 1
-        out[b + O.marriages + 4 + s] = (st[F.marriage_suits + opp] >> s) & 1
+        x[O.marriages + s] = (st[F.marriage_suits + me] >> s) & 1
+        x[O.marriages + 4 + s] = (st[F.marriage_suits + opp] >> s) & 1
     leader = st[F.leader] == me
-    out[b + O.exchanged] = 1.0 if leader and st[F.exchanged] else 0.0
+    x[O.exchanged] = 1.0 if leader and st[F.exchanged] else 0.0
     for s in range(4):
-        out[b + O.announced + s] = 1.0 if leader and st[F.announced] == s else 0.0
-    out[b + O.leader] = 1.0 if leader else 0.0
-    out[b + O.dealer] = 1.0 if st[F.dealer] == me else 0.0
-    out[b + O.trick] = (st[F.tricks] + st[F.tricks + 1]) / n_tricks
+        x[O.announced + s] = 1.0 if leader and st[F.announced] == s else 0.0
+    x[O.leader] = 1.0 if leader else 0.0
+    x[O.dealer] = 1.0 if st[F.dealer] == me else 0.0
+    x[O.trick] = (st[F.tricks] + st[F.tricks + 1]) / n_tricks
     target = R[K.match_target]
-    out[b + O.match] = st[F.match_points + me] / target
-    out[b + O.match + 1] = st[F.match_points + opp] / target
-    out[b + O.match + 2] = st[F.carry] / target
+    x[O.match] = st[F.match_points + me] / target
+    x[O.match + 1] = st[F.match_points + opp] / target
+    x[O.match + 2] = st[F.carry] / target
 
 
 @njit(cache=True)
@@ -587,8 +646,7 @@ def state_vector(st, R, out):
     """Write ``encoding.state_vector(state)`` into ``out`` (float32 ``(4 * n + obs_size,)``), exactly: both
     hands, the stock cards and their order ((k + 1) / S for the k-th from the top), then seat 0's observation."""
     n = R[K.n]
-    _write_plane(out, 0, st[F.hands], n)
-    _write_plane(out, n, st[F.hands + 1], n)
+    _write_bits(out, 0, st[F.hands] | (st[F.hands + 1] << n), 2 * n)
     for c in range(2 * n, 4 * n):
         out[c] = 0.0
     top = st[F.stock_top]
@@ -627,6 +685,66 @@ def apply_all(states, R, actions):
     for i in range(states.shape[0]):
         if not states[i, F.over]:
             apply(states[i], R, actions[i])
+
+
+@njit(cache=True)
+def refresh_row(st, R, i, legal, masks, to_move, obs):
+    """Row ``i``'s legal action bits, 0/1 mask, seat to move and that seat's observation (the vector env's outputs)."""
+    bits = legal_mask(st, R)
+    legal[i] = bits
+    row = masks[i]
+    for a in range(row.shape[0]):
+        row[a] = (bits >> a) & 1
+    me = st[F.to_move]
+    to_move[i] = me
+    observe(st, R, me, obs[i])
+
+
+@njit(cache=True)
+def step_rows(states, R, actions, legal, fns, bitgens, results, rewards, dones, masks, to_move, obs):
+    """One vector-env step over every row, in one call: check, apply, score, deal and observe.
+
+    Returns the first row whose action is not legal (``legal`` holds each row's legal action bits), **before**
+    changing anything; else -1 after, for every row: ``apply``; where the hand ended, ``dones[i] = 1``, the
+    game points into ``rewards[i]`` (float32, seats 0 and 1, zero-sum), the result into ``results[i]``
+    (``(winner, game_points, reason)``, winner -1 for a tie) and, when ``fns`` is not empty, a new hand dealt
+    from row ``i``'s numpy generator (:func:`draw_deal` with ``fns[i]``, ``bitgens[i]``); then
+    :func:`refresh_row`. With ``fns`` empty, finished rows keep their finished hand and are not refreshed (the
+    caller deals and refreshes them)."""
+    states = uncounted(states)
+    R = uncounted(R)
+    obs = uncounted(obs)
+    n_rows = states.shape[0]
+    n_actions = masks.shape[1]
+    for i in range(n_rows):
+        a = actions[i]
+        if a < 0 or a >= n_actions or not (legal[i] >> a) & 1:
+            return i
+    deal_here = fns.shape[0] > 0
+    order = np.empty(R[K.n], np.int64)
+    for i in range(n_rows):
+        st = states[i]
+        apply(st, R, actions[i])
+        rewards[i, 0] = 0.0
+        rewards[i, 1] = 0.0
+        if st[F.over]:
+            dones[i] = True
+            w = st[F.res_winner]
+            p = st[F.res_points]
+            results[i, 0] = w
+            results[i, 1] = p
+            results[i, 2] = st[F.res_reason]
+            if w >= 0:
+                rewards[i, w] = p
+                rewards[i, 1 - w] = -p
+            if not deal_here:
+                continue
+            dealer = draw_deal(fns[i], bitgens[i], order)
+            deal(st, R, order, dealer)
+        else:
+            dones[i] = False
+        refresh_row(st, R, i, legal, masks, to_move, obs)
+    return -1
 
 
 @njit(cache=True)
@@ -772,7 +890,7 @@ def to_game_state(st: np.ndarray, rules: RuleSet) -> GameState:
 drop_stale_cache("core", apply)  # before any cached function loads (see drop_stale_cache)
 
 
-__all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "check_state", "counted",
-           "deal", "deal_rows", "from_game_state", "legal_mask", "legal_masks", "masks_into", "observe",
-           "observe_all", "observe_masked", "result_of", "rule_table", "state_vector", "state_vectors",
+__all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "bitgen_addresses",
+           "check_state", "counted", "deal", "draw_deal", "deal_rows", "from_game_state", "legal_mask", "legal_masks", "masks_into", "observe",
+           "observe_all", "observe_masked", "refresh_row", "result_of", "step_rows", "rule_table", "state_vector", "state_vectors",
            "to_game_state"]

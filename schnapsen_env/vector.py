@@ -30,27 +30,28 @@ import numpy as np
 from schnapsen_env import core, encoding
 from schnapsen_env.core import F
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
-from schnapsen_env.rules import PLAYERS, GameState, Result
+from schnapsen_env.rules import PLAYERS, RESULT_REASONS, GameState, Reason, Result
 from schnapsen_env.ruleset import RuleSet
 
-_FAST_DRAWS: list[bool] = []
+_COMPILED_DRAWS: list[bool] = []
 
 
-def _fast_draws_ok() -> bool:
-    """Whether ``shuffle(arange(n))`` and ``random(dtype=float32) >= 0.5`` draw exactly what ``permutation(n)``
-    and ``integers(2)`` draw with the installed numpy (same values, same generator state); checked once."""
-    if not _FAST_DRAWS:
+def _compiled_draws_ok() -> bool:
+    """Whether :func:`schnapsen_env.core.draw_deal` draws exactly what ``GameState.new_hand``'s
+    ``rng.permutation(n)`` and ``rng.integers(2)`` draw with the installed numpy (same values, same generator
+    state afterwards, several deals in a row); checked once per process."""
+    if not _COMPILED_DRAWS:
         ok = True
         for seed in range(8):
             a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+            fn, state = core.bitgen_addresses(b)
             for n in (20, 24, 20, 24, 20):
                 p, d = a.permutation(n), int(a.integers(2))
-                q = np.arange(n)
-                b.shuffle(q)
-                ok &= bool(np.array_equal(p, q)) and d == int(b.random(None, np.float32) >= 0.5)
+                q = np.empty(n, dtype=np.int64)
+                ok &= d == int(core.draw_deal(fn, state, q)) and bool(np.array_equal(p, q))
             ok &= a.bit_generator.state == b.bit_generator.state
-        _FAST_DRAWS.append(ok)
-    return _FAST_DRAWS[0]
+        _COMPILED_DRAWS.append(ok)
+    return _COMPILED_DRAWS[0]
 
 
 class SchnapsenVectorEnv:
@@ -78,6 +79,12 @@ class SchnapsenVectorEnv:
         self.state_arrays = np.zeros((self.num_envs, core.STATE_SIZE), dtype=np.int64)
         self._rngs: list[np.random.Generator] = []
         self._legal = np.zeros(self.num_envs, dtype=np.int64)  # legal actions per slot, int bits
+        # Per slot, the addresses of its generator's next_uint32 and state (core.bitgen_addresses), so that the
+        # compiled step deals new hands; empty when the compiled draws do not match numpy (then Python deals).
+        self._fns = np.zeros(0, dtype=np.int64)
+        self._bitgens = np.zeros(0, dtype=np.int64)
+        self._results = np.zeros((self.num_envs, 3), dtype=np.int64)  # (winner, game points, reason) per slot
+        self._result_of_code: dict[tuple[int, int, int], Result] = {}
         self.obs = np.zeros((self.num_envs, self.obs_size), dtype=np.float32)
         self.masks = np.zeros((self.num_envs, self.n_actions), dtype=np.int8)
         self.to_move = np.zeros(self.num_envs, dtype=np.int8)
@@ -132,40 +139,44 @@ class SchnapsenVectorEnv:
                 raise ValueError(f"seed must be an int or {n} ints, got {len(seeds)}")
         else:
             raise ValueError(f"seed must be None, an int or a sequence of {n} ints, got {seed!r}")
-        self._rngs = [np.random.default_rng(s) for s in seeds]
+        self._set_rngs([np.random.default_rng(s) for s in seeds])
         self._new_hands(np.arange(n))
         self.last_results = [None] * n
         self._refresh()
         self._has_reset = True
         return self.obs, self.masks, self.to_move
 
+    def _set_rngs(self, rngs: list[np.random.Generator]) -> None:
+        """Use ``rngs`` (one per slot) for new deals, in the compiled step where its draws match numpy's."""
+        self._rngs = rngs
+        if _compiled_draws_ok():
+            addresses = np.array([core.bitgen_addresses(r) for r in rngs], dtype=np.int64).reshape(len(rngs), 2)
+            self._fns, self._bitgens = addresses[:, 0].copy(), addresses[:, 1].copy()
+        else:
+            self._fns = self._bitgens = np.zeros(0, dtype=np.int64)
+
     def _new_hands(self, rows: np.ndarray) -> None:
         """Deal a new hand into each of ``rows`` with its slot's generator, drawing exactly as
         ``GameState.new_hand(rules, rng)``: ``rng.permutation(n)`` then ``rng.integers(2)`` for the dealer.
 
-        Two equivalent, faster calls are used (same values, same generator state afterwards; a test checks
-        this): ``rng.shuffle`` of ``arange(n)`` is what ``permutation(n)`` does, and ``integers(2)`` is the top
-        bit of one 32-bit draw (Lemire's method with range 2 never rejects), which
-        ``random(dtype=float32) >= 0.5`` reads from the same single draw. This is checked once against the
-        installed numpy (:func:`_fast_draws_ok`); if it ever differs, the plain calls are used.
+        The compiled :func:`schnapsen_env.core.draw_deal` makes those draws from the generator's bit generator
+        (same values, same generator state afterwards; checked once against the installed numpy by
+        :func:`_compiled_draws_ok`, and by a test); if it ever differs, the plain calls are made here.
         """
         if len(rows) == 0:
             return
         n = self.rules.n_cards
         orders = np.empty((len(rows), n), dtype=np.int64)
         dealers = np.empty(len(rows), dtype=np.int64)
-        rngs = self._rngs
-        if _fast_draws_ok():
-            orders[:] = np.arange(n)
-            f32 = np.float32
+        rows = np.asarray(rows, dtype=np.int64)
+        if self._fns.shape[0]:
             for k, i in enumerate(rows.tolist()):
-                rngs[i].shuffle(orders[k])
-                dealers[k] = rngs[i].random(None, f32) >= 0.5
-        else:  # a numpy whose streams differ: draw as GameState.new_hand does
+                dealers[k] = core.draw_deal(int(self._fns[i]), int(self._bitgens[i]), orders[k])
+        else:  # a numpy whose streams differ from the compiled draws
             for k, i in enumerate(rows.tolist()):
-                orders[k] = rngs[i].permutation(n)
-                dealers[k] = rngs[i].integers(2)
-        core.deal_rows(self.state_arrays, self._R, np.asarray(rows, dtype=np.int64), orders, dealers)
+                orders[k] = self._rngs[i].permutation(n)
+                dealers[k] = self._rngs[i].integers(2)
+        core.deal_rows(self.state_arrays, self._R, rows, orders, dealers)
 
     def _refresh(self) -> None:
         """Recompute ``obs``, ``masks``, ``to_move`` (and the cached legal bits) of every slot."""
@@ -214,7 +225,7 @@ class SchnapsenVectorEnv:
             raise self._illegal(i, int(actions[i]))
         out_of_range: dict[int, int] = {}
         if actions.dtype.kind in "iu":
-            a = actions.astype(np.int64)
+            a = np.ascontiguousarray(actions, dtype=np.int64)
         else:  # floats, objects, strings: every entry must be an integral number
             a = np.empty(n, dtype=np.int64)
             for i, x in enumerate(actions.tolist()):
@@ -227,29 +238,26 @@ class SchnapsenVectorEnv:
                     a[i] = xi
                 else:
                     a[i], out_of_range[i] = -1, xi
-        in_range = (a >= 0) & (a < self.n_actions)
-        ok = in_range & (((self._legal >> np.where(in_range, a, 0)) & 1) == 1)
-        if not ok.all():
-            i = int(np.flatnonzero(~ok)[0])
-            raise self._illegal(i, out_of_range.get(i, int(a[i])))
-        arrays = self.state_arrays
-        core.apply_all(arrays, self._R, a)
-        rewards = np.zeros((n, 2), dtype=np.float32)
-        dones = arrays[:, F.over] != 0
-        done_rows = np.flatnonzero(dones)
+        rewards = np.empty((n, 2), dtype=np.float32)
+        dones = np.empty(n, dtype=np.bool_)
+        bad = core.step_rows(self.state_arrays, self._R, a, self._legal, self._fns, self._bitgens, self._results,
+                             rewards, dones, self.masks, self.to_move, self.obs)
+        if bad >= 0:
+            raise self._illegal(bad, out_of_range.get(bad, int(a[bad])))
         results: list[Result | None] = [None] * n
+        done_rows = np.flatnonzero(dones)
         if len(done_rows):
-            winners = arrays[done_rows, F.res_winner]
-            points = arrays[done_rows, F.res_points].astype(np.float32)
-            won = winners >= 0
-            wr, ww, wp = done_rows[won], winners[won], points[won]
-            rewards[wr, ww] = wp
-            rewards[wr, 1 - ww] = -wp
-            for i in done_rows.tolist():
-                results[i] = core.result_of(arrays[i])
-            self._new_hands(done_rows)
+            memo = self._result_of_code
+            for i, code in zip(done_rows.tolist(), map(tuple, self._results[done_rows].tolist())):
+                r = memo.get(code)
+                if r is None:
+                    w, points, reason = code
+                    r = memo[code] = Result(None if w < 0 else w, points, Reason(RESULT_REASONS[reason]))
+                results[i] = r
+            if not self._fns.shape[0]:  # Python deals (see _new_hands)
+                self._new_hands(done_rows)
+                self._refresh()
         self.last_results = results
-        self._refresh()
         return self.obs, self.masks, self.to_move, rewards, dones, {"results": results}
 
     def get_state(self) -> dict:
@@ -294,7 +302,7 @@ class SchnapsenVectorEnv:
         for i, g in enumerate(games):
             core.from_game_state(g, arrays[i])
         self.state_arrays = arrays
-        self._rngs = rngs
+        self._set_rngs(rngs)
         self.last_results = [None] * self.num_envs
         self._refresh()
         self._has_reset = True

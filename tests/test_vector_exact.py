@@ -293,22 +293,62 @@ def test_lockstep_runs_reach_every_reason_and_action_kind():
         assert all(kinds[k] >= 500 for k in range(5)), (ruleset, kinds)  # play, marriage, exchange, close, claim
 
 
-@pytest.mark.parametrize("fast", [True, False])
-def test_new_hands_draw_exactly_as_new_hand(fast, monkeypatch):
-    """The vector env deals with shuffle and a float32 draw in place of permutation and integers(2) (or, as a
-    fallback, those calls): the same deals and generator states, also several hands in a row per generator."""
-    assert vector_module._fast_draws_ok()
-    if not fast:  # the fallback used if a numpy ever draws differently
-        monkeypatch.setattr(vector_module, "_FAST_DRAWS", [False])
+@pytest.mark.parametrize("compiled", [True, False])
+def test_new_hands_draw_exactly_as_new_hand(compiled, monkeypatch):
+    """The vector env deals in compiled code from each slot's bit generator (core.draw_deal) or, as a fallback,
+    with rng.permutation and rng.integers(2) in Python: the same deals and generator states as
+    GameState.new_hand, also several hands in a row per generator, and through step()'s compiled deals."""
+    assert vector_module._compiled_draws_ok()
+    if not compiled:  # the fallback used if a numpy ever draws differently
+        monkeypatch.setattr(vector_module, "_COMPILED_DRAWS", [False])
     for ruleset in ("schnapsen20", "sixtysix24"):
         rules = RuleSet.make(ruleset)
         venv = SchnapsenVectorEnv(50, ruleset=ruleset)
         venv.reset(seed=0)
+        assert (venv._fns.shape[0] > 0) == compiled
         ref = [np.random.default_rng(s) for s in range(50)]
-        venv._rngs = [np.random.default_rng(s) for s in range(50)]
+        venv._set_rngs([np.random.default_rng(s) for s in range(50)])
         for _ in range(8):
             games = [GameState.new_hand(rules, r) for r in ref]
             venv._new_hands(np.arange(50))
             for i, g in enumerate(games):
                 assert venv.game(i) == g
             assert [r.bit_generator.state for r in ref] == [r.bit_generator.state for r in venv._rngs]
+
+
+def test_compiled_draws_match_numpy_over_many_seeds():
+    """core.draw_deal against rng.permutation(n), rng.integers(2) for 300 seeds, 6 deals each of 20 and 24 cards."""
+    for seed in range(300):
+        a, b = np.random.default_rng(seed), np.random.default_rng(seed)
+        fn, state = core.bitgen_addresses(b)
+        for n in (20, 24, 24, 20, 20, 24):
+            order = np.empty(n, dtype=np.int64)
+            dealer = core.draw_deal(fn, state, order)
+            np.testing.assert_array_equal(order, a.permutation(n))
+            assert dealer == a.integers(2)
+        assert a.bit_generator.state == b.bit_generator.state
+
+
+@pytest.mark.parametrize("compiled", [True, False])
+def test_step_deals_as_raw_env_hands_in_a_row(compiled, monkeypatch):
+    """Slot i seeded with seed + i plays GameState.new_hand(rules, default_rng(seed + i)) and then the next hands
+    of that generator, whether step() deals in compiled code or (fallback) in Python."""
+    if not compiled:
+        monkeypatch.setattr(vector_module, "_COMPILED_DRAWS", [False])
+    rules = RuleSet.make()
+    venv = SchnapsenVectorEnv(16)
+    obs, masks, _ = venv.reset(seed=100)
+    ref = [np.random.default_rng(100 + i) for i in range(16)]
+    games = [GameState.new_hand(rules, r) for r in ref]
+    hands = 0
+    while hands < 60:
+        actions = masks.argmax(axis=1)
+        obs, masks, _, rewards, dones, infos = venv.step(actions)
+        for i, g in enumerate(games):
+            g.push(int(actions[i]))
+            if g.result is not None:
+                assert dones[i] and infos["results"][i] == g.result
+                games[i] = GameState.new_hand(rules, ref[i])
+                hands += 1
+            assert venv.game(i) == games[i]
+            np.testing.assert_array_equal(obs[i], encoding.observation(games[i], games[i].to_move))
