@@ -175,11 +175,13 @@ class Sampler:
         pool_prob, heuristic_prob: shares of hands against a pool snapshot and against the heuristic.
         gamma, gae_lambda: GAE's discount and lambda.
         threads: torch intra-op threads of this sampler (1 in a sampler process).
+        precision: ``"fp32"`` or ``"bf16"``, how the networks compute (:class:`agents.policy_net.ActorCritic`), the
+            learner's, so that the update's first probability ratios start at 1.
     """
 
     def __init__(self, index: int, rules: RuleSet | dict, num_envs: int, seed: int, net: dict, rows_per_call: int,
                  pool_prob: float, heuristic_prob: float, gamma: float, gae_lambda: float,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, precision: str = "fp32") -> None:
         if threads is not None:
             torch.set_num_threads(threads)
         self.index = index
@@ -193,6 +195,7 @@ class Sampler:
         self.obs, self.masks, self.to_move = self.venv.reset(seed=int(self.rng.integers(2 ** 63 - 1)))
         self.model = ActorCritic(**net).eval()
         self.opponent = ActorCritic(**net).eval()
+        self.model.precision = self.opponent.precision = precision  # the learner's (train.py --precision)
         self.critic_dim = net["critic_extra"]
         if self.critic_dim and self.critic_dim != state_size(self.rules) + 2:
             raise ValueError(f"critic_extra {self.critic_dim}: the privileged critic takes the state vector plus "
