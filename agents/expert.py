@@ -32,7 +32,7 @@ import numpy as np
 
 from agents.base import as_rules, legal_ids
 from agents.solver_core import CoreSolver
-from schnapsen_env.core import F, from_game_state, legal_mask
+from schnapsen_env.core import F, from_game_state, legal_bits
 from schnapsen_env.sampler import Determinizer
 
 DECISIONS = ("mean", "loss")
@@ -130,7 +130,7 @@ class ExpertAgent:
         actions = legal_ids(observation).astype(np.int64)
         template, worlds, k = self.sample_worlds(observation)
         mask = np.asarray(observation["action_mask"])
-        legal = legal_mask(template, self.solver.R)
+        legal = legal_bits(template, self.solver.R)
         if mask.shape != (self.rules.n_actions,) or sum(1 << int(a) for a in actions) != legal:
             raise ValueError(f"action_mask must have shape ({self.rules.n_actions},) and mark exactly the legal "
                              f"actions of the observation ({self.rules.name}), got shape {mask.shape} with "

@@ -21,7 +21,7 @@ share of points. This agent does the same over the exact rules of :mod:`schnapse
 * The action with the best mean score is played (ties: lowest action id).
 
 The rollouts use :meth:`GameState.push` / :meth:`GameState.pop` and pick random actions from
-:meth:`GameState.legal_mask` bits with a :class:`random.Random` seeded from the agent's numpy Generator (the
+:meth:`GameState.legal_bits` bits with a :class:`random.Random` seeded from the agent's numpy Generator (the
 agent stays reproducible from ``seed=``).
 """
 
@@ -52,7 +52,7 @@ def rollout_score(s: GameState, me: int, target: int, r: random.Random) -> float
     """
     pushed = 0
     while s.result is None and s.tricks[0] + s.tricks[1] < target:
-        s.push(_random_bit(s.legal_mask(), r))
+        s.push(_random_bit(s.legal_bits(), r))
         pushed += 1
     value = score(s, me)
     for _ in range(pushed):

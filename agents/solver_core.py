@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply, check_state,
-                                counted, drop_stale_cache, from_game_state, legal_mask, rule_table, uncounted)
+                                counted, drop_stale_cache, from_game_state, legal_bits, rule_table, uncounted)
 from schnapsen_env.rules import CLAIM_TARGET, GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -84,7 +84,7 @@ def _ordered(st, R, tt_move, moves, keys, p):
     claim; marriages (trump first); exchange; close; then cards: a leader's by card points, a follower's
     winning cards by the points they take, then its cheapest discards.
     """
-    bits = legal_mask(st, R)
+    bits = legal_bits(st, R)
     n = R[K.n]
     rps = R[K.rps]
     table = st[F.table]
@@ -487,7 +487,7 @@ class CoreSolver:
         """Value (game points for the player to move) of every legal action, as the reference
         ``Solver.action_values``."""
         st = self._load(s)
-        bits = legal_mask(st, self.R)
+        bits = legal_bits(st, self.R)
         actions = np.array([a for a in range(self.rules.n_actions) if bits >> a & 1], dtype=np.int64)
         out = np.zeros(len(actions), dtype=np.float64)  # also the first guesses
         d = _depth(depth)
@@ -521,7 +521,7 @@ class CoreSolver:
         face_down = worlds.shape[1] - k
         if face_down and face_down != template[F.stock_end] - template[F.stock_top] - 1:
             raise ValueError("the worlds' stock cards do not fill the template's face-down stock")
-        bits = legal_mask(template, self.R)
+        bits = legal_bits(template, self.R)
         if actions.ndim != 1 or actions.dtype.kind not in "iu" or not all(
                 0 <= a < self.rules.n_actions and bits >> int(a) & 1 for a in actions):
             raise ValueError("actions must be an integer array of actions legal in the template")

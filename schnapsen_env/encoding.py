@@ -74,8 +74,8 @@ _BIT_TABLE_F32 = BIT_TABLE.astype(np.float32)  # byte -> its 8 bits (little-endi
 LAYOUT_VERSION = 1
 
 
-def plane_to_mask(plane: np.ndarray) -> int:
-    """A 0/1 card plane of an observation (``(n,)``) as an int bit mask (bit i set = card id i)."""
+def plane_to_bits(plane: np.ndarray) -> int:
+    """A 0/1 card plane of an observation (``(n,)``) as an int bit set (bit i set = card id i)."""
     return int.from_bytes(np.packbits(np.asarray(plane) > 0.5, bitorder="little").tobytes(), "little")
 
 
@@ -272,5 +272,5 @@ def decode_observation(obs: np.ndarray, rules: RuleSet) -> dict[str, Any]:
 
 
 __all__ = ["PLANES", "SCALARS", "decode_observation", "layout", "obs_bounds", "obs_size", "observation",
-           "plane_to_mask",
+           "plane_to_bits",
            "observations_into", "state_size", "state_vector", "PLAYERS"]

@@ -34,7 +34,7 @@ def _play_lockstep(rules: RuleSet, rng: np.random.Generator, special_p: float) -
     obs = np.empty(encoding.obs_size(rules), dtype=np.float32)
     n = 0
     while g.result is None:
-        assert core.legal_mask(st, R) == g.legal_mask(), g.position()
+        assert core.legal_bits(st, R) == g.legal_bits(), g.position()
         for seat in (0, 1):
             core.observe(st, R, seat, obs)
             np.testing.assert_array_equal(obs, encoding.observation(g, seat))
@@ -47,7 +47,7 @@ def _play_lockstep(rules: RuleSet, rng: np.random.Generator, special_p: float) -
         n += 1
         assert core.to_game_state(st, rules) == g, (a, g.position())
     assert core.result_of(st) == g.result
-    assert core.legal_mask(st, R) == 0
+    assert core.legal_bits(st, R) == 0
     return n
 
 
