@@ -1,7 +1,7 @@
 """The policy network and its checkpoint format: the one place to change either.
 
 :class:`ActorCritic` is shared by ``train.py`` (learner and samplers), ``train_rllib.py`` (through
-:mod:`agents.rllib_module`) and :class:`agents.learned.PolicyAgent`. A plain MLP trunk over the observation vector
+:mod:`agents.rllib_module`) and :class:`agents.policy.PolicyAgent`. A plain MLP trunk over the observation vector
 (layout: :mod:`schnapsen_env.encoding`), a policy head with one logit per action and a value head in game points.
 Illegal actions get logit ``-inf`` (masked logits, not penalties; Huang & Ontañón, "A Closer Look at Invalid Action
 Masking in Policy Gradient Algorithms", 2022), and the entropy ignores them.

@@ -479,7 +479,7 @@ def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
     import torch
 
     from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
-    from agents.learned import DEFAULT_POLICY, PolicyAgent
+    from agents.policy import DEFAULT_POLICY, PolicyAgent
 
     ck = load_checkpoint(DEFAULT_POLICY)
     for key, value in (("layout", [1, 2]), ("rules", [1, 2]), ("rules", 5),

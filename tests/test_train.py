@@ -13,7 +13,7 @@ import torch
 import train
 from agents.arena import play_match
 from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
-from agents.learned import PolicyAgent
+from agents.policy import PolicyAgent
 from agents.policy_net import (ActorCritic, masked_entropy, masked_log_probs, native_bf16, policy_checkpoint,
                                resolve_precision)
 from agents.self_play import Sampler, chain_gae
