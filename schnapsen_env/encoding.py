@@ -249,10 +249,10 @@ def decode_observation(obs: np.ndarray, rules: RuleSet) -> dict[str, Any]:
     closer = obs[lay["closer"]]
     out["closer"] = "me" if closer[0] > 0.5 else ("opp" if closer[1] > 0.5 else None)
     snap = obs[lay["snapshot"]]
-    out["snapshot"] = ({"points": int(round(snap[0] * 66)), "tricks": int(round(snap[1] * rules.n_tricks))}
+    out["snapshot"] = ({"points": int(round(snap[0] * POINTS_SCALE)), "tricks": int(round(snap[1] * rules.n_tricks))}
                        if out["closed"] else None)
     pts, tr, pend = obs[lay["points"]], obs[lay["tricks"]], obs[lay["pending"]]
-    out["points"] = {"me": int(round(pts[0] * 66)), "opp": int(round(pts[1] * 66))}
+    out["points"] = {"me": int(round(pts[0] * POINTS_SCALE)), "opp": int(round(pts[1] * POINTS_SCALE))}
     out["tricks"] = {"me": int(round(tr[0] * rules.n_tricks)), "opp": int(round(tr[1] * rules.n_tricks))}
     out["pending"] = {"me": int(round(pend[0] * PENDING_SCALE)), "opp": int(round(pend[1] * PENDING_SCALE))}
     mar = obs[lay["marriages"]]

@@ -59,6 +59,12 @@ FIELDS = PLAY_FIELDS + HAND_FIELDS
 _FIELD_NAMES = frozenset(name for name, _, _ in FIELDS) | {"history"}
 
 
+def _check_seat(seat: Any, what: str) -> None:
+    """Raise ValueError unless ``seat`` is a seat index, 0 or 1."""
+    if isinstance(seat, bool) or seat not in (0, 1):
+        raise ValueError(f"{what}({seat!r}): expected a seat, 0 or 1")
+
+
 def _undo_functions():
     """``(save, restore)`` for :data:`PLAY_FIELDS`, generated from the table (as :mod:`dataclasses` generates
     ``__init__``) so that the hot path of search reads and writes the fields inline."""
@@ -143,6 +149,8 @@ class GameState:
                     value = list(value)
                     if len(value) != 2:
                         raise ValueError(f"field {name!r} holds one value per seat: expected 2, got {len(value)}")
+                elif name == "stock":
+                    value = tuple(value)  # the state's stock is a tuple (equality, exchange), whatever sequence came
                 setattr(s, name, value)
         if "history" in fields:
             s.history = list(fields["history"])
@@ -373,7 +381,16 @@ class GameState:
         return f"leading trick {self.trick_number}, R3"
 
     def push(self, action: int) -> None:
-        """Apply an action id **without** checking legality; :meth:`pop` undoes it."""
+        """Apply an action id **without** checking legality (search code checks :meth:`legal_bits` first);
+        :meth:`pop` undoes it.
+
+        Raises:
+            ValueError: ``action`` is not an action id of this ruleset (``0 <= action < n_actions``); the state
+                is unchanged.
+        """
+        if not 0 <= action < self.rules.n_actions:
+            raise ValueError(f"push({action!r}): not an action id of {self.rules.name}, expected 0.."
+                             f"{self.rules.n_actions - 1} (use step() for checked input)")
         self._stack.append(_save(self))
         self.actions.append(action)
         me = self.to_move
@@ -522,7 +539,12 @@ class GameState:
 
     def result_of_claim(self, seat: int) -> Result:
         """The :class:`Result` a claim of 66 by ``seat`` would give now (R20-R23a; correct or false), without
-        changing the state."""
+        changing the state.
+
+        Raises:
+            ValueError: ``seat`` is not 0 or 1.
+        """
+        _check_seat(seat, "result_of_claim")
         t = self.copy()
         t.result = None
         t._claim(seat)
@@ -530,7 +552,12 @@ class GameState:
 
     def result_of_last_trick(self, winner: int) -> Result:
         """The :class:`Result` of a played-out hand whose last trick ``winner`` took (R20 W3, R22, R23,
-        R66-10), computed from the current points without changing the state."""
+        R66-10), computed from the current points without changing the state.
+
+        Raises:
+            ValueError: ``winner`` is not 0 or 1.
+        """
+        _check_seat(winner, "result_of_last_trick")
         t = self.copy()
         t.result = None
         t._end_of_hand(winner)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from schnapsen_env.encoding import layout, plane_to_bits
+from schnapsen_env.encoding import POINTS_SCALE, layout, plane_to_bits
 from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
@@ -59,7 +59,7 @@ class Determinizer:
         closer = obs[lay["closer"]]
         self.closed_by = (0 if closer[0] > 0.5 else 1) if closed else -1
         snap = obs[lay["snapshot"]]
-        self.snapshot = (int(round(snap[0] * 66)), int(round(snap[1] * rules.n_tricks))) if closed else None
+        self.snapshot = (int(round(snap[0] * POINTS_SCALE)), int(round(snap[1] * rules.n_tricks))) if closed else None
         n_tricks = rules.n_tricks
         tr = obs[lay["tricks"]]
         self.tricks = [int(round(tr[0] * n_tricks)), int(round(tr[1] * n_tricks))]
