@@ -1,7 +1,7 @@
 """PPO self-play for Schnapsen, one file read top to bottom (in the manner of CleanRL's ppo.py).
 
     python train.py --help
-    python train.py                          # default run: about 17 minutes on 2 CPU cores
+    python train.py                          # the default run (its time and result: README, "Training")
     python train.py --total-steps 200000     # a quick run
     python train.py --resume runs/NAME/checkpoint.pt
     python train.py --ray-address auto       # the samplers as Ray actors on a cluster (extra "rllib")
@@ -47,8 +47,8 @@ from typing import Optional
 import numpy as np
 
 # The learner's OpenMP threads sleep while they wait instead of spinning: a spinning thread holds its core while
-# the samplers or any other program need it, and with 2 threads on a busy 2-core machine the update took 3 to 5
-# times longer (measured). Set before torch loads its OpenMP runtime; an explicit setting of the user's wins.
+# the samplers or any other program need it, and on a busy 2-core machine the 2-thread update took several times
+# longer (measured). Set before torch loads its OpenMP runtime; an explicit setting of the user's wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
@@ -758,7 +758,7 @@ def main(args: Args) -> dict:
                 perm = torch.from_numpy(rng.permutation(n)).to(device)
                 for start in range(0, n, args.minibatch_size):
                     mb = perm[start:start + args.minibatch_size]
-                    pick = lambda t: t.index_select(0, mb)  # the rows of the minibatch (3x faster than t[mb])
+                    pick = lambda t: t.index_select(0, mb)  # the rows of the minibatch (faster than t[mb])
                     _, new_logp, entropy, new_values = model.get_action_and_value(
                         pick(b_obs), pick(b_masks), pick(b_actions), None if b_crit is None else pick(b_crit))
                     mb_adv = pick(b_adv)

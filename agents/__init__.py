@@ -42,7 +42,7 @@ def _shipped(file: str, rules: RuleSet | str, seed: int | None = None, greedy: b
 
 
 def _trained(rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
-    """The default run's policy (``python train.py``, about 15 minutes): ``agents/data/schnapsen20_policy.pt``."""
+    """The default run's policy (``python train.py``; its time and strength are in the README): ``agents/data/schnapsen20_policy.pt``."""
     return _shipped("schnapsen20_policy.pt", rules, seed=seed, greedy=greedy)
 
 

@@ -15,10 +15,10 @@ After Wisser, "An Expert-Level Card Playing Agent Based on a Variant of Perfect 
    share of worlds in which it loses the hand (``decision="loss"``, ties broken by the mean).
 
 The budget keeps seeded play reproducible: at most ``worlds`` worlds, solved in chunks of 8, and no new chunk once
-the decision has searched ``max_nodes`` nodes (a deterministic stand-in for time: in ``schnapsen20`` the opening
-lead, where a world costs about 200,000 nodes, gets 16 worlds at the defaults, a decision from the third trick on
-all 48). The first chunk is always solved: a ``sixtysix24`` opening, whose worlds can need millions of nodes
-each, takes seconds.
+the decision has searched ``max_nodes`` nodes (a deterministic stand-in for time: the opening lead, where a world
+costs the most nodes, gets the fewest worlds, a decision late in the hand all of them; the README's benchmarks give
+the figures). The first chunk is always solved, so a ``sixtysix24`` opening, whose worlds are the largest, can take
+seconds.
 ``max_time`` (seconds a decision) adds a wall-clock budget checked the same way, at the cost of reproducibility. Once the stock is exhausted there is one world, the true position, and the agent plays perfectly.
 """
 

@@ -421,7 +421,7 @@ class CoreSolver:
             solver's flag).
         tt_bits: the transposition table has ``2 ** tt_bits`` entries of 64 bytes; None: 16 (4 MiB) for
             ``schnapsen20``, 20 (64 MiB) for ``sixtysix24``, whose hard deals need millions of nodes from trick 1
-            and searched 2-3x fewer with the larger table (measured).
+            and search fewer nodes with the larger table (measured).
 
     Attributes:
         nodes: nodes searched by the last call.
