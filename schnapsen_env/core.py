@@ -67,13 +67,19 @@ _CONVERTED = ("stock", "closing_snapshot", "result")
 #: GameState fields stored as they are, one integer (two for per-seat fields) each, in the order of ``FIELDS``.
 SHARED_FIELDS = tuple((name, per_seat) for name, per_seat, _ in FIELDS if name not in _CONVERTED)
 
-#: The state array's fields and their sizes, declared once (see the module docstring): the shared GameState
-#: fields, then the array's own.
-STATE_FIELDS = tuple((name, 2 if per_seat else 1) for name, per_seat in SHARED_FIELDS) + (
+#: Fields that no search reads (what only observations, positions and records need): the array keeps them after the
+#: searched fields, so that a search copies only those (:data:`SEARCH_SIZE`).
+UNSEARCHED = ("won", "known", "marriage_suits", "dealer", "match_points", "carry", "led", "followed", "history_len",
+              "history")
+_ALL_FIELDS = tuple((name, 2 if per_seat else 1) for name, per_seat in SHARED_FIELDS) + (
     ("led", 2), ("followed", 2), ("stock", MAX_STOCK), ("stock_top", 1), ("stock_end", 1), ("snap_points", 1),
     ("snap_tricks", 1), ("over", 1), ("res_winner", 1), ("res_points", 1), ("res_reason", 1),
-    ("history_len", 1), ("history", 4 * MAX_TRICKS),  # history last: a search copies only what precedes it
+    ("history_len", 1), ("history", 4 * MAX_TRICKS),
 )
+#: The state array's fields and their sizes, declared once (see the module docstring): the shared GameState
+#: fields and the array's own, those a search reads first, then :data:`UNSEARCHED` (``history`` last).
+STATE_FIELDS = tuple(f for f in _ALL_FIELDS if f[0] not in UNSEARCHED) + tuple(
+    f for name in UNSEARCHED for f in _ALL_FIELDS if f[0] == name)
 
 
 def _offsets(fields):
@@ -88,8 +94,8 @@ def _offsets(fields):
 #: Offsets of :data:`STATE_FIELDS` in the state array.
 F, STATE_SIZE = _offsets(STATE_FIELDS)
 
-#: The fields a search copies from node to node (all but ``history``).
-SEARCH_SIZE = F.history
+#: The fields a search copies from node to node (those before :data:`UNSEARCHED`).
+SEARCH_SIZE = getattr(F, UNSEARCHED[0])
 
 #: The rule table's entries (:func:`rule_table`), declared once.
 RULE_FIELDS = ("n", "rps", "n_tricks", "stock0", "exchange_min_stock", "close_min_stock", "marriage_automatic",
@@ -210,9 +216,10 @@ def bitgen_addresses(rng: np.random.Generator) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def _interval(fn, state, hi):
-    """A uniform int in ``0..hi`` (``hi < 2 ** 32``) drawn as numpy's ``random_interval``: 32-bit draws masked to
-    the smallest all-ones mask >= ``hi`` until one is at most ``hi``."""
+def random_interval(fn, state, hi):
+    """A uniform int in ``0..hi`` (``hi < 2 ** 32``) from a numpy bit generator (``fn``/``state`` from
+    :func:`bitgen_addresses`), drawn as numpy's own ``random_interval``: 32-bit draws masked to the smallest
+    all-ones mask >= ``hi`` until one is at most ``hi``."""
     if hi == 0:
         return 0
     mask = hi
@@ -230,7 +237,7 @@ def _interval(fn, state, hi):
 @njit(cache=True)
 def draw_deal(fn, state, order):
     """A new deal from a numpy generator, exactly ``GameState.new_hand``'s draws: ``order`` (int64 ``(n,)``) gets
-    ``rng.permutation(n)`` (numpy's shuffle of ``arange(n)``: Fisher-Yates from the end, :func:`_interval`), and
+    ``rng.permutation(n)`` (numpy's shuffle of ``arange(n)``: Fisher-Yates from the end, :func:`random_interval`), and
     the return value is the dealer, ``rng.integers(2)`` (the top bit of one 32-bit draw: Lemire's method with
     range 2 never rejects). ``fn``/``state`` from :func:`bitgen_addresses`. ``SchnapsenVectorEnv`` checks once
     that this matches the installed numpy (values and generator state) and otherwise deals in Python."""
@@ -238,7 +245,7 @@ def draw_deal(fn, state, order):
     for c in range(n):
         order[c] = c
     for i in range(n - 1, 0, -1):
-        j = _interval(fn, state, i)
+        j = random_interval(fn, state, i)
         t = order[i]
         order[i] = order[j]
         order[j] = t
@@ -891,6 +898,6 @@ drop_stale_cache("core", apply)  # before any cached function loads (see drop_st
 
 
 __all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "bitgen_addresses",
-           "check_state", "counted", "deal", "draw_deal", "deal_rows", "from_game_state", "legal_bits", "legal_bits_rows", "masks_into", "observe",
+           "check_state", "counted", "deal", "draw_deal", "random_interval", "deal_rows", "from_game_state", "legal_bits", "legal_bits_rows", "masks_into", "observe",
            "observe_all", "observe_masked", "refresh_row", "result_of", "step_rows", "rule_table", "state_vector", "state_vectors",
            "to_game_state"]
