@@ -161,6 +161,10 @@ class Args(PPOArgs):
     cuBLAS requires); --no-torch-deterministic may be faster on a GPU"""
     privileged_critic: bool = False
     """value head also sees the omniscient state vector (PerfectDou-style)"""
+    endgame_teacher_coef: float = 1.0
+    """weight of the endgame teacher's loss: once the stock is exhausted the position is one of perfect
+    information, so the samplers label each such learner decision with its exactly best actions (the compiled
+    solver) and the update adds -log P(best actions) on those decisions; 0 turns the teacher off"""
     eval_every: int = 200
     """updates between evaluations (0: only the final one)"""
     eval_deals: int = 200
@@ -180,7 +184,7 @@ PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "t
                   "inline_samplers", "ray_address")
 #: Arguments added to train.py since checkpoints were first written, with the value that reproduces a run from
 #: before them (a resumed checkpoint that lacks one gets this value).
-ADDED_ARGS = {"precision": "fp32"}
+ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0}
 #: Files of a run folder written atomically (their stale temporary files are removed when a run starts).
 RUN_FILES = ("checkpoint.pt", "policy.pt", "eval_policy.pt", "summary.json")
 #: Largest seed: torch and numpy take seeds in [0, 2**63 - 1] alike.
@@ -348,6 +352,8 @@ def validate(args: Args) -> None:
         raise ValueError("--ray-address is empty: expected \"local\", \"auto\" or HOST:PORT")
     if args.stop_after_updates is not None and args.stop_after_updates < 1:
         raise ValueError(f"--stop-after-updates must be >= 1, got {args.stop_after_updates}")
+    if not args.endgame_teacher_coef >= 0 or not math.isfinite(args.endgame_teacher_coef):
+        raise ValueError(f"--endgame-teacher-coef must be a number >= 0, got {args.endgame_teacher_coef}")
     if args.precision not in ("auto", *PRECISIONS):
         raise ValueError(f"--precision {args.precision!r}: expected 'auto', 'fp32' or 'bf16'")
     try:
@@ -392,6 +398,20 @@ def ppo_losses(new_logp, old_logp, advantages, new_values, old_values, returns, 
         clipfrac = ((ratio - 1.0).abs() > clip_coef).float().mean()
     return {"pg_loss": pg_loss, "v_loss": v_loss, "entropy": entropy.mean(), "approx_kl": approx_kl,
             "clipfrac": clipfrac}
+
+
+def teacher_loss(log_probs: torch.Tensor, best: torch.Tensor, taught: torch.Tensor) -> torch.Tensor:
+    """The endgame teacher's loss: the mean of ``-log P(best actions)`` over the labelled rows (0 when none is).
+
+    Args:
+        log_probs: ``(B, A)`` masked log-probabilities (``-inf`` on illegal actions).
+        best: ``(B, A)`` bool, the exactly best actions of a labelled row (each a legal action).
+        taught: ``(B,)`` bool, the rows with a label.
+    """
+    if not bool(taught.any()):
+        return log_probs.new_zeros(())
+    lp = log_probs[taught].masked_fill(~best[taught], float("-inf"))
+    return -torch.logsumexp(lp, dim=1).mean()
 
 
 def tensorboard_writer(args, rules, run_dir, resumed_step: int | None = None):
@@ -580,7 +600,8 @@ def start_samplers(args: Args, rules: RuleSet, net: dict):
     rows = -(-args.batch_size // args.samplers)
     kwargs = [dict(index=i, rules=rules.to_dict(), num_envs=args.num_envs, seed=args.seed, net=net,
                    rows_per_call=rows, pool_prob=args.pool_prob, heuristic_prob=args.heuristic_prob,
-                   gamma=args.gamma, gae_lambda=args.gae_lambda, precision=args.precision)
+                   gamma=args.gamma, gae_lambda=args.gae_lambda, precision=args.precision,
+                   endgame_teacher=args.endgame_teacher_coef > 0)
               for i in range(args.samplers)]
     if args.ray_address is not None:
         return RaySamplers(kwargs, args.ray_address)
@@ -749,6 +770,10 @@ def main(args: Args) -> dict:
             b_obs, b_masks, b_crit, b_actions, b_logp, b_values, b_adv, b_ret = (
                 torch.from_numpy(batch[k]).to(device)
                 for k in ("obs", "masks", "critic", "actions", "logp", "values", "adv", "ret"))
+            # The endgame teacher's labels as a (rows, actions) bool table of best actions (all False: no label).
+            b_teach = torch.from_numpy(
+                (batch["teach"][:, None] >> np.arange(rules.n_actions)) & 1 == 1).to(device)
+            b_taught = b_teach.any(dim=1)
             b_crit = b_crit if critic_dim else None
             b_masks = b_masks.bool()  # once per batch, not in every minibatch's masked_fill
             n = len(b_actions)
@@ -759,13 +784,17 @@ def main(args: Args) -> dict:
                 for start in range(0, n, args.minibatch_size):
                     mb = perm[start:start + args.minibatch_size]
                     pick = lambda t: t.index_select(0, mb)  # the rows of the minibatch (faster than t[mb])
-                    _, new_logp, entropy, new_values = model.get_action_and_value(
-                        pick(b_obs), pick(b_masks), pick(b_actions), None if b_crit is None else pick(b_crit))
+                    _, new_logp, entropy, new_values, log_probs = model.get_action_and_value(
+                        pick(b_obs), pick(b_masks), pick(b_actions), None if b_crit is None else pick(b_crit),
+                        return_log_probs=True)
                     mb_adv = pick(b_adv)
                     mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std(unbiased=False) + 1e-8)  # a minibatch may hold 1 row
                     parts = ppo_losses(new_logp, pick(b_logp), mb_adv, new_values, pick(b_values), pick(b_ret),
                                        entropy, args.clip_coef)
                     loss = parts["pg_loss"] - args.ent_coef * parts["entropy"] + args.vf_coef * parts["v_loss"]
+                    if args.endgame_teacher_coef:
+                        parts["teacher"] = teacher_loss(log_probs, pick(b_teach), pick(b_taught))
+                        loss = loss + args.endgame_teacher_coef * parts["teacher"]
                     optimizer.zero_grad()
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
@@ -791,6 +820,8 @@ def main(args: Args) -> dict:
                 for k, v in stats.items():
                     writer.add_scalar(f"losses/{k}", float(np.mean(v)), global_step)
                 writer.add_scalar("losses/explained_variance", explained_var, global_step)
+                if args.endgame_teacher_coef:
+                    writer.add_scalar("charts/teacher_labelled_share", float(b_taught.float().mean()), global_step)
 
             # ------------------------------------------------------------ evaluation and checkpoints
             final = global_step >= args.total_steps

@@ -145,7 +145,8 @@ class ActorCritic(nn.Module):
         return self.policy(self.features(obs))
 
     def get_action_and_value(self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
-                             critic_input: torch.Tensor | None = None, gumbel: torch.Tensor | None = None):
+                             critic_input: torch.Tensor | None = None, gumbel: torch.Tensor | None = None,
+                             return_log_probs: bool = False):
         """Act and evaluate in one pass, in the manner of CleanRL's ``Agent.get_action_and_value``.
 
         Args:
@@ -156,15 +157,18 @@ class ActorCritic(nn.Module):
             gumbel: float32 ``(B, n_actions)`` standard Gumbel noise for sampling by the Gumbel-max trick, drawn by
                 the caller from its seeded ``numpy.random.Generator`` (no global torch RNG is touched); None with
                 ``action=None`` takes the most probable legal action.
+            return_log_probs: also return every action's log-probability (the update's teacher loss needs them).
 
         Returns:
-            ``(action (B,) int64, log_prob (B,), entropy (B,), value (B,))``; illegal actions are never chosen.
+            ``(action (B,) int64, log_prob (B,), entropy (B,), value (B,))``, and ``log_probs (B, n_actions)``
+            (``-inf`` on illegal actions) with ``return_log_probs``; illegal actions are never chosen.
         """
         logits, value = self(obs, critic_input)
         logp = masked_log_probs(logits, mask)
         if action is None:
             action = torch.argmax(logp if gumbel is None else logp + gumbel, dim=-1)
-        return action, logp.gather(1, action[:, None]).squeeze(1), masked_entropy(logp, mask), value
+        out = (action, logp.gather(1, action[:, None]).squeeze(1), masked_entropy(logp, mask), value)
+        return out + (logp,) if return_log_probs else out
 
     def config(self) -> dict:
         """The architecture: the constructor's keyword arguments (``ActorCritic(**config)`` rebuilds it)."""
