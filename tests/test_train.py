@@ -346,3 +346,71 @@ def test_tiny_run_on_cuda(tmp_path):
     out = train.main(tiny_args(tmp_path, device="cuda", total_steps=1500))
     assert out["steps"] >= 1500
     PolicyAgent.load(tmp_path / "tiny" / "policy.pt")
+
+
+# ------------------------------------------------------------------------------ endgame teacher
+def test_teacher_loss_by_hand():
+    # row 0: P = (0.5, 0.25, 0.25), best {0, 2} -> -log 0.75; row 1: unlabelled; row 2: P(1) = 0.25 -> -log 0.25
+    logp = torch.log(torch.tensor([[0.5, 0.25, 0.25], [0.2, 0.3, 0.5], [0.25, 0.25, 0.5]]))
+    best = torch.tensor([[True, False, True], [False, False, False], [False, True, False]])
+    taught = best.any(dim=1)
+    got = train.teacher_loss(logp, best, taught).item()
+    assert got == pytest.approx((-math.log(0.75) - math.log(0.25)) / 2, rel=1e-6)
+    assert train.teacher_loss(logp, best & False, taught & False).item() == 0.0
+
+
+def test_best_action_bits_are_the_solvers_best_actions():
+    """The batch call gives, for each exhausted-stock position, exactly the actions of best exact value."""
+    from agents.solver_core import CoreSolver
+    from schnapsen_env import core
+    from schnapsen_env.rules import GameState
+    for ruleset in ("schnapsen20", "sixtysix24"):
+        rules = train.RuleSet.make(ruleset)
+        rng = np.random.default_rng(4)
+        states, expect = [], []
+        solver = CoreSolver(rules)
+        while len(states) < 60:
+            g = GameState.new_hand(rules, rng)
+            while g.result is None:
+                if not g.stock and g.closed_by < 0 and len(g.legal_actions()) > 1:
+                    values = solver.action_values(g)
+                    best = max(values.values())
+                    states.append(core.from_game_state(g))
+                    expect.append(sum(1 << a for a, v in values.items() if v == best))
+                g.push(int(rng.choice(g.legal_actions())))
+        arr = np.ascontiguousarray(np.stack(states))
+        rows = np.arange(len(states))[::-1].copy()
+        got = CoreSolver(rules).best_action_bits(arr, rows)
+        assert got.tolist() == [expect[r] for r in rows]
+
+
+def test_sampler_labels_exactly_the_exhausted_stock_choices():
+    from schnapsen_env.encoding import layout
+    rules = train.rules_of(train.Args())
+    net = ActorCritic(255, 27, hidden=32)
+    sampler = Sampler(0, rules, 16, 5, net.config(), 600, 0.0, 0.0, 1.0, 0.95, endgame_teacher=True)
+    batch, _ = sampler.collect(net.state_dict(), None, 600)
+    lay = layout(rules)
+    exhausted = (batch["obs"][:, lay["stock_size"]].ravel() == 0) & (batch["obs"][:, lay["closed"]].ravel() == 0)
+    choice = batch["masks"].sum(axis=1) > 1
+    taught = batch["teach"] != 0
+    assert taught.sum() > 50
+    np.testing.assert_array_equal(taught, exhausted & choice)
+    legal = (batch["masks"].astype(np.int64) << np.arange(27)).sum(axis=1)
+    assert ((batch["teach"] & ~legal) == 0).all()  # only legal actions are labelled best
+    quiet = Sampler(0, rules, 16, 5, net.config(), 600, 0.0, 0.0, 1.0, 0.95)
+    assert not quiet.collect(net.state_dict(), None, 600)[0]["teach"].any()
+
+
+def test_sampler_state_from_before_the_teacher_loads(tmp_path):
+    from agents.self_play import sampler_state_problem
+    rules = train.rules_of(train.Args())
+    net = ActorCritic(255, 27, hidden=32)
+    sampler = Sampler(0, rules, 8, 5, net.config(), 200, 0.0, 0.0, 1.0, 0.95, endgame_teacher=True)
+    sampler.collect(net.state_dict(), None, 200)
+    st = sampler.get_state()
+    del st["buffer"]["teach"]  # as written before the endgame teacher
+    capacity = len(sampler.buf.obs)
+    assert sampler_state_problem(st, 8, 255, 27, capacity, 1) is None
+    sampler.set_state(st)
+    assert not sampler.buf.teach[:sampler.buf.size].any()
