@@ -8,7 +8,8 @@ Run:
 
 Both trainers run their defaults for the network (256 x 2), the batch (16,384 decisions), the minibatch (2,048),
 the epochs (4) and the opponent mix, with 256 hands in flight in all (the peer's ``--num-envs 256``; ours: 2
-samplers x 128), no evaluation. The peer's trainer (``train.py``, ``agents`` and ``schnapsen_env`` of the commit,
+samplers x 128), no evaluation; ours also with its defaults beyond the peer's (``--precision auto``, the endgame
+teacher), and ``--variants`` adds rows for ours in float32 and ours without the teacher. The peer's trainer (``train.py``, ``agents`` and ``schnapsen_env`` of the commit,
 taken with ``git archive``, so this needs a clone with history) runs as it shipped: one process, one torch thread.
 Each measurement is a fresh subprocess training ``--updates`` PPO updates (default 6) after a warm-up run of each
 tree that fills its numba cache; the rate is learner decisions per second of the training loop, as each trainer
@@ -89,6 +90,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--updates", type=int, default=6, help="PPO updates per measurement (default: 6)")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default: 3)")
     p.add_argument("--ray", action="store_true", help="also measure 1 and 2 Ray sampler actors")
+    p.add_argument("--variants", action="store_true",
+                   help="also measure ours with --precision fp32 and with --endgame-teacher-coef 0")
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args(argv)
     if args.updates < 1 or args.rounds < 1:
@@ -101,6 +104,10 @@ def main(argv: list[str] | None = None) -> dict:
             "peer": (peer, dict(COMMON, total_steps=steps, num_envs=256)),
             "ours": (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2)),
         }
+        if args.variants:  # where the gain comes from: ours in float32, and ours without the endgame teacher
+            configs["ours_fp32"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2, precision="fp32"))
+            configs["ours_no_teacher"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2,
+                                                     endgame_teacher_coef=0.0))
         if args.ray:
             for n in (1, 2):
                 configs[f"ray{n}"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=n,
@@ -120,6 +127,10 @@ def main(argv: list[str] | None = None) -> dict:
     ratio = float(np.median(rate["ours"]) / np.median(rate["peer"]))
     print(f"ours / peer: {ratio:.2f}x (per round {min(ratios):.2f}x..{max(ratios):.2f}x; goal {GOAL_TRAINER}x)")
     out = {"peer": args.peer, "rate": rate, "ratio": ratio}
+    for key, label in (("ours_fp32", "ours, --precision fp32"), ("ours_no_teacher", "ours, --endgame-teacher-coef 0")):
+        if key in rate:
+            print(row(label, rate[key]))
+            print(f"  {label} / peer: {np.median(rate[key]) / np.median(rate['peer']):.2f}x")
     if args.ray:
         sampler_rate = {k: [sum(x["sampler_decisions"]) / x["sampling_seconds"] for x in rounds[k]]
                         for k in ("ray1", "ray2")}
