@@ -65,7 +65,11 @@ function actionText(name) {
   return verb;
 }
 
-function who(side) { return side === "you" ? "you" : "opponent"; }
+// A side of the table ("you" / "opponent", as the server names them) as the page names it: in a replay, by seat.
+function who(side) {
+  if (ui.replay) return side === "you" ? ui.replay.seat : otherSeat(ui.replay.seat);
+  return side === "you" ? "you" : "opponent";
+}
 
 function escapeHtml(s) {
   return String(s).replace(/[&<>"']/g, (c) => ({ "&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;", "'": "&#39;" }[c]));
@@ -182,9 +186,10 @@ function renderTrick(t) {
     label.textContent = `led by ${who(t.table_led_by)}`;
   } else if (t.last_trick) {
     for (const c of t.last_trick.cards) cards.append(cardNode(c, { cls: "last" }));
-    label.textContent = `last trick: ${t.last_trick.won_by === "you" ? "yours" : "the opponent's"}`;
+    label.textContent = ui.replay ? `last trick: ${who(t.last_trick.won_by)}'s`
+      : `last trick: ${t.last_trick.won_by === "you" ? "yours" : "the opponent's"}`;
   } else {
-    label.textContent = t.result ? "" : `${who(t.leader)} ${t.leader === "you" ? "lead" : "leads"}`;
+    label.textContent = t.result ? "" : `${who(t.leader)} ${t.leader === "you" && !ui.replay ? "lead" : "leads"}`;
   }
   box.append(cards, label);
 }
@@ -193,7 +198,7 @@ function renderStatus(t, replaying) {
   const lines = [];
   lines.push(t.result ? "hand over" : `trick ${t.trick} of ${t.n_tricks}`);
   if (replaying) {
-    lines.push(t.result ? "" : `${t.to_move === "you" ? ui.replay.seat : otherSeat(ui.replay.seat)} to move`);
+    lines.push(t.result ? "" : `${who(t.to_move)} to move`);
   } else if (ui.busy) {
     lines.push('<span class="spinner"></span> opponent thinking…');
   } else if (!t.result) {
@@ -201,7 +206,7 @@ function renderStatus(t, replaying) {
   }
   if (t.announced) lines.push(`marriage ${suitText(t.announced)} announced: lead its king or queen`);
   if (t.snapshot) {
-    const nonCloser = t.stock.closed_by === "you" ? "opponent" : "you";
+    const nonCloser = who(t.stock.closed_by === "you" ? "opponent" : "you");
     lines.push(`${nonCloser} at the close: ${t.snapshot.points} points, ${t.snapshot.tricks} ` +
       `${t.snapshot.tricks === 1 ? "trick" : "tricks"}`);
   }
@@ -248,10 +253,11 @@ function renderBanner(t, v, replaying) {
   const box = $("banner");
   if (!t.result) { box.hidden = true; return; }
   const r = t.result;
-  const mover = replaying ? (r.winner === "you" ? ui.replay.seat : otherSeat(ui.replay.seat)) : who(r.winner);
-  let text = r.winner === null ? "A tie: no game points" :
-    `${replaying ? mover : (r.winner === "you" ? "You win" : "The opponent wins")}` +
-    `${replaying ? " wins" : ""} ${r.game_points} game point${r.game_points === 1 ? "" : "s"} (${r.reason.replace("_", " ")})`;
+  const points = `${r.game_points} game point${r.game_points === 1 ? "" : "s"} (${r.reason.replace(/_/g, " ")})`;
+  let text;
+  if (r.winner === null) text = `A tie: no game points (${r.reason})`;
+  else if (replaying) text = `${who(r.winner)} wins ${points}`;
+  else text = `${r.winner === "you" ? "You win" : "The opponent wins"} ${points}`;
   const buttons = [];
   if (!replaying && v.match) {
     const m = v.match;
@@ -305,13 +311,15 @@ function renderLog(log) {
   for (const t of tricks) {
     const li = document.createElement("li");
     li.value = t.trick;
-    const parts = t.moves.map((e) => `<span class="by ${e.by}">${e.by === "you" ? "you" : "opp"}</span> ` +
-      actionText(e.action));
+    const parts = t.moves.map((e) => `<span class="by ${e.by}">${ui.replay ? who(e.by) : (e.by === "you" ? "you" : "opp")}` +
+      `</span> ${actionText(e.action)}`);
     let text = parts.join(", ");
     for (const e of t.moves) {
-      if (e.won_by) text += ` <span class="won">→ ${e.won_by === "you" ? "yours" : "opponent's"}</span>`;
-      if (e.drew) text += `<span class="drew">; you draw ${cardText(e.drew)}</span>`;
-      if (e.opponent_drew) text += `<span class="drew">; opponent draws ${cardText(e.opponent_drew)}</span>`;
+      if (e.won_by) {
+        text += ` <span class="won">→ ${ui.replay ? who(e.won_by) : (e.won_by === "you" ? "yours" : "opponent's")}</span>`;
+      }
+      if (e.drew) text += `<span class="drew">; ${who("you")} ${ui.replay ? "draws" : "draw"} ${cardText(e.drew)}</span>`;
+      if (e.opponent_drew) text += `<span class="drew">; ${who("opponent")} draws ${cardText(e.opponent_drew)}</span>`;
     }
     li.innerHTML = text;
     box.append(li);
@@ -538,7 +546,7 @@ async function openReplay(summary, index, startStep) {
     const opt = document.createElement("option");
     opt.value = r.index;
     const res = r.result ? `${r.result.winner || "tie"} +${r.result.game_points}` : "unfinished";
-    opt.textContent = `record ${r.index + 1}: ${r.ruleset}, ${r.moves} moves, ${res}`;
+    opt.textContent = `${r.index + 1}: ${r.ruleset}, ${r.moves} moves, ${res}`;
     sel.append(opt);
   }
   $("replay-name").textContent = "";
