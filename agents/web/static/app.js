@@ -175,23 +175,34 @@ function renderStock(t, replaying) {
 }
 
 function renderTrick(t) {
+  // The trick being played; beside it, smaller, the last completed trick (the opponent may have answered and led
+  // again before the page is drawn: its answer stays in view).
   const box = $("trick-area");
   box.replaceChildren();
-  const label = document.createElement("div");
-  label.className = "label";
-  const cards = document.createElement("div");
-  cards.className = "trick";
+  const group = (cards, cls, text) => {
+    const g = document.createElement("div");
+    g.className = "trick-group " + cls;
+    const row = document.createElement("div");
+    row.className = "trick";
+    for (const c of cards) row.append(cardNode(c, { cls: cls === "current" ? "led" : "last" }));
+    const label = document.createElement("div");
+    label.className = "label";
+    label.textContent = text;
+    g.append(row, label);
+    return g;
+  };
+  const last = t.last_trick;
+  const lastText = last ? (ui.replay ? `last trick: ${who(last.won_by)}'s`
+    : `last trick: ${last.won_by === "you" ? "yours" : "the opponent's"}`) : "";
   if (t.table) {
-    cards.append(cardNode(t.table, { cls: "led" }));
-    label.textContent = `led by ${who(t.table_led_by)}`;
-  } else if (t.last_trick) {
-    for (const c of t.last_trick.cards) cards.append(cardNode(c, { cls: "last" }));
-    label.textContent = ui.replay ? `last trick: ${who(t.last_trick.won_by)}'s`
-      : `last trick: ${t.last_trick.won_by === "you" ? "yours" : "the opponent's"}`;
+    box.append(group([t.table], "current", `led by ${who(t.table_led_by)}`));
+    if (last) box.append(group(last.cards, "previous", lastText));
+  } else if (last) {
+    box.append(group(last.cards, "current", lastText));
   } else {
-    label.textContent = t.result ? "" : `${who(t.leader)} ${t.leader === "you" && !ui.replay ? "lead" : "leads"}`;
+    const lead = t.result ? "" : `${who(t.leader)} ${t.leader === "you" && !ui.replay ? "lead" : "leads"}`;
+    box.append(group([], "current", lead));
   }
-  box.append(cards, label);
 }
 
 function renderStatus(t, replaying) {
@@ -202,7 +213,8 @@ function renderStatus(t, replaying) {
   } else if (ui.busy) {
     lines.push('<span class="spinner"></span> opponent thinking…');
   } else if (!t.result) {
-    lines.push(t.to_move === "you" ? "<b>your move</b>" : "opponent to move");
+    lines.push(t.to_move === "you" ? "<b>your move</b>" : "opponent to move " +
+      '<button type="button" id="btn-opponent" title="the opponent\'s move failed: try again">let it move</button>');
   }
   if (t.announced) lines.push(`marriage ${suitText(t.announced)} announced: lead its king or queen`);
   if (t.snapshot) {
@@ -211,6 +223,8 @@ function renderStatus(t, replaying) {
       `${t.snapshot.tricks === 1 ? "trick" : "tricks"}`);
   }
   $("status-area").innerHTML = lines.filter(Boolean).map((l) => `<div>${l}</div>`).join("");
+  const retry = $("btn-opponent");
+  if (retry) retry.addEventListener("click", opponentMoves);
 }
 
 function renderMine(t, replaying) {
@@ -415,6 +429,22 @@ async function play(action) {
   render();
   try {
     const out = await api("POST", `/api/games/${ui.view.game}/actions`, { action, version: ui.view.version });
+    ui.busy = false;
+    setView(out.view);
+  } catch (e) {
+    ui.busy = false;
+    showError(e.message);
+    await reload();
+  }
+}
+
+async function opponentMoves() {
+  // Only after an opponent's move failed (a worker restarted): the server normally answers every move at once.
+  if (ui.busy) return;
+  ui.busy = true;
+  render();
+  try {
+    const out = await api("POST", `/api/games/${ui.view.game}/opponent`, { version: ui.view.version });
     ui.busy = false;
     setView(out.view);
   } catch (e) {
