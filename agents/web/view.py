@@ -81,7 +81,8 @@ def player_view(rules: RuleSet, obs: np.ndarray, action_mask: np.ndarray, *, to_
         opponent_hand: the opponent's remaining cards, given only after the hand has ended.
 
     Returns:
-        A JSON-compatible dict: ``hand``, ``trump``, ``table`` (the card led in the trick being played),
+        A JSON-compatible dict: ``hand``, ``trump``, ``table`` (the card led in the trick being played) and
+        ``table_led_by``,
         ``last_trick``, ``stock`` (``size``, ``turn_up``, ``closed``, ``closed_by``), ``you`` and ``opponent``
         (points, tricks, pending marriage points, marriages, cards won; the opponent's hand size and its cards
         made public), ``leader``, ``dealer``, ``trick``, ``n_tricks``, ``to_move``, ``legal`` (:func:`action_entry`
