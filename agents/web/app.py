@@ -64,6 +64,8 @@ STATIC = Path(__file__).with_name("static")
 MAX_UPLOAD_BYTES = 1 << 20
 #: Games and replays kept in memory (the least recently used beyond these are forgotten).
 MAX_GAMES, MAX_REPLAYS = 500, 100
+#: Analyses kept per game or replay for requests asked again (a game keeps only its current position's).
+MAX_ANALYSES = 64
 
 Seed = Annotated[StrictInt, Field(ge=0, le=MAX_SEED)]
 Version = Annotated[StrictInt, Field(ge=0)]
@@ -119,6 +121,18 @@ def _field_errors(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]
         fields.append({"field": loc, "problem": err.get("msg", "invalid")})
     message = "; ".join(f"{f['field']}: {f['problem']}" for f in fields) or "malformed request"
     return message, fields
+
+
+def _parse_upload(data: bytes, where: str) -> tuple[list, list[str]]:
+    """The records of an uploaded file, each replayed, and the warnings about it (an incomplete last line).
+
+    Raises:
+        RecordError: the first bad line and what is wrong with it.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IncompleteLineWarning)
+        recs = parse_records(data, where)
+    return recs, [str(w.message) for w in caught if issubclass(w.category, IncompleteLineWarning)]
 
 
 def create_app(policy: str | None = None, seed: int | None = None, workers: int | None = None,
@@ -298,6 +312,8 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
                 fut = asyncio.ensure_future(pool.analyse(choice.spec, rules, obs["observation"], obs["action_mask"],
                                                          seed_of(choice.id)))
                 owner.analyses[k] = fut
+                while len(owner.analyses) > MAX_ANALYSES:  # a replay's positions: keep the latest answers
+                    owner.analyses.pop(next(iter(owner.analyses)))
             try:
                 out = await asyncio.shield(fut)
             except SearchError as e:
@@ -351,16 +367,13 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
             data += chunk
             if len(data) > MAX_UPLOAD_BYTES:
                 raise WebError(413, f"{where}: over the limit of {MAX_UPLOAD_BYTES:,} bytes")
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always", IncompleteLineWarning)
-            try:
-                recs = parse_records(bytes(data), where)
-            except RecordError as e:
-                raise WebError(422, str(e)) from None
+        try:  # replaying a thousand records takes a moment: off the event loop
+            recs, notes = await asyncio.to_thread(_parse_upload, bytes(data), where)
+        except RecordError as e:
+            raise WebError(422, str(e)) from None
         rep = Replay(Store.new_id(), where, recs)
         replays.add(rep.id, rep)
-        return {**rep.summary(), "warnings": [str(w.message) for w in caught
-                                              if issubclass(w.category, IncompleteLineWarning)]}
+        return {**rep.summary(), "warnings": notes}
 
     @app.get("/api/replays/{rid}/records/{index}")
     async def replay_record(rid: str, index: int,
