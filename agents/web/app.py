@@ -94,6 +94,8 @@ class Play(_Body):
 
 
 class VersionOnly(_Body):
+    """``POST /api/games/{id}/next`` and ``/opponent``: the version the request was made on (optional)."""
+
     version: Version | None = None
 
 

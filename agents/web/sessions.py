@@ -186,18 +186,22 @@ class Game:
     # ----------------------------------------------------------------- turns
     @property
     def hand_over(self) -> bool:
+        """The current hand has its result."""
         return self.state.result is not None
 
     @property
     def match_over(self) -> bool:
+        """A match game whose match has a winner (always False for a single hand)."""
         return self.match is not None and self.match.over
 
     @property
     def your_turn(self) -> bool:
+        """The person is to move."""
         return not self.hand_over and self.state.to_move == self.seat
 
     @property
     def opponent_to_move(self) -> bool:
+        """The opponent is to move (the app then asks a worker for its decision)."""
         return not self.hand_over and self.state.to_move != self.seat
 
     def observation(self, seat: int) -> dict[str, np.ndarray]:
