@@ -480,6 +480,18 @@ def test_the_server_answers_while_a_long_search_runs(client):
     assert took < 0.5, f"the server took {took:.2f} s to answer during a search"
 
 
+def test_warm_up_loads_the_policies_and_the_compiled_searches():
+    from agents.web.search import build_agent, warm_up
+
+    rules = RuleSet.make("schnapsen20")
+    assert warm_up(True, ((("name", "trained"), rules.to_dict()),)) > 0
+    kept = build_agent(("name", "trained"), rules, None)
+    assert build_agent(("name", "trained"), rules, 5) is kept  # loaded once, kept: it plays greedily, unseeded
+    assert build_agent(("name", "pimc"), rules, 5) is not build_agent(("name", "pimc"), rules, 5)  # built per task
+    with pytest.raises(ValueError, match="agent spec"):
+        build_agent(("path", "/etc/passwd"), rules, 0)
+
+
 # ------------------------------------------------------------------------------------------------ several games
 def test_several_games_at_once_do_not_interfere(client, app):
     """Two games with the same seed, one played interleaved with a third game and one alone, see the same views;

@@ -165,7 +165,8 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         if warm_up:
-            pool.start_warm_up()
+            pool.start_warm_up(tuple((c.spec, RuleSet.make(c.rulesets[0])) for c in catalogue.choices.values()
+                                     if c.policy and c.rulesets))
         try:
             yield
         finally:

@@ -20,6 +20,7 @@ the browser: :mod:`agents.web.sessions` decides which specs exist).
 from __future__ import annotations
 
 import asyncio
+import logging
 import multiprocessing
 import os
 import signal
@@ -131,21 +132,40 @@ def analyse(spec: AgentSpec, rules: dict, obs: np.ndarray, mask: np.ndarray, see
     return {"kind": kind, "values": values, "seconds": time.perf_counter() - start}
 
 
-def warm_up() -> float:
-    """Load the compiled code of the rules core, the solver and the heuristic into this process (numba's caches:
-    seconds; compiling them on a fresh machine takes a minute or two) by one small search. Returns its seconds."""
+def warm_up(compiled: bool = True, policies: tuple[tuple[AgentSpec, dict], ...] = ()) -> float:
+    """Make a worker ready: load the policies (a second or two each) and, with ``compiled``, the compiled code of the
+    rules core, the solver and the heuristic (numba's caches: seconds; compiling them on a fresh machine takes a
+    minute or two) by one small search.
+
+    Args:
+        compiled: run the small search.
+        policies: ``(spec, rules dict)`` of each policy to load and keep (:func:`build_agent`).
+
+    Returns:
+        The seconds it took.
+    """
     from schnapsen_env.encoding import observation
     from schnapsen_env.rules import GameState
 
     start = time.perf_counter()
-    rules = RuleSet.make("schnapsen20")
-    state = GameState.new_hand(rules, np.random.default_rng(0))
-    while len(state.stock) > 2:  # a position late in the hand: every compiled function runs, each search is short
-        state.push(state.legal_actions()[0])
-    obs, mask = observation(state, state.to_move), state.action_mask()
-    for name in ("heuristic", *VALUE_ANALYSERS):
-        choose_action(("name", name), rules.to_dict(), obs, mask, 0)
+    for spec, rules in policies:
+        build_agent(spec, RuleSet.from_dict(rules), None)
+    if compiled:
+        rules = RuleSet.make("schnapsen20")
+        state = GameState.new_hand(rules, np.random.default_rng(0))
+        while len(state.stock) > 2:  # a position late in the hand: every compiled function runs, each search is short
+            state.push(state.legal_actions()[0])
+        obs, mask = observation(state, state.to_move), state.action_mask()
+        for name in ("heuristic", *VALUE_ANALYSERS):
+            choose_action(("name", name), rules.to_dict(), obs, mask, 0)
     return time.perf_counter() - start
+
+
+def _report_warm_up(fut) -> None:
+    """Log a warm-up that failed (the first real task then fails with the same problem, in its answer)."""
+    if not fut.cancelled() and fut.exception() is not None:
+        logging.getLogger("schnapsen-web").warning("a search worker failed to warm up: %s: %s",
+                                                   type(fut.exception()).__name__, fut.exception())
 
 
 def _worker_init() -> None:
@@ -229,12 +249,19 @@ class SearchPool:
         """:func:`analyse` in the analyses' executor."""
         return await self.run("analysis", analyse, spec, rules.to_dict(), obs, mask, seed)
 
-    def start_warm_up(self) -> None:
-        """Start every worker and have it run :func:`warm_up` in the background (nothing waits for it)."""
+    def start_warm_up(self, policies: tuple[tuple[AgentSpec, RuleSet], ...] = ()) -> None:
+        """Start every worker and make it ready in the background (:func:`warm_up`; nothing waits for it): the
+        opponents' workers load the policies only, so that the first move of a policy opponent does not wait for
+        the compiled searches; the analyses' workers load both.
+
+        Args:
+            policies: ``(spec, rules)`` of the policies on offer.
+        """
+        specs = tuple((spec, rules.to_dict()) for spec, rules in policies)
         for kind, n in self.sizes().items():
             ex = self._executor(kind)
             for _ in range(n):
-                ex.submit(warm_up)
+                ex.submit(warm_up, kind == "analysis", specs).add_done_callback(_report_warm_up)
 
     def close(self) -> None:
         """Stop the workers, cancelling queued tasks and ending running searches."""
