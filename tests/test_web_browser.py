@@ -31,6 +31,9 @@ CHROMIUM = os.environ.get("SCHNAPSEN_CHROMIUM") or shutil.which("chromium") or s
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SETTLED = "['your-turn', 'hand-over', 'match-over'].includes(document.body.dataset.state)"
+# Generous waits: on a fresh clone the first search compiles numba's code (a minute or two); warm, the test takes
+# about ten seconds.
+WAIT_MS = 240_000
 
 if CHROMIUM is None:
     pytest.skip("no Chromium binary (apt-get install chromium, or set SCHNAPSEN_CHROMIUM); .ci/run installs it",
@@ -72,7 +75,7 @@ def test_a_whole_hand_played_by_clicking(server, browser):
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
     page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
     page.goto(f"{server}?opponent=heuristic&ruleset=schnapsen20&seat=player_0&mode=match&seed=4")
-    page.wait_for_function(SETTLED, timeout=60_000)
+    page.wait_for_function(SETTLED, timeout=WAIT_MS)
     assert page.locator("#opt-opponent").input_value() == "heuristic"
     assert page.locator("#opp-hand .card").count() == 5 and page.locator("#my-hand .card").count() == 5
     assert page.locator("#opp-hand .card[data-card]").count() == 0  # the opponent's cards face down
@@ -87,7 +90,7 @@ def test_a_whole_hand_played_by_clicking(server, browser):
         if clicks == 2 and not analysed:  # ask for the analysis of this position; the page stays usable meanwhile
             page.click("#btn-analyse")
             page.wait_for_function("document.querySelectorAll('#analysis td.num').length > 0 && "
-                                   "document.querySelectorAll('#analysis td.pending').length === 0", timeout=60_000)
+                                   "document.querySelectorAll('#analysis td.pending').length === 0", timeout=WAIT_MS)
             rows = page.locator("#analysis tbody tr")
             assert rows.count() == len(names)  # one row per legal action
             assert page.locator("#analysis td.failed").count() == 0
@@ -95,7 +98,7 @@ def test_a_whole_hand_played_by_clicking(server, browser):
             analysed = True
         choice = names[int(rng.integers(len(names)))]
         page.click(f"[data-action='{choice}']")
-        page.wait_for_function(SETTLED, timeout=60_000)
+        page.wait_for_function(SETTLED, timeout=WAIT_MS)
         clicks += 1
         assert clicks < 40
     assert analysed and clicks >= 3
@@ -117,6 +120,6 @@ def test_a_whole_hand_played_by_clicking(server, browser):
     page.click("#rp-close")
     page.wait_for_function("document.body.dataset.state === 'hand-over'", timeout=10_000)
     page.click("#btn-next")  # the match goes on
-    page.wait_for_function(SETTLED, timeout=60_000)
+    page.wait_for_function(SETTLED, timeout=WAIT_MS)
     assert "hand 2" in page.locator("#match-score").inner_text()
     assert problems == []
