@@ -480,6 +480,39 @@ def test_the_server_answers_while_a_long_search_runs(client):
     assert took < 0.5, f"the server took {took:.2f} s to answer during a search"
 
 
+@pytest.mark.parametrize("seat", ["player_0", "player_1"])  # with seed 8: the opponent leads / the person leads
+def test_a_failing_opponent_names_none_of_its_cards_and_can_retry(monkeypatch, seat):
+    """An opponent whose agent raises: the answer names the failure but not its message (which may list the
+    opponent's legal actions, hence its cards); the game waits at the opponent's turn, and a retry plays on."""
+    from agents.web import search
+
+    app = create_app(seed=2, workers=0)  # threads: the failure is patched into this process
+    real, calls = search.choose_action, []
+
+    def fails_once(spec, rules, obs, mask, seed):
+        calls.append(seed)
+        if len(calls) == 1:
+            raise ValueError(f"legal are {list(np.flatnonzero(mask))}: SECRET")
+        return real(spec, rules, obs, mask, seed)
+
+    monkeypatch.setattr(search, "choose_action", fails_once)
+    with TestClient(app) as c:
+        r = c.post("/api/games", json={"opponent": "random", "mode": "hand", "seed": 8, "seat": seat})
+        assert r.status_code == 201 and "SECRET" not in r.text
+        view = r.json()
+        if calls:  # the opponent leads: its first move failed while the game was made
+            assert seat == "player_0" and "ValueError" in view["opponent_error"]
+        else:  # the person leads: the opponent fails answering
+            assert seat == "player_1" and "opponent_error" not in view
+            r = c.post(f"/api/games/{view['game']}/actions", json={"action": view["table"]["legal"][0]["name"]})
+            assert r.status_code == 500 and "ValueError" in r.json()["error"] and "SECRET" not in r.text
+        stuck = c.get(f"/api/games/{view['game']}").json()
+        assert stuck["table"]["to_move"] == "opponent" and stuck["table"]["legal"] == []
+        r = c.post(f"/api/games/{view['game']}/opponent", json={"version": stuck["version"]})
+        assert r.status_code == 200 and r.json()["moves"][0]["by"] == "opponent"
+        assert r.json()["view"]["table"]["to_move"] == "you"
+
+
 def test_warm_up_loads_the_policies_and_the_compiled_searches():
     from agents.web.search import build_agent, warm_up
 

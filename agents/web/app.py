@@ -7,6 +7,7 @@ Routes (every error is JSON ``{"error": MESSAGE, ...}`` with a 4xx status, and c
 ``GET  /api/options``                        rulesets, opponents and analysers on offer, their defaults
 ``GET  /api/cards``                          the SVG card faces and back (:func:`schnapsen_env.svg.card_svg`)
 ``POST /api/games``                          a new game ``{opponent, seat, ruleset, mode, seed}``: 201, its view
+                                             (with ``opponent_error`` when the opponent's first move failed)
 ``GET  /api/games/{id}``                     the game's view (:meth:`agents.web.sessions.Game.view`)
 ``DELETE /api/games/{id}``                   forget the game
 ``POST /api/games/{id}/actions``             play ``{action, version}``; the opponent answers: ``{moves, view}``
@@ -34,6 +35,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import warnings
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -60,6 +62,7 @@ from schnapsen_env.ruleset import RULESETS, RuleSet
 from schnapsen_env.svg import card_svg
 
 STATIC = Path(__file__).with_name("static")
+log = logging.getLogger("schnapsen-web")
 #: Largest records file accepted for upload (a record is a line of about 1 KB: a thousand hands).
 MAX_UPLOAD_BYTES = 1 << 20
 #: Games and replays kept in memory (the least recently used beyond these are forgotten).
@@ -221,9 +224,12 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
                                            game.opponent_seed())
             except SearchError as e:
                 raise WebError(503, f"the opponent {game.opponent.label!r} could not move: {e}") from None
-            except Exception as e:  # the agent failed (a user's policy): report it, the game waits for a retry
-                raise WebError(500, f"the opponent {game.opponent.label!r} failed: {type(e).__name__}: {e}; "
-                                    "retry with POST /api/games/<id>/opponent") from None
+            except Exception as e:  # the agent failed (a user's policy): the game waits for a retry
+                # Its message stays in the server's log: it may name the opponent's legal actions, hence its cards.
+                log.error("the opponent %r of game %s failed: %s: %s", game.opponent.label, game.id[:8],
+                          type(e).__name__, e)
+                raise WebError(500, f"the opponent {game.opponent.label!r} failed ({type(e).__name__}; the server's "
+                                    "log has its message); retry with POST /api/games/<id>/opponent") from None
             game.apply_opponent(action)
 
     @app.post("/api/games", status_code=201)
@@ -235,7 +241,10 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
         game = Game(Store.new_id(), choice, PLAYERS.index(body.seat), rules, body.mode, game_seed)
         games.add(game.id, game)
         async with game.lock:
-            await run_opponent(game)
+            try:
+                await run_opponent(game)
+            except WebError as e:  # the game exists: answer with it (and the failure), so the page can retry
+                return {**game.view(), "opponent_error": e.message}
             return game.view()
 
     @app.get("/api/games/{gid}")

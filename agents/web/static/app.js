@@ -502,6 +502,7 @@ async function newGame(seed) {
     const view = await api("POST", "/api/games", body);
     ui.busy = false;
     setView(view);
+    if (view.opponent_error) showError(view.opponent_error);
     if (old && old !== view.game) api("DELETE", `/api/games/${old}`).catch(() => {});
   } catch (e) {
     ui.busy = false;
