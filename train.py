@@ -1,7 +1,7 @@
 """PPO self-play for Schnapsen, one file read top to bottom (in the manner of CleanRL's ppo.py).
 
     python train.py --help
-    python train.py                          # default run: about 17 minutes on 2 CPU cores
+    python train.py                          # the default run (its time and result: README, "Training")
     python train.py --total-steps 200000     # a quick run
     python train.py --resume runs/NAME/checkpoint.pt
     python train.py --ray-address auto       # the samplers as Ray actors on a cluster (extra "rllib")
@@ -47,8 +47,8 @@ from typing import Optional
 import numpy as np
 
 # The learner's OpenMP threads sleep while they wait instead of spinning: a spinning thread holds its core while
-# the samplers or any other program need it, and with 2 threads on a busy 2-core machine the update took 3 to 5
-# times longer (measured). Set before torch loads its OpenMP runtime; an explicit setting of the user's wins.
+# the samplers or any other program need it, and on a busy 2-core machine the 2-thread update took several times
+# longer (measured). Set before torch loads its OpenMP runtime; an explicit setting of the user's wins.
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
@@ -56,7 +56,8 @@ import tyro  # noqa: E402
 from tqdm import tqdm
 
 from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
-from agents.policy_net import ActorCritic, build_network, policy_checkpoint, save_policy, versions
+from agents.policy_net import (PRECISIONS, ActorCritic, build_network, policy_checkpoint, resolve_precision,
+                               save_policy, versions)
 from agents.self_play import (InProcessSamplers, ProcessSamplers, RaySamplers, SamplerError, sampler_capacity,
                               sampler_state_problem)
 from agents.specs import parse_value
@@ -150,11 +151,20 @@ class Args(PPOArgs):
     "HOST:PORT" joins a running cluster (extra "rllib")"""
     device: str = "cpu"
     """torch device of the learner: "cpu", or "cuda" when present (samplers always act on the CPU)"""
+    precision: str = "auto"
+    """how the network's trunk computes, in the learner and the samplers: "fp32", "bf16" (bfloat16 matrix
+    products under torch.autocast, weights and optimiser in float32; about half the update's time where the
+    hardware has bfloat16 arithmetic) or "auto" (bf16 on a CPU with AVX512-BF16 or AMX and on a CUDA device with
+    bfloat16, else fp32); the checkpoint records the resolved value"""
     torch_deterministic: bool = True
     """torch.use_deterministic_algorithms (on CUDA it also sets CUBLAS_WORKSPACE_CONFIG=:4096:8 when unset, as
     cuBLAS requires); --no-torch-deterministic may be faster on a GPU"""
     privileged_critic: bool = False
     """value head also sees the omniscient state vector (PerfectDou-style)"""
+    endgame_teacher_coef: float = 1.0
+    """weight of the endgame teacher's loss: once the stock is exhausted the position is one of perfect
+    information, so the samplers label each such learner decision with its exactly best actions (the compiled
+    solver) and the update adds -log P(best actions) on those decisions; 0 turns the teacher off"""
     eval_every: int = 200
     """updates between evaluations (0: only the final one)"""
     eval_deals: int = 200
@@ -172,6 +182,9 @@ DEFAULT_TOTAL_STEPS = 18_000_000
 #: Flags taken from the command line on --resume (the rest come from the checkpoint).
 PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "threads", "tensorboard",
                   "inline_samplers", "ray_address")
+#: Arguments added to train.py since checkpoints were first written, with the value that reproduces a run from
+#: before them (a resumed checkpoint that lacks one gets this value).
+ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0}
 #: Files of a run folder written atomically (their stale temporary files are removed when a run starts).
 RUN_FILES = ("checkpoint.pt", "policy.pt", "eval_policy.pt", "summary.json")
 #: Largest seed: torch and numpy take seeds in [0, 2**63 - 1] alike.
@@ -339,6 +352,10 @@ def validate(args: Args) -> None:
         raise ValueError("--ray-address is empty: expected \"local\", \"auto\" or HOST:PORT")
     if args.stop_after_updates is not None and args.stop_after_updates < 1:
         raise ValueError(f"--stop-after-updates must be >= 1, got {args.stop_after_updates}")
+    if not args.endgame_teacher_coef >= 0 or not math.isfinite(args.endgame_teacher_coef):
+        raise ValueError(f"--endgame-teacher-coef must be a number >= 0, got {args.endgame_teacher_coef}")
+    if args.precision not in ("auto", *PRECISIONS):
+        raise ValueError(f"--precision {args.precision!r}: expected 'auto', 'fp32' or 'bf16'")
     try:
         device = torch.device(args.device)
     except RuntimeError:
@@ -381,6 +398,20 @@ def ppo_losses(new_logp, old_logp, advantages, new_values, old_values, returns, 
         clipfrac = ((ratio - 1.0).abs() > clip_coef).float().mean()
     return {"pg_loss": pg_loss, "v_loss": v_loss, "entropy": entropy.mean(), "approx_kl": approx_kl,
             "clipfrac": clipfrac}
+
+
+def teacher_loss(log_probs: torch.Tensor, best: torch.Tensor, taught: torch.Tensor) -> torch.Tensor:
+    """The endgame teacher's loss: the mean of ``-log P(best actions)`` over the labelled rows (0 when none is).
+
+    Args:
+        log_probs: ``(B, A)`` masked log-probabilities (``-inf`` on illegal actions).
+        best: ``(B, A)`` bool, the exactly best actions of a labelled row (each a legal action).
+        taught: ``(B,)`` bool, the rows with a label.
+    """
+    if not bool(taught.any()):
+        return log_probs.new_zeros(())
+    lp = log_probs[taught].masked_fill(~best[taught], float("-inf"))
+    return -torch.logsumexp(lp, dim=1).mean()
 
 
 def tensorboard_writer(args, rules, run_dir, resumed_step: int | None = None):
@@ -468,6 +499,7 @@ def resumed_args(ckpt: dict, given: Args) -> Args:
                               f"train.py's arguments; {versions_text(ckpt)}")
     hints = typing.get_type_hints(Args)
     names = [f.name for f in dataclasses.fields(Args)]
+    saved = {**ADDED_ARGS, **saved}
     unknown = sorted(map(str, set(saved) - set(names)))
     missing = [n for n in names if n not in saved]
     if unknown or missing:
@@ -568,7 +600,9 @@ def start_samplers(args: Args, rules: RuleSet, net: dict):
     rows = -(-args.batch_size // args.samplers)
     kwargs = [dict(index=i, rules=rules.to_dict(), num_envs=args.num_envs, seed=args.seed, net=net,
                    rows_per_call=rows, pool_prob=args.pool_prob, heuristic_prob=args.heuristic_prob,
-                   gamma=args.gamma, gae_lambda=args.gae_lambda) for i in range(args.samplers)]
+                   gamma=args.gamma, gae_lambda=args.gae_lambda, precision=args.precision,
+                   endgame_teacher=args.endgame_teacher_coef > 0)
+              for i in range(args.samplers)]
     if args.ray_address is not None:
         return RaySamplers(kwargs, args.ray_address)
     if args.inline_samplers:
@@ -598,6 +632,7 @@ def main(args: Args) -> dict:
         args = resumed_args(resume_ckpt, args)
     args = dataclasses.replace(args, threads=args.threads or cores())
     validate(args)
+    args = dataclasses.replace(args, precision=resolve_precision(args.precision, args.device))
     rules = rules_of(args)
     if resume_ckpt is not None:
         if resume_ckpt["rules"] != rules.to_dict() or resume_ckpt["layout"] != layout_signature(rules):
@@ -622,6 +657,7 @@ def main(args: Args) -> dict:
 
     critic_dim = state_size(rules) + 2 if args.privileged_critic else 0
     model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers, critic_dim).to(device)
+    model.precision = args.precision
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
     capacity = sampler_capacity(-(-args.batch_size // args.samplers), args.num_envs)
     pool: list[dict] = []
@@ -734,7 +770,12 @@ def main(args: Args) -> dict:
             b_obs, b_masks, b_crit, b_actions, b_logp, b_values, b_adv, b_ret = (
                 torch.from_numpy(batch[k]).to(device)
                 for k in ("obs", "masks", "critic", "actions", "logp", "values", "adv", "ret"))
+            # The endgame teacher's labels as a (rows, actions) bool table of best actions (all False: no label).
+            b_teach = torch.from_numpy(
+                (batch["teach"][:, None] >> np.arange(rules.n_actions)) & 1 == 1).to(device)
+            b_taught = b_teach.any(dim=1)
             b_crit = b_crit if critic_dim else None
+            b_masks = b_masks.bool()  # once per batch, not in every minibatch's masked_fill
             n = len(b_actions)
             rows_trained += n
             stats: dict[str, list[float]] = {}
@@ -742,13 +783,18 @@ def main(args: Args) -> dict:
                 perm = torch.from_numpy(rng.permutation(n)).to(device)
                 for start in range(0, n, args.minibatch_size):
                     mb = perm[start:start + args.minibatch_size]
-                    _, new_logp, entropy, new_values = model.get_action_and_value(
-                        b_obs[mb], b_masks[mb], b_actions[mb], None if b_crit is None else b_crit[mb])
-                    mb_adv = b_adv[mb]
+                    pick = lambda t: t.index_select(0, mb)  # the rows of the minibatch (faster than t[mb])
+                    _, new_logp, entropy, new_values, log_probs = model.get_action_and_value(
+                        pick(b_obs), pick(b_masks), pick(b_actions), None if b_crit is None else pick(b_crit),
+                        return_log_probs=True)
+                    mb_adv = pick(b_adv)
                     mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std(unbiased=False) + 1e-8)  # a minibatch may hold 1 row
-                    parts = ppo_losses(new_logp, b_logp[mb], mb_adv, new_values, b_values[mb], b_ret[mb], entropy,
-                                       args.clip_coef)
+                    parts = ppo_losses(new_logp, pick(b_logp), mb_adv, new_values, pick(b_values), pick(b_ret),
+                                       entropy, args.clip_coef)
                     loss = parts["pg_loss"] - args.ent_coef * parts["entropy"] + args.vf_coef * parts["v_loss"]
+                    if args.endgame_teacher_coef:
+                        parts["teacher"] = teacher_loss(log_probs, pick(b_teach), pick(b_taught))
+                        loss = loss + args.endgame_teacher_coef * parts["teacher"]
                     optimizer.zero_grad()
                     loss.backward()
                     torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
@@ -774,6 +820,8 @@ def main(args: Args) -> dict:
                 for k, v in stats.items():
                     writer.add_scalar(f"losses/{k}", float(np.mean(v)), global_step)
                 writer.add_scalar("losses/explained_variance", explained_var, global_step)
+                if args.endgame_teacher_coef:
+                    writer.add_scalar("charts/teacher_labelled_share", float(b_taught.float().mean()), global_step)
 
             # ------------------------------------------------------------ evaluation and checkpoints
             final = global_step >= args.total_steps

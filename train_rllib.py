@@ -46,7 +46,7 @@ class RLlibArgs(PPOArgs):
     """Ray env runners (sampling processes, one CPU each; at most the CPUs of a local Ray); 0 samples in the
     driver"""
     envs_per_runner: int = 8
-    """env copies stepped by each runner (batched through the module: 8 gave 4.6x the steps/s of 1)"""
+    """env copies stepped by each runner (batched through the module; README: throughput)"""
     ray_address: Optional[str] = None
     """address of a running Ray cluster (e.g. "auto" or "10.0.0.1:6379"); default: start a local Ray"""
 

@@ -36,13 +36,13 @@ def _shipped(file: str, rules: RuleSet | str, seed: int | None = None, greedy: b
     if rules.name != SHIPPED_RULESET:
         raise ValueError(f"the shipped policy {file} plays {SHIPPED_RULESET}, not {rules.name}: choose another agent "
                          f"for {rules.name} or train a policy for it (train.py --ruleset {rules.name})")
-    from agents.learned import DATA_DIR, PolicyAgent
+    from agents.policy import DATA_DIR, PolicyAgent
 
     return PolicyAgent.load(DATA_DIR / file, rules=rules, greedy=greedy, seed=seed)
 
 
 def _trained(rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
-    """The default run's policy (``python train.py``, about 15 minutes): ``agents/data/schnapsen20_policy.pt``."""
+    """The default run's policy (``python train.py``; its time and strength are in the README): ``agents/data/schnapsen20_policy.pt``."""
     return _shipped("schnapsen20_policy.pt", rules, seed=seed, greedy=greedy)
 
 

@@ -15,10 +15,10 @@ After Wisser, "An Expert-Level Card Playing Agent Based on a Variant of Perfect 
    share of worlds in which it loses the hand (``decision="loss"``, ties broken by the mean).
 
 The budget keeps seeded play reproducible: at most ``worlds`` worlds, solved in chunks of 8, and no new chunk once
-the decision has searched ``max_nodes`` nodes (a deterministic stand-in for time: in ``schnapsen20`` the opening
-lead, where a world costs about 200,000 nodes, gets 16 worlds at the defaults, a decision from the third trick on
-all 48). The first chunk is always solved: a ``sixtysix24`` opening, whose worlds can need millions of nodes
-each, takes seconds.
+the decision has searched ``max_nodes`` nodes (a deterministic stand-in for time: the opening lead, where a world
+costs the most nodes, gets the fewest worlds, a decision late in the hand all of them; the README's benchmarks give
+the figures). The first chunk is always solved, so a ``sixtysix24`` opening, whose worlds are the largest, can take
+seconds.
 ``max_time`` (seconds a decision) adds a wall-clock budget checked the same way, at the cost of reproducibility. Once the stock is exhausted there is one world, the true position, and the agent plays perfectly.
 """
 
@@ -32,8 +32,8 @@ import numpy as np
 
 from agents.base import as_rules, legal_ids
 from agents.solver_core import CoreSolver
-from schnapsen_env.core import F, from_game_state, legal_mask
-from schnapsen_env.sampler import Determinizer
+from agents.worlds import draw_worlds, world_setup
+from schnapsen_env.core import F, legal_bits
 
 DECISIONS = ("mean", "loss")
 _CHUNK = 8
@@ -84,23 +84,12 @@ class ExpertAgent:
 
     # ------------------------------------------------------------------ worlds
     def world_setup(self, observation) -> tuple[np.ndarray, np.ndarray, int, int]:
-        """``(template, unseen, k, count)`` for an observation: the state array with seat 0 the observer and seat
-        1's hand holding only its known cards, the unseen card ids (int64 ``(u,)``), how many of them the
-        opponent hides (``k``), and the number of distinct worlds.
+        """:func:`agents.worlds.world_setup` for this agent's rules: ``(template, unseen, k, count)``.
 
         Raises:
             InvalidPositionError: an observation whose card counts are inconsistent.
         """
-        det = Determinizer(observation, self.rules)
-        g = det.sample(np.random.default_rng(0))  # any world: its unseen cards are overwritten per world
-        g.hands[1] = det.opp_known
-        template = from_game_state(g)
-        unseen = np.array([c for c in range(self.rules.n_cards) if det.unseen >> c & 1], dtype=np.int64)
-        k = det.opp_hidden
-        face_down = len(unseen) - k
-        stock_drawn = det.closed_by < 0 and det.stock_size > 0  # the order matters only while it can be drawn
-        count = math.comb(len(unseen), k) * (math.factorial(face_down) if stock_drawn else 1)
-        return template, unseen, k, count
+        return world_setup(observation, self.rules)
 
     def sample_worlds(self, observation) -> tuple[np.ndarray, np.ndarray, int]:
         """The worlds of one decision: ``(template, worlds, k)`` with ``worlds`` int64 ``(W, u)``, all of them when
@@ -120,7 +109,7 @@ class ExpertAgent:
             # stops before the last chunk keeps a spread of worlds, not the first opponent hands in order.
             worlds = worlds[np.random.default_rng(len(rows)).permutation(len(rows))]
         else:
-            worlds = self.rng.permuted(np.tile(unseen, (self.worlds, 1)), axis=1)
+            worlds = draw_worlds(unseen, self.worlds, self.rng)
         return template, worlds, k
 
     # ------------------------------------------------------------------ decisions
@@ -130,7 +119,7 @@ class ExpertAgent:
         actions = legal_ids(observation).astype(np.int64)
         template, worlds, k = self.sample_worlds(observation)
         mask = np.asarray(observation["action_mask"])
-        legal = legal_mask(template, self.solver.R)
+        legal = legal_bits(template, self.solver.R)
         if mask.shape != (self.rules.n_actions,) or sum(1 << int(a) for a in actions) != legal:
             raise ValueError(f"action_mask must have shape ({self.rules.n_actions},) and mark exactly the legal "
                              f"actions of the observation ({self.rules.name}), got shape {mask.shape} with "

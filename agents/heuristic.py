@@ -7,7 +7,7 @@ import numpy as np
 from agents import heuristic_core
 from agents.base import as_rules, legal_ids
 from schnapsen_env.cards import Deck, iter_bits
-from schnapsen_env.encoding import PENDING_SCALE, POINTS_SCALE, layout, obs_bounds, obs_size, plane_to_mask
+from schnapsen_env.encoding import PENDING_SCALE, POINTS_SCALE, layout, obs_bounds, obs_size, plane_to_bits
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.scoring import CLAIM_TARGET, marriage_points
 
@@ -15,7 +15,7 @@ from schnapsen_env.scoring import CLAIM_TARGET, marriage_points
 CLOSE_OPP_CARD_POINTS = 2
 
 
-_bits = plane_to_mask
+_bits = plane_to_bits
 
 
 def _batch(a, what: str, width: int, width_name: str, rules: RuleSet) -> np.ndarray:
@@ -35,7 +35,7 @@ def _batch(a, what: str, width: int, width_name: str, rules: RuleSet) -> np.ndar
 
 
 class _View:
-    """The parts of one observation the heuristic reads (cards as bit masks, points in card points)."""
+    """The parts of one observation the heuristic reads (cards as bit sets, points in card points)."""
 
     __slots__ = ("deck", "hand", "table", "unseen", "gone", "trump", "strict", "me_points", "me_pending")
 
@@ -132,7 +132,7 @@ class HeuristicAgent:
         """Kings and queens of my hand that form a marriage pair."""
         out = 0
         for s in range(4):
-            kq = d.pair_mask[s]
+            kq = d.pair_bits[s]
             if hand & kq == kq:
                 out |= kq
         return out
@@ -164,29 +164,29 @@ class HeuristicAgent:
                   self._obs_size, self._high)
         d = v.deck
         n = d.size
-        mask = 0
+        bits = 0
         for a in legal.tolist():
-            mask |= 1 << a
+            bits |= 1 << a
         rules = self.rules
         marriage, exchange = rules.marriage_action(0), rules.exchange_action
         close, claim = rules.close_action, rules.claim_action
-        cards = mask & d.full
+        cards = bits & d.full
         # 1. claim
-        if mask >> claim & 1 and v.me_points >= CLAIM_TARGET:
+        if bits >> claim & 1 and v.me_points >= CLAIM_TARGET:
             return claim
         if v.table >= 0:
             return self._follow(v, cards)
         # 2. exchange
-        if mask >> exchange & 1:
+        if bits >> exchange & 1:
             return exchange
-        marriages = [s for s in range(4) if mask >> (marriage + s) & 1]
+        marriages = [s for s in range(4) if bits >> (marriage + s) & 1]
         # 3. close
-        if mask >> close & 1:
+        if bits >> close & 1:
             best_marriage = max(marriage_points(1 << s, v.trump) for s in marriages) if marriages else 0
             sure = self._sure_winners(v)
             n_sure = sure.bit_count()
             estimate = (v.me_points + best_marriage + v.me_pending
-                        + d.mask_points(sure) + CLOSE_OPP_CARD_POINTS * n_sure)
+                        + d.points_of(sure) + CLOSE_OPP_CARD_POINTS * n_sure)
             if n_sure and estimate >= CLAIM_TARGET:
                 return close
         # 4. marriages
@@ -252,7 +252,7 @@ class HeuristicAgent:
 
     def _lead(self, v: _View, cards: int) -> int:
         d = v.deck
-        trumps = cards & d.suit_mask[v.trump]
+        trumps = cards & d.suit_bits[v.trump]
         kq = cards & self._pairs(d, cards)
         if kq == cards and kq.bit_count() == 2:  # after announcing: only the K and Q of that suit
             q = [c for c in iter_bits(cards) if d.rank[c] == 3]
@@ -300,14 +300,14 @@ class HeuristicAgent:
             if d.points[lead] + d.points[cheap] >= need:
                 return cheap
             if d.rank[lead] <= 1:  # a led ace or ten
-                same = winners & d.suit_mask[d.suit[lead]]
+                same = winners & d.suit_bits[d.suit[lead]]
                 if same:
                     return self._cheapest(d, same)
                 if d.suit[lead] != trump:
-                    low_trump = winners & d.suit_mask[trump]
+                    low_trump = winners & d.suit_bits[trump]
                     if low_trump:
                         return self._cheapest(d, low_trump)
-        plain = cards & ~d.suit_mask[trump]
+        plain = cards & ~d.suit_bits[trump]
         if plain:
             keep = self._pairs(d, v.hand)
             pool = plain & ~keep or plain

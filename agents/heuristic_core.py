@@ -86,7 +86,7 @@ def tables(rules: RuleSet, close_opp_points: int) -> Tables:
     floats = np.array([fvalues[k] for k in FLOAT_FIELDS], dtype=np.float64)
     cards = np.array([[deck.suit[c], deck.rank[c], deck.points[c], deck.higher[c]] for c in range(deck.size)],
                      dtype=np.int64)
-    suits = np.array([[deck.suit_mask[s], deck.pair_mask[s]] for s in range(4)], dtype=np.int64)
+    suits = np.array([[deck.suit_bits[s], deck.pair_bits[s]] for s in range(4)], dtype=np.int64)
     return Tables(ints, floats, cards, suits)
 
 
@@ -129,7 +129,7 @@ def _dearest(cards, pool):
 
 
 @njit(cache=True)
-def _mask_points(cards, m):
+def _points_of(cards, m):
     total = 0
     c = 0
     while m >> c:
@@ -165,7 +165,7 @@ def _sure_winners(cards, hand, gone):
 
 @njit(cache=True)
 def _plane(obs, row, start, n):
-    """The 0/1 card plane at ``obs[row, start:start + n]`` as a bit mask (entries > 0.5)."""
+    """The 0/1 card plane at ``obs[row, start:start + n]`` as a bit set (entries > 0.5)."""
     m = 0
     for c in range(n):
         if obs[row, start + c] > 0.5:
@@ -328,7 +328,7 @@ def _act_row(obs, legal, row, ints, floats, cards, suits):
             best_marriage = ints[I.marriage_points]
         sure = _sure_winners(cards, hand, gone)
         n_sure = _popcount(sure)
-        estimate = (me_points + best_marriage + me_pending + _mask_points(cards, sure)
+        estimate = (me_points + best_marriage + me_pending + _points_of(cards, sure)
                     + ints[I.close_opp_points] * n_sure)
         if n_sure and estimate >= ints[I.claim_target]:
             return close

@@ -1,7 +1,7 @@
 """The policy network and its checkpoint format: the one place to change either.
 
 :class:`ActorCritic` is shared by ``train.py`` (learner and samplers), ``train_rllib.py`` (through
-:mod:`agents.rllib_module`) and :class:`agents.learned.PolicyAgent`. A plain MLP trunk over the observation vector
+:mod:`agents.rllib_module`) and :class:`agents.policy.PolicyAgent`. A plain MLP trunk over the observation vector
 (layout: :mod:`schnapsen_env.encoding`), a policy head with one logit per action and a value head in game points.
 Illegal actions get logit ``-inf`` (masked logits, not penalties; Huang & Ontañón, "A Closer Look at Invalid Action
 Masking in Policy Gradient Algorithms", 2022), and the entropy ignores them.
@@ -38,7 +38,7 @@ def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
         logits: float ``(B, A)``.
         mask: ``(B, A)`` bool or 0/1, at least one legal action per row.
     """
-    return logits.masked_fill(~mask.bool(), float("-inf"))
+    return logits.masked_fill(~(mask if mask.dtype == torch.bool else mask.bool()), float("-inf"))
 
 
 def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -48,12 +48,47 @@ def masked_log_probs(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
 
 def masked_entropy(log_probs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Entropy per row ``(B,)`` of a masked distribution (illegal actions contribute 0, not NaN)."""
-    lp = log_probs.masked_fill(~mask.bool(), 0.0)
+    lp = log_probs.masked_fill(~(mask if mask.dtype == torch.bool else mask.bool()), 0.0)
     return -(lp.exp() * lp).sum(-1)
+
+
+PRECISIONS = ("fp32", "bf16")
+
+
+def native_bf16(device: str | torch.device = "cpu") -> bool:
+    """Whether ``device`` multiplies bfloat16 matrices in hardware: a CPU with AVX512-BF16 or AMX, or a CUDA device
+    with bfloat16 support. Elsewhere bfloat16 is emulated and slower than float32."""
+    device = torch.device(device)
+    if device.type == "cuda":
+        return torch.cuda.is_available() and torch.cuda.is_bf16_supported()
+    if device.type != "cpu":
+        return False
+    try:  # torch's own CPU feature checks (private names, hence the guard)
+        return bool(torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported())
+    except AttributeError:
+        return False
+
+
+def resolve_precision(precision: str, device: str | torch.device = "cpu") -> str:
+    """``"auto"`` → ``"bf16"`` where :func:`native_bf16`, else ``"fp32"``; ``"fp32"``/``"bf16"`` as given.
+
+    Raises:
+        ValueError: another value.
+    """
+    if precision == "auto":
+        return "bf16" if native_bf16(device) else "fp32"
+    if precision not in PRECISIONS:
+        raise ValueError(f"precision must be 'auto', 'fp32' or 'bf16', got {precision!r}")
+    return precision
 
 
 class ActorCritic(nn.Module):
     """MLP actor-critic.
+
+    The trunk may run in bfloat16 (:attr:`precision` ``"bf16"``: matrix products under ``torch.autocast``, weights,
+    gradients and the optimiser in float32, the heads in float32 on the trunk's output cast back), which halves
+    the cost of the update where the hardware multiplies bfloat16 (:func:`native_bf16`). The precision is how the
+    network computes, not what it is: checkpoints do not store it and a policy plays in float32 by default.
 
     Args:
         obs_size: observation length (255 / 299).
@@ -83,10 +118,20 @@ class ActorCritic(nn.Module):
             self.critic_net = nn.Linear(hidden, 1)
         nn.init.orthogonal_(self.policy.weight, 0.01)
         nn.init.zeros_(self.policy.bias)
+        #: ``"fp32"`` or ``"bf16"`` (the trunk under bfloat16 autocast; see the class docstring).
+        self.precision = "fp32"
+
+    def features(self, obs: torch.Tensor) -> torch.Tensor:
+        """The trunk's output, float32 ``(B, hidden)``, computed in :attr:`precision`."""
+        if self.precision == "bf16":
+            with torch.autocast(device_type=obs.device.type, dtype=torch.bfloat16):
+                h = self.trunk(obs)
+            return h.float()
+        return self.trunk(obs)
 
     def forward(self, obs: torch.Tensor, critic_input: torch.Tensor | None = None):
         """``(logits (B, A), value (B,))`` for observations ``(B, obs_size)``."""
-        h = self.trunk(obs)
+        h = self.features(obs)
         if self.critic_extra:
             if critic_input is None:
                 raise ValueError("this network has a privileged critic: pass critic_input")
@@ -97,10 +142,11 @@ class ActorCritic(nn.Module):
 
     def act_logits(self, obs: torch.Tensor) -> torch.Tensor:
         """Policy logits only (what a playing agent needs)."""
-        return self.policy(self.trunk(obs))
+        return self.policy(self.features(obs))
 
     def get_action_and_value(self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
-                             critic_input: torch.Tensor | None = None, gumbel: torch.Tensor | None = None):
+                             critic_input: torch.Tensor | None = None, gumbel: torch.Tensor | None = None,
+                             return_log_probs: bool = False):
         """Act and evaluate in one pass, in the manner of CleanRL's ``Agent.get_action_and_value``.
 
         Args:
@@ -111,15 +157,18 @@ class ActorCritic(nn.Module):
             gumbel: float32 ``(B, n_actions)`` standard Gumbel noise for sampling by the Gumbel-max trick, drawn by
                 the caller from its seeded ``numpy.random.Generator`` (no global torch RNG is touched); None with
                 ``action=None`` takes the most probable legal action.
+            return_log_probs: also return every action's log-probability (the update's teacher loss needs them).
 
         Returns:
-            ``(action (B,) int64, log_prob (B,), entropy (B,), value (B,))``; illegal actions are never chosen.
+            ``(action (B,) int64, log_prob (B,), entropy (B,), value (B,))``, and ``log_probs (B, n_actions)``
+            (``-inf`` on illegal actions) with ``return_log_probs``; illegal actions are never chosen.
         """
         logits, value = self(obs, critic_input)
         logp = masked_log_probs(logits, mask)
         if action is None:
             action = torch.argmax(logp if gumbel is None else logp + gumbel, dim=-1)
-        return action, logp.gather(1, action[:, None]).squeeze(1), masked_entropy(logp, mask), value
+        out = (action, logp.gather(1, action[:, None]).squeeze(1), masked_entropy(logp, mask), value)
+        return out + (logp,) if return_log_probs else out
 
     def config(self) -> dict:
         """The architecture: the constructor's keyword arguments (``ActorCritic(**config)`` rebuilds it)."""

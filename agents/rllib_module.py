@@ -2,7 +2,7 @@
 
 * :class:`MaskedActorCriticModule`: an RLlib ``TorchRLModule`` (new API stack) around the project's
   :class:`agents.policy_net.ActorCritic`, so that the weights RLlib learns are the very network that
-  :class:`agents.learned.PolicyAgent` loads. Illegal actions get the logit ``FLOAT_MIN``
+  :class:`agents.policy.PolicyAgent` loads. Illegal actions get the logit ``FLOAT_MIN``
   (about ``-3.4e38``, RLlib's ``-inf`` stand-in that keeps its KL and entropy terms finite), so their
   probability is exactly 0 whenever at least one action is legal (masked logits, not penalties).
 * :func:`make_env`: the PettingZoo AEC env ``schnapsen_v0`` seen through RLlib's own
@@ -34,7 +34,7 @@ from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
 from agents.checkpoint import CheckpointError
-from agents.learned import PolicyAgent
+from agents.policy import PolicyAgent
 from agents.policy_net import ActorCritic
 from schnapsen_env import RuleSet
 from schnapsen_env.encoding import layout_signature

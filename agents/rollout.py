@@ -20,39 +20,41 @@ share of points. This agent does the same over the exact rules of :mod:`schnapse
 
 * The action with the best mean score is played (ties: lowest action id).
 
-The rollouts use :meth:`GameState.push` / :meth:`GameState.pop` and pick random actions from
-:meth:`GameState.legal_mask` bits with a :class:`random.Random` seeded from the agent's numpy Generator (the
-agent stays reproducible from ``seed=``).
+The worlds are drawn with :func:`agents.worlds.draw_worlds` and the playouts run on the compiled core
+(:mod:`agents.rollout_core`), every random choice from the agent's seeded ``numpy.random.Generator`` (the agent is
+reproducible from ``seed=``). :func:`rollout_score` and :func:`score` are the same playout on
+:class:`GameState`, for reading and for tests.
 """
 
 from __future__ import annotations
 
-import random
-
 import numpy as np
 
 from agents.base import as_rules, best_action, legal_ids
+from agents.rollout_core import rollout_totals
+from agents.worlds import draw_worlds, world_setup
+from schnapsen_env.core import bitgen_addresses, legal_bits, rule_table
 from schnapsen_env.rules import GameState
-from schnapsen_env.sampler import Determinizer
 
 
-def _random_bit(mask: int, r: random.Random) -> int:
-    """A uniformly random set bit (its index) of a non-zero int mask."""
-    k = r.randrange(mask.bit_count())
+def _random_bit(bits: int, rng: np.random.Generator) -> int:
+    """A uniformly random set bit (its index) of a non-zero int bit set."""
+    k = int(rng.integers(bits.bit_count()))
     for _ in range(k):
-        mask &= mask - 1
-    return (mask & -mask).bit_length() - 1
+        bits &= bits - 1
+    return (bits & -bits).bit_length() - 1
 
 
-def rollout_score(s: GameState, me: int, target: int, r: random.Random) -> float:
+def rollout_score(s: GameState, me: int, target: int, rng: np.random.Generator) -> float:
     """Play ``s`` on by uniformly random legal actions until ``target`` tricks are completed in the hand (or it
-    ends), and score it for seat ``me``.
+    ends), and score it for seat ``me``: the readable twin of :func:`agents.rollout_core.rollout_totals`' playouts
+    (same distribution, another random stream; ``tests/test_agents.py`` compares them).
 
     The state is restored (pushes are popped) before returning. See the module docstring for the score.
     """
     pushed = 0
     while s.result is None and s.tricks[0] + s.tricks[1] < target:
-        s.push(_random_bit(s.legal_mask(), r))
+        s.push(_random_bit(s.legal_bits(), rng))
         pushed += 1
     value = score(s, me)
     for _ in range(pushed):
@@ -96,26 +98,29 @@ class RolloutAgent:
         self.n_samples = n_samples
         self.depth = depth
         self.rng = np.random.default_rng(seed)
+        self._R = rule_table(self.rules)
 
     def reset(self) -> None:
         pass
 
     def action_values(self, observation: dict) -> dict[int, float]:
-        """Mean rollout score (``[0, 1]``, for the agent) of every legal action."""
-        rules = self.rules
-        legal = [int(a) for a in legal_ids(observation)]
-        det = Determinizer(observation, rules)
-        r = random.Random(int(self.rng.integers(2 ** 63)))
-        totals = dict.fromkeys(legal, 0.0)
-        # Stock exhausted: the one determinisation is the true position, only the rollouts are random.
-        for _ in range(self.n_samples):
-            s = det.sample(self.rng)  # the observer is seat 0
-            target = s.tricks[0] + s.tricks[1] + self.depth
-            for a in legal:
-                s.push(a)
-                totals[a] += rollout_score(s, 0, target, r)
-                s.pop()
-        return {a: v / self.n_samples for a, v in totals.items()}
+        """Mean rollout score (``[0, 1]``, for the agent) of every legal action.
+
+        Raises:
+            InvalidPositionError: an observation whose card counts are inconsistent. ValueError: an action mask
+                that does not mark exactly the observation's legal actions.
+        """
+        actions = legal_ids(observation).astype(np.int64)
+        template, unseen, k, _ = world_setup(observation, self.rules)
+        if sum(1 << int(a) for a in actions) != legal_bits(template, self._R):
+            raise ValueError(f"action_mask must mark exactly the legal actions of the observation ({self.rules.name}),"
+                             f" got {actions.tolist()}")
+        # Stock exhausted: every world is the true position, only the rollouts are random.
+        worlds = draw_worlds(unseen, self.n_samples, self.rng)
+        totals = np.zeros(len(actions), dtype=np.float64)
+        fn, state = bitgen_addresses(self.rng)
+        rollout_totals(template, worlds, k, self._R, actions, self.depth, fn, state, totals)
+        return {int(a): float(v) / self.n_samples for a, v in zip(actions, totals)}
 
     def act(self, observation: dict) -> int:
         """The legal action with the best mean rollout score (ties: lowest id)."""

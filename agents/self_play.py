@@ -36,16 +36,20 @@ import torch
 
 from agents.heuristic import HeuristicAgent
 from agents.policy_net import ActorCritic, masked_log_probs
+from agents.solver_core import CoreSolver
+from schnapsen_env.core import F
 from schnapsen_env.encoding import obs_size, state_size
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.vector import SchnapsenVectorEnv
 
 #: Keys of one sampler's checkpoint state (:meth:`Sampler.get_state`).
 SAMPLER_KEYS = ("venv", "buffer", "rng", "opp_seat", "opp_kind")
-#: Keys of the chain buffer's state (:meth:`ChainBuffer.state`).
-BUFFER_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "chains")
-#: Arrays of a batch of finished decisions (:meth:`Sampler.collect`), in this order.
-BATCH_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "adv", "ret")
+#: Keys of the chain buffer's state (:meth:`ChainBuffer.state`); a state from before the endgame teacher lacks
+#: ``"teach"`` (read as no labels).
+BUFFER_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "teach", "chains")
+#: Arrays of a batch of finished decisions (:meth:`Sampler.collect`), in this order. ``teach``: int64 bits of the
+#: exactly best actions where the endgame teacher labelled the decision, else 0.
+BATCH_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "teach", "adv", "ret")
 #: Decisions one hand can add to a chain buffer beyond a batch (both seats, with marriages, exchange and close).
 ROWS_PER_HAND = 40
 
@@ -90,20 +94,21 @@ class ChainBuffer:
         self.actions = np.zeros(capacity, np.int64)
         self.logp = np.zeros(capacity, np.float32)
         self.values = np.zeros(capacity, np.float32)
+        self.teach = np.zeros(capacity, np.int64)
         self.adv = np.zeros(capacity, np.float32)
         self.ret = np.zeros(capacity, np.float32)
         self.size = 0
         self.ready: list[int] = []
         self.chains: dict[tuple[int, int], list[int]] = {}
 
-    def add(self, envs, seats, obs, masks, critic, actions, logp, values) -> None:
+    def add(self, envs, seats, obs, masks, critic, actions, logp, values, teach) -> None:
         k = len(envs)
         i = self.size
         if i + k > len(self.obs):
             raise RuntimeError("chain buffer full: raise batch_size headroom")
         sl = slice(i, i + k)
         self.obs[sl], self.masks[sl], self.actions[sl] = obs, masks, actions
-        self.logp[sl], self.values[sl] = logp, values
+        self.logp[sl], self.values[sl], self.teach[sl] = logp, values, teach
         if critic is not None:
             self.critic[sl] = critic
         for j, (e, s) in enumerate(zip(envs.tolist(), seats.tolist())):
@@ -125,7 +130,7 @@ class ChainBuffer:
         batch = {k: getattr(self, k)[rows] for k in BATCH_KEYS}
         keep = sorted(r for chain in self.chains.values() for r in chain)
         remap = {old: new for new, old in enumerate(keep)}
-        for arr in (self.obs, self.masks, self.critic, self.actions, self.logp, self.values):
+        for arr in (self.obs, self.masks, self.critic, self.actions, self.logp, self.values, self.teach):
             arr[:len(keep)] = arr[keep]
         self.chains = {key: [remap[r] for r in chain] for key, chain in self.chains.items()}
         self.size = len(keep)
@@ -138,6 +143,7 @@ class ChainBuffer:
                 "critic": torch.from_numpy(self.critic[:n].copy()),
                 "actions": torch.from_numpy(self.actions[:n].copy()),
                 "logp": torch.from_numpy(self.logp[:n].copy()), "values": torch.from_numpy(self.values[:n].copy()),
+                "teach": torch.from_numpy(self.teach[:n].copy()),
                 "chains": [[e, s, rows] for (e, s), rows in self.chains.items()]}
 
     def load(self, st: dict) -> None:
@@ -145,6 +151,7 @@ class ChainBuffer:
         self.obs[:n], self.masks[:n], self.critic[:n] = st["obs"].numpy(), st["masks"].numpy(), st["critic"].numpy()
         self.actions[:n], self.logp[:n], self.values[:n] = (st["actions"].numpy(), st["logp"].numpy(),
                                                            st["values"].numpy())
+        self.teach[:n] = st["teach"].numpy() if "teach" in st else 0
         self.chains = {(int(e), int(s)): [int(r) for r in rows] for e, s, rows in st["chains"]}
         self.size, self.ready = n, []
 
@@ -175,11 +182,16 @@ class Sampler:
         pool_prob, heuristic_prob: shares of hands against a pool snapshot and against the heuristic.
         gamma, gae_lambda: GAE's discount and lambda.
         threads: torch intra-op threads of this sampler (1 in a sampler process).
+        precision: ``"fp32"`` or ``"bf16"``, how the networks compute (:class:`agents.policy_net.ActorCritic`), the
+            learner's, so that the update's first probability ratios start at 1.
+        endgame_teacher: label each learner decision with a choice once the stock is exhausted (a position of
+            perfect information: the observation determines it) with its exactly best actions, by the compiled
+            solver (:meth:`agents.solver_core.CoreSolver.best_action_bits`), for ``train.py``'s teacher loss.
     """
 
     def __init__(self, index: int, rules: RuleSet | dict, num_envs: int, seed: int, net: dict, rows_per_call: int,
                  pool_prob: float, heuristic_prob: float, gamma: float, gae_lambda: float,
-                 threads: int | None = None) -> None:
+                 threads: int | None = None, precision: str = "fp32", endgame_teacher: bool = False) -> None:
         if threads is not None:
             torch.set_num_threads(threads)
         self.index = index
@@ -193,15 +205,31 @@ class Sampler:
         self.obs, self.masks, self.to_move = self.venv.reset(seed=int(self.rng.integers(2 ** 63 - 1)))
         self.model = ActorCritic(**net).eval()
         self.opponent = ActorCritic(**net).eval()
+        self.model.precision = self.opponent.precision = precision  # the learner's (train.py --precision)
         self.critic_dim = net["critic_extra"]
         if self.critic_dim and self.critic_dim != state_size(self.rules) + 2:
             raise ValueError(f"critic_extra {self.critic_dim}: the privileged critic takes the state vector plus "
                              f"the seat, {state_size(self.rules) + 2} inputs")
         self.heuristic = HeuristicAgent(rules=self.rules, seed=seed)
+        self.teacher = CoreSolver(self.rules) if endgame_teacher else None
         self.buf = ChainBuffer(sampler_capacity(rows_per_call, num_envs), obs_size(self.rules),
                                self.rules.n_actions, max(self.critic_dim, 1))
         self.opp_seat = np.full(num_envs, -1, dtype=np.int64)  # seat played by an opponent this hand, -1: self-play
         self.opp_kind = np.zeros(num_envs, dtype=np.int64)  # 0: pool snapshot, 1: heuristic
+
+    def _teach(self, idx: np.ndarray) -> np.ndarray | int:
+        """The endgame teacher's labels of the learner's decisions in slots ``idx`` (module doc of ``Sampler``):
+        the bits of the exactly best actions where the stock is exhausted and there is a choice, else 0."""
+        if self.teacher is None:
+            return 0
+        st = self.venv.state_arrays[idx]
+        exhausted = (st[:, F.stock_top] == st[:, F.stock_end]) & (st[:, F.closed_by] < 0)
+        choice = self.masks[idx].sum(axis=1) > 1
+        rows = idx[exhausted & choice]
+        teach = np.zeros(len(idx), dtype=np.int64)
+        if len(rows):
+            teach[exhausted & choice] = self.teacher.best_action_bits(self.venv.state_arrays, rows)
+        return teach
 
     def _heuristic_actions(self, idx: np.ndarray) -> np.ndarray:
         return self.heuristic.act_batch(self.obs[idx], self.masks[idx])  # compiled, in lockstep with act
@@ -243,7 +271,8 @@ class Sampler:
                     gumbel=gumbel_noise(rng, mask_l.shape))
                 a = a.numpy()
                 actions[idx_l] = a
-                buf.add(idx_l, to_move[idx_l], obs[idx_l], masks[idx_l], crit, a, logp.numpy(), values.numpy())
+                buf.add(idx_l, to_move[idx_l], obs[idx_l], masks[idx_l], crit, a, logp.numpy(), values.numpy(),
+                        self._teach(idx_l))
             idx_h = idx_o[self.opp_kind[idx_o] == 1]
             idx_p = idx_o[self.opp_kind[idx_o] == 0]
             if idx_p.size:
@@ -317,7 +346,7 @@ def sampler_state_problem(st: Any, num_envs: int, n_obs: int, n_actions: int, ca
         if not set(st[k].tolist()) <= set(allowed):
             return f"sampler {k!r} holds values outside {allowed}"
     b = st["buffer"]
-    if not isinstance(b, dict) or set(b) != set(BUFFER_KEYS):
+    if not isinstance(b, dict) or set(b) not in (set(BUFFER_KEYS), set(BUFFER_KEYS) - {"teach"}):
         return f"sampler 'buffer' must be a dict with keys {list(BUFFER_KEYS)}"
     if not isinstance(b["actions"], torch.Tensor) or b["actions"].dim() != 1:
         return "buffer 'actions' must be a 1-d tensor"
@@ -326,7 +355,10 @@ def sampler_state_problem(st: Any, num_envs: int, n_obs: int, n_actions: int, ca
         return f"the buffer holds {rows} decisions, more than this run's {capacity}"
     for k, shape, dtypes in (("obs", (rows, n_obs), (torch.float32,)), ("masks", (rows, n_actions), (torch.int8,)),
                              ("critic", (rows, critic_cols), (torch.float32,)), ("actions", (rows,), (torch.int64,)),
-                             ("logp", (rows,), (torch.float32,)), ("values", (rows,), (torch.float32,))):
+                             ("logp", (rows,), (torch.float32,)), ("values", (rows,), (torch.float32,)),
+                             ("teach", (rows,), (torch.int64,))):
+        if k not in b:  # a state from before the endgame teacher
+            continue
         problem = tensor_problem(f"buffer {k!r}", b[k], shape, dtypes)
         if problem:
             return problem

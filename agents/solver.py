@@ -57,7 +57,7 @@ class Solver:
     #: points, which a point-difference horizon cannot see).
     exact_after_close: bool = True
     #: Consider closing below the root too. Off by default for speed: a close inside the search is
-    #: then searched to the end for every sample, which made PIMC 3-4x slower for little gain.
+    #: then searched to the end for every sample, which made PIMC several times slower for little gain.
     close_below_root: bool = False
 
     def clear(self) -> None:

@@ -23,7 +23,7 @@ import numpy as np
 from numba import njit
 
 from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply, check_state,
-                                counted, drop_stale_cache, from_game_state, legal_mask, rule_table, uncounted)
+                                counted, drop_stale_cache, from_game_state, legal_bits, rule_table, uncounted)
 from schnapsen_env.rules import CLAIM_TARGET, GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -84,7 +84,7 @@ def _ordered(st, R, tt_move, moves, keys, p):
     claim; marriages (trump first); exchange; close; then cards: a leader's by card points, a follower's
     winning cards by the points they take, then its cheapest discards.
     """
-    bits = legal_mask(st, R)
+    bits = legal_bits(st, R)
     n = R[K.n]
     rps = R[K.rps]
     table = st[F.table]
@@ -388,6 +388,34 @@ def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, 
         _action_values(st, undo, moves, R, actions, out[w], EXACT, flags, tt, ttf, counters, fv, fi, okeys)
 
 
+@njit(cache=True)
+def _best_bits_rows(states, rows, R, n_actions, st, undo, moves, tt, ttf, counters, fv, fi, okeys, actions, values,
+                    out):
+    """``out[r]`` = the bits of the actions of best exact value in ``states[rows[r]]`` (each searched in ``st``
+    with a new table generation: stored bounds are relative to the player to move at the root)."""
+    for r in range(rows.shape[0]):
+        row = states[rows[r]]
+        for j in range(SEARCH_SIZE):
+            st[j] = row[j]
+        counters[GENERATION] += 1
+        bits = legal_bits(st, R)
+        m = 0
+        for a in range(n_actions):
+            if (bits >> a) & 1:
+                actions[m] = a
+                values[m] = 0.0
+                m += 1
+        _action_values(st, undo, moves, R, actions[:m], values[:m], EXACT, 0, tt, ttf, counters, fv, fi, okeys)
+        best = -INF
+        for i in range(m):
+            best = max(best, values[i])
+        ob = 0
+        for i in range(m):
+            if values[i] == best:
+                ob |= 1 << actions[i]
+        out[r] = ob
+
+
 # Entry points from Python: the arrays as uncounted views (see :func:`schnapsen_env.core.uncounted`; the search
 # passes them down through every call, and counting each pass halved the node rate).
 @njit(cache=True)
@@ -421,7 +449,7 @@ class CoreSolver:
             solver's flag).
         tt_bits: the transposition table has ``2 ** tt_bits`` entries of 64 bytes; None: 16 (4 MiB) for
             ``schnapsen20``, 20 (64 MiB) for ``sixtysix24``, whose hard deals need millions of nodes from trick 1
-            and searched 2-3x fewer with the larger table (measured).
+            and search fewer nodes with the larger table (measured).
 
     Attributes:
         nodes: nodes searched by the last call.
@@ -487,7 +515,7 @@ class CoreSolver:
         """Value (game points for the player to move) of every legal action, as the reference
         ``Solver.action_values``."""
         st = self._load(s)
-        bits = legal_mask(st, self.R)
+        bits = legal_bits(st, self.R)
         actions = np.array([a for a in range(self.rules.n_actions) if bits >> a & 1], dtype=np.int64)
         out = np.zeros(len(actions), dtype=np.float64)  # also the first guesses
         d = _depth(depth)
@@ -496,6 +524,25 @@ class CoreSolver:
         self.nodes = int(self.counters[NODES])
         return {int(a): float(v) for a, v in zip(actions, out)}
 
+
+    def best_action_bits(self, states: np.ndarray, rows: np.ndarray) -> np.ndarray:
+        """The actions of best exact value (to the end of the hand) in each of ``states[rows]``, as int64 bit sets
+        ``(len(rows),)`` (ties: every best action), in one compiled call. For the trainer's endgame teacher
+        (``train.py --endgame-teacher-coef``): ``states`` are the vector env's own rows, trusted as they are (no
+        :func:`~schnapsen_env.core.check_state`), each of a hand in progress of this solver's rules.
+
+        Args:
+            states: int64 ``(N, STATE_SIZE)``, C-contiguous. rows: int64 ``(M,)`` indices into ``states``.
+        """
+        rows = np.ascontiguousarray(rows, dtype=np.int64)
+        out = np.zeros(len(rows), dtype=np.int64)
+        if len(rows):
+            self.counters[NODES] = 0
+            n = self.rules.n_actions
+            _best_bits_rows_entry(states, rows, self.R, n, self.state, self.undo, self.moves, *self.tt, self.counters,
+                                  *self.frame, np.zeros(n, np.int64), np.zeros(n, np.float64), out)
+            self.nodes = int(self.counters[NODES])
+        return out
 
     def world_values(self, template: np.ndarray, worlds: np.ndarray, k: int, actions: np.ndarray) -> np.ndarray:
         """Exact value of each action in each world (see :func:`_world_values`), float64 ``(W, len(actions))``.
@@ -521,7 +568,7 @@ class CoreSolver:
         face_down = worlds.shape[1] - k
         if face_down and face_down != template[F.stock_end] - template[F.stock_top] - 1:
             raise ValueError("the worlds' stock cards do not fill the template's face-down stock")
-        bits = legal_mask(template, self.R)
+        bits = legal_bits(template, self.R)
         if actions.ndim != 1 or actions.dtype.kind not in "iu" or not all(
                 0 <= a < self.rules.n_actions and bits >> int(a) & 1 for a in actions):
             raise ValueError("actions must be an integer array of actions legal in the template")
@@ -553,6 +600,14 @@ class CoreSolver:
                       *self.tt, self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return out
+
+
+@njit(cache=True)
+def _best_bits_rows_entry(states, rows, R, n_actions, st, undo, moves, tt, ttf, counters, fv, fi, okeys, actions,
+                          values, out):
+    _best_bits_rows(uncounted(states), uncounted(rows), uncounted(R), n_actions, uncounted(st), uncounted(undo),
+                    uncounted(moves), uncounted(tt), uncounted(ttf), uncounted(counters), uncounted(fv), uncounted(fi),
+                    uncounted(okeys), uncounted(actions), uncounted(values), uncounted(out))
 
 
 drop_stale_cache("solver_core", _search)  # before any cached function loads (see drop_stale_cache)

@@ -6,7 +6,7 @@ A spec is one of
 * a registered name (:func:`agents.agent_names`, :mod:`schnapsen_env.agent_registry`), optionally with keyword
   arguments: ``"rollout:n_samples=8,depth=2"`` (values are Python literals, else strings); it is built with the
   registered factory as ``factory(rules=rules, seed=seed, **kwargs)``;
-* a checkpoint path ending in ``.pt``, loaded with ``agents.learned.PolicyAgent.load(path, rules=rules)``;
+* a checkpoint path ending in ``.pt``, loaded with ``agents.policy.PolicyAgent.load(path, rules=rules)``;
 * a factory: any callable taking ``seed=`` (and ``rules=``, which it is then given) and returning an agent (an
   object with ``act(observation) -> int``) or a plain callable ``observation -> int``, e.g. an agent class or
   ``functools.partial(RolloutAgent, n_samples=4)``;
@@ -91,7 +91,7 @@ class CallableFactory:
 
 
 class CheckpointFactory:
-    """Loads a checkpoint with ``agents.learned.PolicyAgent.load`` for the match's rules (passing ``seed=`` when it
+    """Loads a checkpoint with ``agents.policy.PolicyAgent.load`` for the match's rules (passing ``seed=`` when it
     accepts one)."""
 
     def __init__(self, path: str, rules: RuleSet) -> None:
@@ -99,11 +99,11 @@ class CheckpointFactory:
 
     def __call__(self, seed: int | None = None):
         try:
-            from agents.learned import PolicyAgent  # imports torch: only when a checkpoint is asked for
+            from agents.policy import PolicyAgent  # imports torch: only when a checkpoint is asked for
         except ModuleNotFoundError as e:
-            if e.name not in ("agents.learned",):
+            if e.name not in ("agents.policy",):
                 raise
-            raise ValueError(f"agent {self.path!r} is a checkpoint path, but agents.learned (PolicyAgent) is not "
+            raise ValueError(f"agent {self.path!r} is a checkpoint path, but agents.policy (PolicyAgent) is not "
                              "available in this installation") from None
         if _accepts(PolicyAgent.load, "seed"):
             return PolicyAgent.load(self.path, rules=self.rules, seed=seed)
@@ -174,7 +174,7 @@ def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., A
 
     Raises:
         ValueError: an unknown agent name (the message lists the valid names), a missing checkpoint file, a
-            checkpoint when ``agents.learned`` is missing, a malformed ``name:key=value`` list, an argument of a
+            checkpoint when ``agents.policy`` is missing, a malformed ``name:key=value`` list, an argument of a
             type the agent's factory does not take (``rollout:n_samples=abc``, ``=1.5``), or a spec of an
             unsupported type. Values out of range are refused by the agent when it is built.
         TypeError: ``rules`` is missing or not a RuleSet / ruleset name.

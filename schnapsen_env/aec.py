@@ -256,7 +256,7 @@ class raw_env(AECEnv, EzPickle):
         self.truncations = {a: False for a in self.agents}
         self.infos = {a: self._public_info() for a in self.agents}
         self.agent_selection = PLAYERS[game.to_move]
-        self._legal = game.legal_mask()  # legal actions of the agent to move, as int bits
+        self._legal = game.legal_bits()  # legal actions of the agent to move, as int bits
 
     # ------------------------------------------------------------------ step
     def step(self, action: int) -> None:
@@ -290,7 +290,7 @@ class raw_env(AECEnv, EzPickle):
             self.agent_selection = PLAYERS[game.to_move]
             info = self._public_info()
             self.infos = {PLAYERS[0]: info, PLAYERS[1]: dict(info)}
-        self._legal = self.game.legal_mask()
+        self._legal = self.game.legal_bits()
         self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
@@ -362,7 +362,7 @@ class raw_env(AECEnv, EzPickle):
         # An agent PettingZoo's loop has removed (its None step) is out of terminations: it is done, nothing is legal.
         legal = self._legal if game.result is None and game.to_move == seat and not self.terminations.get(agent, True) \
             else 0
-        # Equal to encoding.observation(game, seat) and mask_to_array(legal), in new arrays (never shared with
+        # Equal to encoding.observation(game, seat) and bits_to_array(legal), in new arrays (never shared with
         # an earlier or later observation, as PettingZoo's classic envs), from the compiled core.
         obs, mask = self._mirror.observe(game, seat, legal)
         return {"observation": obs, "action_mask": mask}

@@ -8,7 +8,7 @@ suits in the order ``C D H S``, inside a suit ranks ``A T K Q J 9``, so
 * ``schnapsen20``: ``card id = 5 * suit + rank`` (20 cards, ids 0..19);
 * ``sixtysix24``:  ``card id = 6 * suit + rank`` (24 cards, ids 0..23).
 
-Sets of cards (hands, tricks won) are ``int`` bit masks: bit ``i`` set means
+Sets of cards (hands, tricks won) are ``int`` bit sets: bit ``i`` set means
 card id ``i`` is in the set. :class:`Deck` holds the per-deck lookup tables.
 """
 
@@ -48,13 +48,13 @@ SUIT_SYMBOLS = "♣♦♥♠"
 RANK_POINTS = (11, 10, 4, 3, 2, 0)
 
 
-def popcount(mask: int) -> int:
-    """Number of cards in a bit-mask card set."""
-    return mask.bit_count()
+def popcount(bits: int) -> int:
+    """Number of cards in a card set (a bit set)."""
+    return bits.bit_count()
 
 
-def mask_of(ids) -> int:
-    """Bit mask of an iterable of card ids."""
+def bits_of(ids) -> int:
+    """Bit set of an iterable of card ids."""
     m = 0
     for i in ids:
         m |= 1 << i
@@ -65,18 +65,18 @@ def mask_of(ids) -> int:
 BIT_TABLE = np.unpackbits(np.arange(256, dtype=np.uint8)[:, None], axis=1, bitorder="little").astype(np.int8)
 
 
-def mask_to_array(bits: int, n: int) -> np.ndarray:
-    """Int bit mask -> ``np.ndarray`` of shape ``(n,)``, dtype int8 (1 where the bit is set)."""
+def bits_to_array(bits: int, n: int) -> np.ndarray:
+    """Int bit set -> ``np.ndarray`` of shape ``(n,)``, dtype int8 (1 where the bit is set)."""
     nbytes = (n + 7) // 8
     return BIT_TABLE[np.frombuffer(bits.to_bytes(nbytes, "little"), dtype=np.uint8)].reshape(-1)[:n]
 
 
-def iter_bits(mask: int):
-    """Yield the card ids of a bit-mask card set in increasing order."""
-    while mask:
-        low = mask & -mask
+def iter_bits(bits: int):
+    """Yield the card ids of a card set (a bit set) in increasing order."""
+    while bits:
+        low = bits & -bits
         yield low.bit_length() - 1
-        mask ^= low
+        bits ^= low
 
 
 class Deck:
@@ -88,10 +88,10 @@ class Deck:
         codes: card codes by card id, e.g. ``codes[0] == "AC"``.
         suit, rank, points: per card id (``tuple[int, ...]`` of length ``size``);
             points in card points.
-        suit_mask: bit mask of the cards of each suit, indexed by :class:`Suit`.
-        higher: per card id, the bit mask of the cards of the same suit that beat it.
-        pair_mask: per suit, the bit mask of its king and queen (the marriage pair, R12).
-        full: bit mask of the whole deck.
+        suit_bits: bit set of the cards of each suit, indexed by :class:`Suit`.
+        higher: per card id, the bit set of the cards of the same suit that beat it.
+        pair_bits: per suit, the bit set of its king and queen (the marriage pair, R12).
+        full: bit set of the whole deck.
     """
 
     def __init__(self, size: int) -> None:
@@ -104,9 +104,9 @@ class Deck:
         self.suit = tuple(i // rps for i in range(size))
         self.rank = tuple(i % rps for i in range(size))
         self.points = tuple(RANK_POINTS[i % rps] for i in range(size))
-        self.suit_mask = tuple(((1 << rps) - 1) << (s * rps) for s in range(4))
+        self.suit_bits = tuple(((1 << rps) - 1) << (s * rps) for s in range(4))
         self.higher = tuple(((1 << (i % rps)) - 1) << (i // rps * rps) for i in range(size))
-        self.pair_mask = tuple((1 << s * rps + Rank.K) | (1 << s * rps + Rank.Q) for s in range(4))
+        self.pair_bits = tuple((1 << s * rps + Rank.K) | (1 << s * rps + Rank.Q) for s in range(4))
         self.full = (1 << size) - 1
         self._index = {c: i for i, c in enumerate(self.codes)}
 
@@ -127,21 +127,21 @@ class Deck:
                 f"unknown card code {code!r}: expected one of {' '.join(self.codes)}"
             ) from None
 
-    def mask(self, codes) -> int:
-        """Bit mask of a list of card codes (duplicates are not detected here)."""
+    def bits(self, codes) -> int:
+        """Bit set of a list of card codes (duplicates are not detected here)."""
         m = 0
         for c in codes:
             m |= 1 << self.index(c)
         return m
 
-    def codes_of(self, mask: int) -> list[str]:
-        """Card codes of a bit mask, in card-id order."""
-        return [self.codes[i] for i in iter_bits(mask)]
+    def codes_of(self, bits: int) -> list[str]:
+        """Card codes of a bit set, in card-id order."""
+        return [self.codes[i] for i in iter_bits(bits)]
 
-    def mask_points(self, mask: int) -> int:
-        """Card points of the cards in a bit mask."""
+    def points_of(self, bits: int) -> int:
+        """Card points of the cards in a bit set."""
         pts = self.points
-        return sum(pts[i] for i in iter_bits(mask))
+        return sum(pts[i] for i in iter_bits(bits))
 
 
 DECK20 = Deck(20)

@@ -11,7 +11,7 @@ once and cached beside the module). numba installs from wheels on every platform
 
 **State array** (``np.ndarray`` of ``int64``, shape ``(STATE_SIZE,)``; a batch is ``(N, STATE_SIZE)``). The
 fields, their sizes and offsets are declared once, in :data:`STATE_FIELDS`; :data:`F` holds the offsets
-(``st[F.hands + seat]``). Seats are 0/1, cards are card ids, card sets are bit masks, as in ``GameState``:
+(``st[F.hands + seat]``). Seats are 0/1, cards are card ids, card sets are bit sets, as in ``GameState``:
 
 * ``hands``, ``won``, ``known``, ``led``, ``followed`` (2 each): card sets per seat; ``led``/``followed`` are the
   cards the seat led / followed with in completed tricks (the observation's lead and follow planes);
@@ -29,7 +29,7 @@ fields, their sizes and offsets are declared once, in :data:`STATE_FIELDS`; :dat
 **Rule table**: :func:`rule_table` turns a :class:`~schnapsen_env.ruleset.RuleSet` into a small ``int64`` array
 (offsets in :data:`K`) that every compiled function takes.
 
-:func:`apply` does not check legality (like ``GameState.push``); callers check :func:`legal_mask` first. The
+:func:`apply` does not check legality (like ``GameState.push``); callers check :func:`legal_bits` first. The
 compiled functions trust their arrays (numba does not check bounds): build state arrays with
 :func:`from_game_state` or :func:`deal`, and pass a hand-made one through :func:`check_state` first, since a
 malformed array can corrupt memory.
@@ -67,13 +67,19 @@ _CONVERTED = ("stock", "closing_snapshot", "result")
 #: GameState fields stored as they are, one integer (two for per-seat fields) each, in the order of ``FIELDS``.
 SHARED_FIELDS = tuple((name, per_seat) for name, per_seat, _ in FIELDS if name not in _CONVERTED)
 
-#: The state array's fields and their sizes, declared once (see the module docstring): the shared GameState
-#: fields, then the array's own.
-STATE_FIELDS = tuple((name, 2 if per_seat else 1) for name, per_seat in SHARED_FIELDS) + (
+#: Fields that no search reads (what only observations, positions and records need): the array keeps them after the
+#: searched fields, so that a search copies only those (:data:`SEARCH_SIZE`).
+UNSEARCHED = ("won", "known", "marriage_suits", "dealer", "match_points", "carry", "led", "followed", "history_len",
+              "history")
+_ALL_FIELDS = tuple((name, 2 if per_seat else 1) for name, per_seat in SHARED_FIELDS) + (
     ("led", 2), ("followed", 2), ("stock", MAX_STOCK), ("stock_top", 1), ("stock_end", 1), ("snap_points", 1),
     ("snap_tricks", 1), ("over", 1), ("res_winner", 1), ("res_points", 1), ("res_reason", 1),
-    ("history_len", 1), ("history", 4 * MAX_TRICKS),  # history last: a search copies only what precedes it
+    ("history_len", 1), ("history", 4 * MAX_TRICKS),
 )
+#: The state array's fields and their sizes, declared once (see the module docstring): the shared GameState
+#: fields and the array's own, those a search reads first, then :data:`UNSEARCHED` (``history`` last).
+STATE_FIELDS = tuple(f for f in _ALL_FIELDS if f[0] not in UNSEARCHED) + tuple(
+    f for name in UNSEARCHED for f in _ALL_FIELDS if f[0] == name)
 
 
 def _offsets(fields):
@@ -88,8 +94,8 @@ def _offsets(fields):
 #: Offsets of :data:`STATE_FIELDS` in the state array.
 F, STATE_SIZE = _offsets(STATE_FIELDS)
 
-#: The fields a search copies from node to node (all but ``history``).
-SEARCH_SIZE = F.history
+#: The fields a search copies from node to node (those before :data:`UNSEARCHED`).
+SEARCH_SIZE = getattr(F, UNSEARCHED[0])
 
 #: The rule table's entries (:func:`rule_table`), declared once.
 RULE_FIELDS = ("n", "rps", "n_tricks", "stock0", "exchange_min_stock", "close_min_stock", "marriage_automatic",
@@ -210,9 +216,10 @@ def bitgen_addresses(rng: np.random.Generator) -> tuple[int, int]:
 
 
 @njit(cache=True)
-def _interval(fn, state, hi):
-    """A uniform int in ``0..hi`` (``hi < 2 ** 32``) drawn as numpy's ``random_interval``: 32-bit draws masked to
-    the smallest all-ones mask >= ``hi`` until one is at most ``hi``."""
+def random_interval(fn, state, hi):
+    """A uniform int in ``0..hi`` (``hi < 2 ** 32``) from a numpy bit generator (``fn``/``state`` from
+    :func:`bitgen_addresses`), drawn as numpy's own ``random_interval``: 32-bit draws masked to the smallest
+    all-ones mask >= ``hi`` until one is at most ``hi``."""
     if hi == 0:
         return 0
     mask = hi
@@ -230,7 +237,7 @@ def _interval(fn, state, hi):
 @njit(cache=True)
 def draw_deal(fn, state, order):
     """A new deal from a numpy generator, exactly ``GameState.new_hand``'s draws: ``order`` (int64 ``(n,)``) gets
-    ``rng.permutation(n)`` (numpy's shuffle of ``arange(n)``: Fisher-Yates from the end, :func:`_interval`), and
+    ``rng.permutation(n)`` (numpy's shuffle of ``arange(n)``: Fisher-Yates from the end, :func:`random_interval`), and
     the return value is the dealer, ``rng.integers(2)`` (the top bit of one 32-bit draw: Lemire's method with
     range 2 never rejects). ``fn``/``state`` from :func:`bitgen_addresses`. ``SchnapsenVectorEnv`` checks once
     that this matches the installed numpy (values and generator state) and otherwise deals in Python."""
@@ -238,7 +245,7 @@ def draw_deal(fn, state, order):
     for c in range(n):
         order[c] = c
     for i in range(n - 1, 0, -1):
-        j = _interval(fn, state, i)
+        j = random_interval(fn, state, i)
         t = order[i]
         order[i] = order[j]
         order[j] = t
@@ -247,12 +254,12 @@ def draw_deal(fn, state, order):
 
 # ---------------------------------------------------------------------------------------------- card helpers
 @njit(cache=True)
-def suit_mask(suit, rps):
+def suit_bits(suit, rps):
     return ((1 << rps) - 1) << (suit * rps)
 
 
 @njit(cache=True)
-def kq_mask(suit, rps):
+def kq_bits(suit, rps):
     """King and queen of ``suit`` (ranks 2 and 3)."""
     return (1 << (suit * rps + 2)) | (1 << (suit * rps + 3))
 
@@ -263,15 +270,15 @@ def card_points(card, rps):
 
 
 @njit(cache=True)
-def mask_points(mask, rps):
+def points_of(bits, rps):
     total = 0
-    while mask:
-        low = mask & -mask
+    while bits:
+        low = bits & -bits
         c = 0
         while (low >> c) != 1:
             c += 1
         total += _RANK_POINTS[c % rps]
-        mask ^= low
+        bits ^= low
     return total
 
 
@@ -307,8 +314,8 @@ def marriage_window_open(st, R):
 
 
 @njit(cache=True)
-def legal_mask(st, R):
-    """Legal actions as an ``int64`` bit mask (bit ``a`` = action id ``a``), exactly ``GameState.legal_mask``."""
+def legal_bits(st, R):
+    """Legal actions as an ``int64`` bit set (bit ``a`` = action id ``a``), exactly ``GameState.legal_bits``."""
     if st[F.over]:
         return 0
     me = st[F.to_move]
@@ -319,13 +326,13 @@ def legal_mask(st, R):
     if table >= 0:  # follower (R5, R9-R11)
         if stock_open:
             return hand  # R9
-        same = hand & suit_mask(table // rps, rps)
+        same = hand & suit_bits(table // rps, rps)
         if same:
             if R[K.must_head]:  # R10(a), R66-5
                 head = same & (((1 << (table % rps)) - 1) << (table // rps * rps))
                 return head if head else same
             return same
-        trumps = hand & suit_mask(st[F.trump], rps)  # R10(b)
+        trumps = hand & suit_bits(st[F.trump], rps)  # R10(b)
         return trumps if trumps else hand  # R10(c)
     n = R[K.n]
     claim = 0
@@ -334,11 +341,11 @@ def legal_mask(st, R):
                 R[K.false_claim] != 0 or counted(st, me) >= CLAIM_TARGET):  # R20 W1/W2, R21a
             claim = 1 << (n + CLAIM)
     if st[F.announced] >= 0:
-        return kq_mask(st[F.announced], rps) | claim  # R4
+        return kq_bits(st[F.announced], rps) | claim  # R4
     bits = hand
     if marriage_window_open(st, R):
         for s in range(4):
-            kq = kq_mask(s, rps)
+            kq = kq_bits(s, rps)
             if hand & kq == kq:
                 bits |= 1 << (n + s)
                 if R[K.marriage_automatic]:  # R12
@@ -507,7 +514,7 @@ def apply(st, R, action):
         st[F.marriage_suits + me] |= 1 << suit
         st[F.marriage_points + me] += TRUMP_MARRIAGE_POINTS if suit == st[F.trump] else MARRIAGE_POINTS
         st[F.announced] = suit
-        st[F.known + me] |= kq_mask(suit, rps)  # both cards shown (R27)
+        st[F.known + me] |= kq_bits(suit, rps)  # both cards shown (R27)
         if R[K.claim_auto] and counted(st, me) >= CLAIM_TARGET:  # R21 (W2)
             _claim(st, R, me)
     elif action == n + EXCHANGE:  # exchange (R15-R17)
@@ -568,7 +575,7 @@ def deal(st, R, order, dealer):
 def _write_bits(out, start, bits, count):
     """``out[start + c] = bit c of bits`` for ``c < count``. Through a slice, whose indices numba knows are not
     negative: indexing ``out`` with ``start + c`` adds a check for negative indices that turned the loop into
-    scatter stores (observations about 2.5x slower, measured at N = 1024)."""
+    scatter stores, the slowest part of a vector-env step (``benchmarks/vector.py`` measures it)."""
     seg = out[start:start + count]
     for c in range(count):
         seg[c] = (bits >> c) & 1
@@ -589,7 +596,7 @@ def observe(st, R, me, out):
     full = (1 << n) - 1
     unseen = full & ~(hand | turn_up | st[F.won] | st[F.won + 1] | table | opp_known)
     # The planes of encoding.PLANES in order, two a loop (2 n <= 48 bits): half as many short loops as one plane
-    # a loop, 1.5x faster observations (measured at N = 1024).
+    # a loop, measured faster (benchmarks/vector.py).
     _write_bits(out, 0, hand | (turn_up << n), 2 * n)
     _write_bits(out, 2 * n, st[F.led + me] | (st[F.followed + me] << n), 2 * n)
     _write_bits(out, 4 * n, st[F.led + opp] | (st[F.followed + opp] << n), 2 * n)
@@ -634,7 +641,7 @@ def observe(st, R, me, out):
 
 @njit(cache=True)
 def observe_masked(st, R, me, legal, obs, mask):
-    """``observe(st, R, me, obs)``, and the action bit mask ``legal`` as 0/1 entries into ``mask`` (int8
+    """``observe(st, R, me, obs)``, and the action bit set ``legal`` as 0/1 entries into ``mask`` (int8
     ``(n_actions,)``): the AEC env's ``observe()`` in one compiled call (:class:`schnapsen_env.mirror.CoreMirror`)."""
     observe(st, R, me, obs)
     for a in range(mask.shape[0]):
@@ -660,17 +667,17 @@ def state_vector(st, R, out):
 
 # ---------------------------------------------------------------------------------------------- batches
 @njit(cache=True)
-def legal_masks(states, R, out):
-    """``out[i] = legal_mask(states[i])`` for every row (int64 ``(N,)``)."""
+def legal_bits_rows(states, R, out):
+    """``out[i] = legal_bits(states[i])`` for every row (int64 ``(N,)``)."""
     states = uncounted(states)
     R = uncounted(R)
     for i in range(states.shape[0]):
-        out[i] = legal_mask(states[i], R)
+        out[i] = legal_bits(states[i], R)
 
 
 @njit(cache=True)
 def masks_into(bits, width, out):
-    """Bit masks ``(N,)`` -> 0/1 ``out`` ``(N, width)`` (int8)."""
+    """Bit sets ``(N,)`` -> 0/1 ``out`` ``(N, width)`` (int8)."""
     for i in range(bits.shape[0]):
         b = bits[i]
         for a in range(width):
@@ -690,7 +697,7 @@ def apply_all(states, R, actions):
 @njit(cache=True)
 def refresh_row(st, R, i, legal, masks, to_move, obs):
     """Row ``i``'s legal action bits, 0/1 mask, seat to move and that seat's observation (the vector env's outputs)."""
-    bits = legal_mask(st, R)
+    bits = legal_bits(st, R)
     legal[i] = bits
     row = masks[i]
     for a in range(row.shape[0]):
@@ -891,6 +898,6 @@ drop_stale_cache("core", apply)  # before any cached function loads (see drop_st
 
 
 __all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "bitgen_addresses",
-           "check_state", "counted", "deal", "draw_deal", "deal_rows", "from_game_state", "legal_mask", "legal_masks", "masks_into", "observe",
+           "check_state", "counted", "deal", "draw_deal", "random_interval", "deal_rows", "from_game_state", "legal_bits", "legal_bits_rows", "masks_into", "observe",
            "observe_all", "observe_masked", "refresh_row", "result_of", "step_rows", "rule_table", "state_vector", "state_vectors",
            "to_game_state"]

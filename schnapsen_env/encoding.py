@@ -74,8 +74,8 @@ _BIT_TABLE_F32 = BIT_TABLE.astype(np.float32)  # byte -> its 8 bits (little-endi
 LAYOUT_VERSION = 1
 
 
-def plane_to_mask(plane: np.ndarray) -> int:
-    """A 0/1 card plane of an observation (``(n,)``) as an int bit mask (bit i set = card id i)."""
+def plane_to_bits(plane: np.ndarray) -> int:
+    """A 0/1 card plane of an observation (``(n,)``) as an int bit set (bit i set = card id i)."""
     return int.from_bytes(np.packbits(np.asarray(plane) > 0.5, bitorder="little").tobytes(), "little")
 
 
@@ -249,10 +249,10 @@ def decode_observation(obs: np.ndarray, rules: RuleSet) -> dict[str, Any]:
     closer = obs[lay["closer"]]
     out["closer"] = "me" if closer[0] > 0.5 else ("opp" if closer[1] > 0.5 else None)
     snap = obs[lay["snapshot"]]
-    out["snapshot"] = ({"points": int(round(snap[0] * 66)), "tricks": int(round(snap[1] * rules.n_tricks))}
+    out["snapshot"] = ({"points": int(round(snap[0] * POINTS_SCALE)), "tricks": int(round(snap[1] * rules.n_tricks))}
                        if out["closed"] else None)
     pts, tr, pend = obs[lay["points"]], obs[lay["tricks"]], obs[lay["pending"]]
-    out["points"] = {"me": int(round(pts[0] * 66)), "opp": int(round(pts[1] * 66))}
+    out["points"] = {"me": int(round(pts[0] * POINTS_SCALE)), "opp": int(round(pts[1] * POINTS_SCALE))}
     out["tricks"] = {"me": int(round(tr[0] * rules.n_tricks)), "opp": int(round(tr[1] * rules.n_tricks))}
     out["pending"] = {"me": int(round(pend[0] * PENDING_SCALE)), "opp": int(round(pend[1] * PENDING_SCALE))}
     mar = obs[lay["marriages"]]
@@ -272,5 +272,5 @@ def decode_observation(obs: np.ndarray, rules: RuleSet) -> dict[str, Any]:
 
 
 __all__ = ["PLANES", "SCALARS", "decode_observation", "layout", "obs_bounds", "obs_size", "observation",
-           "plane_to_mask",
+           "plane_to_bits",
            "observations_into", "state_size", "state_vector", "PLAYERS"]

@@ -77,7 +77,7 @@ class CoreMirror:
 
     def observe(self, game: GameState, seat: int, legal: int) -> tuple[np.ndarray, np.ndarray]:
         """``(observation, action_mask)`` of ``seat``: ``encoding.observation(game, seat)`` (float32
-        ``(obs_size,)``) and the bit mask ``legal`` as int8 ``(n_actions,)`` 0/1 entries, both new arrays."""
+        ``(obs_size,)``) and the bit set ``legal`` as int8 ``(n_actions,)`` 0/1 entries, both new arrays."""
         st = self.sync(game)
         obs = np.empty(self.obs_size, dtype=np.float32)
         mask = np.empty(self.n_actions, dtype=np.int8)

@@ -339,7 +339,7 @@ class SchnapsenState(pyspiel.State):
         action = int(action)
         me = gs.to_move
         stock = gs.stock
-        if gs.legal_mask() >> action & 1:
+        if gs.legal_bits() >> action & 1:
             gs.push(action)
         else:
             gs.step(action)  # raises IllegalActionError naming the action and the legal ones
@@ -390,7 +390,7 @@ class SchnapsenState(pyspiel.State):
 
     # ------------------------------------------------------------------ search support
     def unseen_cards(self, player: int) -> int:
-        """Bit mask of the cards ``player`` has not seen (the opponent's hidden hand and the face-down stock;
+        """Bit set of the cards ``player`` has not seen (the opponent's hidden hand and the face-down stock;
         during the deal, the dealt cards that went elsewhere than to ``player`` or the turn-up)."""
         h = self._hand
         gs = h.gs
@@ -453,8 +453,8 @@ class SchnapsenState(pyspiel.State):
             cards = hidden_hand + [stock[k] for k in stock_places]
             _shuffle(cards, uniform)
             hands = list(base.hands)
-            mask = sum(1 << c for c in hidden_hand)
-            hands[other] = (hands[other] & ~mask) | sum(1 << c for c in cards[:len(hidden_hand)])
+            hidden = sum(1 << c for c in hidden_hand)
+            hands[other] = (hands[other] & ~hidden) | sum(1 << c for c in cards[:len(hidden_hand)])
             for k, c in zip(stock_places, cards[len(hidden_hand):]):
                 stock[k] = c
             world = base.copy()
@@ -468,7 +468,7 @@ class SchnapsenState(pyspiel.State):
             return state
         start = 0 if h.base is None else len(h.base.actions)
         for a in h.gs.actions[start:]:
-            if gs.result is not None or not gs.legal_mask() >> a & 1:
+            if gs.result is not None or not gs.legal_bits() >> a & 1:
                 return None
             state.apply_action(a)
         return state

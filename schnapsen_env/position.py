@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from schnapsen_env.cards import SUIT_LETTERS, Deck
-from schnapsen_env.cards import mask_of as _mask
+from schnapsen_env.cards import bits_of as _mask
 from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.scoring import CLAIM_TARGET, RESULT_REASONS, Reason, Result, Trick, marriage_points
 from schnapsen_env.seats import PLAYERS, seat_of
@@ -184,7 +184,7 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
     # Marriages (R12).
     mar_in = _per_player(pos["marriages"], "marriages")
     msuits = [0, 0]
-    kq = d.pair_mask
+    kq = d.pair_bits
     for p in (0, 1):
         suits = mar_in[PLAYERS[p]]
         if not isinstance(suits, (list, tuple)):
@@ -291,7 +291,7 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
     # Build the state.
     won_masks = [_mask(w) for w in won]
     s = state_class.from_fields(
-        rules, hands=[_mask(h) for h in hands], won=won_masks, card_points=[d.mask_points(m) for m in won_masks],
+        rules, hands=[_mask(h) for h in hands], won=won_masks, card_points=[d.points_of(m) for m in won_masks],
         tricks=[len(w) // 2 for w in won], marriage_suits=msuits,
         marriage_points=[marriage_points(msuits[p], trump) for p in (0, 1)],
         stock=tuple(stock), trump=trump, leader=leader, to_move=leader if table is None else follower,
@@ -357,12 +357,12 @@ def _check_reachable(s: GameState, pos: dict, played_out: bool) -> None:
                 raise _bad(f"{PLAYERS[p]} has no trick, so its only possible marriage is one announced by the "
                            "non-dealer on the opening lead (R14)")
         for su in range(4):
-            kq = d.pair_mask[su]
+            kq = d.pair_bits[su]
             if s.marriage_suits[p] >> su & 1 and s.hands[p] & kq == kq and not (
                     s.announced == su and leader == p and s.table < 0):
                 raise _bad(f"{PLAYERS[p]} announced marriage {SUIT_LETTERS[su]} but still holds both its K and Q: "
                            "after an announcement the leader leads one of them (R4)")
-        trumps_and_pairs = d.suit_mask[s.trump] | sum(d.pair_mask[su] for su in range(4) if s.marriage_suits[p] >> su & 1)
+        trumps_and_pairs = d.suit_bits[s.trump] | sum(d.pair_bits[su] for su in range(4) if s.marriage_suits[p] >> su & 1)
         if s.known[p] & ~trumps_and_pairs:
             raise _bad(f"known[{PLAYERS[p]!r}] lists {d.codes_of(s.known[p] & ~trumps_and_pairs)}: only shown marriage "
                        "partners and trumps taken from the turn-up can be known (R27)")

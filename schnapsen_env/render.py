@@ -32,8 +32,8 @@ def render_text(s: GameState, viewer: int, reveal: bool = False) -> str:
     codes = d.codes
     opp = 1 - viewer
 
-    def cards(mask: int) -> str:
-        return " ".join(card_text(codes[c]) for c in iter_bits(mask)) or "-"
+    def cards(bits: int) -> str:
+        return " ".join(card_text(codes[c]) for c in iter_bits(bits)) or "-"
 
     trump = SUIT_SYMBOLS[s.trump]
     if s.stock:

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from schnapsen_env.cards import SUIT_LETTERS, iter_bits, mask_of, mask_to_array
+from schnapsen_env.cards import SUIT_LETTERS, iter_bits, bits_of, bits_to_array
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
 from schnapsen_env.position import load_position, to_position
 from schnapsen_env.ruleset import RuleSet, SpecialAction
@@ -59,6 +59,12 @@ FIELDS = PLAY_FIELDS + HAND_FIELDS
 _FIELD_NAMES = frozenset(name for name, _, _ in FIELDS) | {"history"}
 
 
+def _check_seat(seat: Any, what: str) -> None:
+    """Raise ValueError unless ``seat`` is a seat index, 0 or 1."""
+    if isinstance(seat, bool) or seat not in (0, 1):
+        raise ValueError(f"{what}({seat!r}): expected a seat, 0 or 1")
+
+
 def _undo_functions():
     """``(save, restore)`` for :data:`PLAY_FIELDS`, generated from the table (as :mod:`dataclasses` generates
     ``__init__``) so that the hot path of search reads and writes the fields inline."""
@@ -77,13 +83,13 @@ _save, _restore = _undo_functions()
 class GameState:
     """One hand in progress (RULES.md sections 2–4).
 
-    Public read-only attributes (seats are 0/1, cards are card ids, card sets bit masks):
+    Public read-only attributes (seats are 0/1, cards are card ids, card sets bit sets):
 
     * ``rules``: the :class:`RuleSet`.
-    * ``hands``, ``won``: per seat, bit masks of the hand and of the cards in its tricks.
+    * ``hands``, ``won``: per seat, bit sets of the hand and of the cards in its tricks.
     * ``card_points``, ``tricks``: per seat, card points in tricks and number of tricks won.
     * ``marriage_points``: per seat, points of all marriages announced (pending or not, R14).
-    * ``marriage_suits``: per seat, a 4-bit mask of the suits announced.
+    * ``marriage_suits``: per seat, a 4-bit set of the suits announced.
     * ``bonus``: per seat, the last-trick bonus received (R66-7).
     * ``stock``: tuple of card ids, top first, turn-up last (still listed after closing, R19).
     * ``trump``: suit index. ``leader``, ``to_move``, ``dealer``: seats.
@@ -91,7 +97,7 @@ class GameState:
     * ``closed_by``: seat or -1. ``closing_snapshot``: ``(points, tricks)`` of the non-closer, or None.
     * ``announced``: suit announced this turn whose card is not yet led, or -1.
     * ``exchanged``: the player to lead exchanged earlier this turn.
-    * ``known``: per seat, bit mask of that seat's hand cards the other player knows (R27).
+    * ``known``: per seat, bit set of that seat's hand cards the other player knows (R27).
     * ``history``: list of :class:`Trick`, the most recent tricks (all of them unless the state was loaded
       from a position without ``history``; count tricks with ``tricks``). ``result``: :class:`Result` or None.
     * ``match_points``: game points of each seat before this hand; ``carry``: tie carry (R66-10).
@@ -143,6 +149,8 @@ class GameState:
                     value = list(value)
                     if len(value) != 2:
                         raise ValueError(f"field {name!r} holds one value per seat: expected 2, got {len(value)}")
+                elif name == "stock":
+                    value = tuple(value)  # the state's stock is a tuple (equality, exchange), whatever sequence came
                 setattr(s, name, value)
         if "history" in fields:
             s.history = list(fields["history"])
@@ -206,8 +214,8 @@ class GameState:
         second = hs - 3
         non_dealer = 1 - dealer
         hands = [0, 0]
-        hands[non_dealer] = mask_of(ids[0:3] + ids[7:7 + second])
-        hands[dealer] = mask_of(ids[3:6] + ids[7 + second:7 + 2 * second])
+        hands[non_dealer] = bits_of(ids[0:3] + ids[7:7 + second])
+        hands[dealer] = bits_of(ids[3:6] + ids[7 + second:7 + 2 * second])
         s = cls.from_fields(rules, hands=hands, stock=tuple(ids[7 + 2 * second:]) + (ids[6],),
                             trump=rules.deck.suit[ids[6]], dealer=dealer, leader=non_dealer, to_move=non_dealer)
         s.deal = (tuple(ids), dealer)
@@ -251,8 +259,8 @@ class GameState:
         return self.tricks[0] + self.tricks[1] + 1
 
     # ------------------------------------------------------------------ legality
-    def legal_mask(self) -> int:
-        """Legal actions as an int bit mask (bit ``a`` set = action id ``a`` legal). 0 after the end."""
+    def legal_bits(self) -> int:
+        """Legal actions as an int bit set (bit ``a`` set = action id ``a`` legal). 0 after the end."""
         if self.result is not None:
             return 0
         me = self.to_move
@@ -264,13 +272,13 @@ class GameState:
             if self.closed_by < 0 and self.stock:
                 return hand  # R9: OPEN phase, any card
             led = self.table
-            same = hand & d.suit_mask[d.suit[led]]
+            same = hand & d.suit_bits[d.suit[led]]
             if same:
                 if rules.must_head:  # R10(a) / R66-5
                     head = same & d.higher[led]
                     return head if head else same
                 return same
-            trumps = hand & d.suit_mask[self.trump]  # R10(b)
+            trumps = hand & d.suit_bits[self.trump]  # R10(b)
             return trumps if trumps else hand  # R10(c)
         # Leader (R3, R4, R12–R20).
         n = d.size
@@ -279,7 +287,7 @@ class GameState:
             if (self.announced >= 0 or self.tricks[0] + self.tricks[1]) and (  # W2 / W1 (R20)
                     rules.false_claim != "reject" or self.counted(me) >= CLAIM_TARGET):  # R21a
                 claim = 1 << (n + _CLAIM)
-        pairs = d.pair_mask
+        pairs = d.pair_bits
         if self.announced >= 0:
             return pairs[self.announced] | claim  # R4
         bits = hand
@@ -314,11 +322,11 @@ class GameState:
 
     def legal_actions(self) -> list[int]:
         """Sorted list of legal action ids (empty only after the hand ended)."""
-        return list(iter_bits(self.legal_mask()))
+        return list(iter_bits(self.legal_bits()))
 
     def action_mask(self) -> np.ndarray:
         """Legal actions as ``np.ndarray`` of shape ``(n_actions,)``, dtype int8, 1 = legal."""
-        return mask_to_array(self.legal_mask(), self.rules.n_actions)
+        return bits_to_array(self.legal_bits(), self.rules.n_actions)
 
     def is_legal(self, action: int | str) -> bool:
         """Whether an action (id or name) is legal now; unknown names and ids are simply not legal."""
@@ -328,12 +336,12 @@ class GameState:
             action = self.rules.action_names.index(action)
         if not isinstance(action, (int, np.integer)) or isinstance(action, bool):
             return False
-        return 0 <= action < self.rules.n_actions and bool(self.legal_mask() >> int(action) & 1)
+        return 0 <= action < self.rules.n_actions and bool(self.legal_bits() >> int(action) & 1)
 
     def legal_action_names(self) -> list[str]:
         """Names of the legal actions, in action-id order."""
         names = self.rules.action_names
-        return [names[a] for a in iter_bits(self.legal_mask())]
+        return [names[a] for a in iter_bits(self.legal_bits())]
 
     # ------------------------------------------------------------------ stepping
     def step(self, action: int | str) -> None:
@@ -356,7 +364,7 @@ class GameState:
         if not 0 <= action_id < rules.n_actions:
             raise IllegalActionError(
                 f"action id {action_id} out of range: expected 0..{rules.n_actions - 1} for {rules.name}")
-        if not self.legal_mask() >> action_id & 1:
+        if not self.legal_bits() >> action_id & 1:
             raise IllegalActionError(
                 f"illegal action {rules.action_names[action_id]!r} (id {action_id}) for {PLAYERS[self.to_move]} "
                 f"({self._situation()}): legal are {self.legal_action_names()}"
@@ -373,7 +381,16 @@ class GameState:
         return f"leading trick {self.trick_number}, R3"
 
     def push(self, action: int) -> None:
-        """Apply an action id **without** checking legality; :meth:`pop` undoes it."""
+        """Apply an action id **without** checking legality (search code checks :meth:`legal_bits` first);
+        :meth:`pop` undoes it.
+
+        Raises:
+            ValueError: ``action`` is not an action id of this ruleset (``0 <= action < n_actions``); the state
+                is unchanged.
+        """
+        if not 0 <= action < self.rules.n_actions:
+            raise ValueError(f"push({action!r}): not an action id of {self.rules.name}, expected 0.."
+                             f"{self.rules.n_actions - 1} (use step() for checked input)")
         self._stack.append(_save(self))
         self.actions.append(action)
         me = self.to_move
@@ -394,7 +411,7 @@ class GameState:
             self.marriage_suits[me] |= 1 << suit
             self.marriage_points[me] += marriage_points(1 << suit, self.trump)
             self.announced = suit
-            self.known[me] |= self.deck.pair_mask[suit]  # both cards shown (R27)
+            self.known[me] |= self.deck.pair_bits[suit]  # both cards shown (R27)
             if self.rules.claim_mode == "auto" and self.counted(me) >= CLAIM_TARGET:  # R21 (W2)
                 self._claim(me)
         elif action == n + _EXCHANGE:  # exchange (R15–R17)
@@ -522,7 +539,12 @@ class GameState:
 
     def result_of_claim(self, seat: int) -> Result:
         """The :class:`Result` a claim of 66 by ``seat`` would give now (R20-R23a; correct or false), without
-        changing the state."""
+        changing the state.
+
+        Raises:
+            ValueError: ``seat`` is not 0 or 1.
+        """
+        _check_seat(seat, "result_of_claim")
         t = self.copy()
         t.result = None
         t._claim(seat)
@@ -530,7 +552,12 @@ class GameState:
 
     def result_of_last_trick(self, winner: int) -> Result:
         """The :class:`Result` of a played-out hand whose last trick ``winner`` took (R20 W3, R22, R23,
-        R66-10), computed from the current points without changing the state."""
+        R66-10), computed from the current points without changing the state.
+
+        Raises:
+            ValueError: ``winner`` is not 0 or 1.
+        """
+        _check_seat(winner, "result_of_last_trick")
         t = self.copy()
         t.result = None
         t._end_of_hand(winner)
@@ -588,4 +615,4 @@ class GameState:
 
 
 __all__ = ["CLAIM_TARGET", "FIELDS", "HAND_FIELDS", "PLAY_FIELDS", "PLAYERS", "RESULT_REASONS", "GameState",
-           "Reason", "Result", "Trick", "game_value", "mask_to_array", "seat_of"]
+           "Reason", "Result", "Trick", "game_value", "bits_to_array", "seat_of"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from schnapsen_env.encoding import layout, plane_to_mask
+from schnapsen_env.encoding import POINTS_SCALE, layout, plane_to_bits
 from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
@@ -44,13 +44,13 @@ class Determinizer:
             raise InvalidPositionError(f"observation must have shape ({lay['match'].stop},), got {obs.shape}")
         self.rules = rules
         d = rules.deck
-        self.hand = plane_to_mask(obs[lay["hand"]])
-        turn_up = plane_to_mask(obs[lay["turn_up"]])
-        self.table = plane_to_mask(obs[lay["table"]])
-        self.opp_known = plane_to_mask(obs[lay["opp_known"]])
-        self.unseen = plane_to_mask(obs[lay["unseen"]])
-        self.me_won = plane_to_mask(obs[lay["me_won"]])
-        self.opp_won = plane_to_mask(obs[lay["opp_won"]])
+        self.hand = plane_to_bits(obs[lay["hand"]])
+        turn_up = plane_to_bits(obs[lay["turn_up"]])
+        self.table = plane_to_bits(obs[lay["table"]])
+        self.opp_known = plane_to_bits(obs[lay["opp_known"]])
+        self.unseen = plane_to_bits(obs[lay["unseen"]])
+        self.me_won = plane_to_bits(obs[lay["me_won"]])
+        self.opp_won = plane_to_bits(obs[lay["opp_won"]])
         self.trump = int(np.argmax(obs[lay["trump"]]))
         stock_full = rules.n_cards - 2 * rules.hand_size
         self.stock_size = int(round(float(obs[lay["stock_size"]][0]) * stock_full))
@@ -59,7 +59,7 @@ class Determinizer:
         closer = obs[lay["closer"]]
         self.closed_by = (0 if closer[0] > 0.5 else 1) if closed else -1
         snap = obs[lay["snapshot"]]
-        self.snapshot = (int(round(snap[0] * 66)), int(round(snap[1] * rules.n_tricks))) if closed else None
+        self.snapshot = (int(round(snap[0] * POINTS_SCALE)), int(round(snap[1] * rules.n_tricks))) if closed else None
         n_tricks = rules.n_tricks
         tr = obs[lay["tricks"]]
         self.tricks = [int(round(tr[0] * n_tricks)), int(round(tr[1] * n_tricks))]
@@ -85,7 +85,7 @@ class Determinizer:
                 f"inconsistent observation: {self.unseen.bit_count()} unseen cards, but the opponent hides "
                 f"{self.opp_hidden} and the stock has {face_down} face-down cards")
         self._unseen_ids = np.array([i for i in range(d.size) if self.unseen >> i & 1], dtype=np.int64)
-        self._card_points = [d.mask_points(self.me_won), d.mask_points(self.opp_won)]
+        self._card_points = [d.points_of(self.me_won), d.points_of(self.opp_won)]
         self._marriage_points = [marriage_points(ms, self.trump)
                                  for ms in self.marriage_suits]
 

@@ -69,7 +69,7 @@ class Trick(NamedTuple):
 
 
 def marriage_points(suits: int, trump: int) -> int:
-    """Points of the marriages announced in ``suits`` (a 4-bit mask of suit indices) with ``trump`` (R12)."""
+    """Points of the marriages announced in ``suits`` (a 4-bit set of suit indices) with ``trump`` (R12)."""
     return sum(TRUMP_MARRIAGE_POINTS if s == trump else MARRIAGE_POINTS for s in range(4) if suits >> s & 1)
 
 

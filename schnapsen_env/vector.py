@@ -180,7 +180,7 @@ class SchnapsenVectorEnv:
 
     def _refresh(self) -> None:
         """Recompute ``obs``, ``masks``, ``to_move`` (and the cached legal bits) of every slot."""
-        core.legal_masks(self.state_arrays, self._R, self._legal)
+        core.legal_bits_rows(self.state_arrays, self._R, self._legal)
         core.masks_into(self._legal, self.n_actions, self.masks)
         self.to_move[:] = self.state_arrays[:, F.to_move]
         core.observe_all(self.state_arrays, self._R, self.state_arrays[:, F.to_move], self.obs)

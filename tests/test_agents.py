@@ -283,7 +283,7 @@ def test_sampled_states_are_legal_and_consistent(ruleset):
             loaded = GameState.from_position(rules, pos)  # raises InvalidPositionError when inconsistent
             assert np.array_equal(observation(loaded, 0)[keep], obs[keep])
             assert np.array_equal(observation(t, 0)[keep], obs[keep])
-            assert t.legal_mask() == s.legal_mask()
+            assert t.legal_bits() == s.legal_bits()
             assert t.hands[0] == s.hands[s.to_move]
             assert t.hands[1] & s.known[1 - s.to_move] == s.known[1 - s.to_move]  # public cards stay put
             assert t.hands[1].bit_count() == s.hands[1 - s.to_move].bit_count()
@@ -308,7 +308,7 @@ def _state_with_known_opponent_card() -> GameState:
     for seed in range(1000):
         rng = np.random.default_rng(seed)
         s = GameState.new_hand(rules, rng)
-        if not s.legal_mask() >> exchange & 1:
+        if not s.legal_bits() >> exchange & 1:
             continue
         s.step("exchange")
         me = s.to_move
@@ -479,7 +479,7 @@ def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
     import torch
 
     from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
-    from agents.learned import DEFAULT_POLICY, PolicyAgent
+    from agents.policy import DEFAULT_POLICY, PolicyAgent
 
     ck = load_checkpoint(DEFAULT_POLICY)
     for key, value in (("layout", [1, 2]), ("rules", [1, 2]), ("rules", 5),

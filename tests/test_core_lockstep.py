@@ -34,7 +34,7 @@ def _play_lockstep(rules: RuleSet, rng: np.random.Generator, special_p: float) -
     obs = np.empty(encoding.obs_size(rules), dtype=np.float32)
     n = 0
     while g.result is None:
-        assert core.legal_mask(st, R) == g.legal_mask(), g.position()
+        assert core.legal_bits(st, R) == g.legal_bits(), g.position()
         for seat in (0, 1):
             core.observe(st, R, seat, obs)
             np.testing.assert_array_equal(obs, encoding.observation(g, seat))
@@ -47,7 +47,7 @@ def _play_lockstep(rules: RuleSet, rng: np.random.Generator, special_p: float) -
         n += 1
         assert core.to_game_state(st, rules) == g, (a, g.position())
     assert core.result_of(st) == g.result
-    assert core.legal_mask(st, R) == 0
+    assert core.legal_bits(st, R) == 0
     return n
 
 
@@ -78,7 +78,10 @@ def test_rule_table_and_state_layout_declared_once():
         assert getattr(core.F, name) == at
         at += size
     assert at == core.STATE_SIZE
-    assert core.SEARCH_SIZE == core.F.history  # the history is last: a search copies what precedes it
+    # the fields no search reads come last, history last of all: a search copies what precedes them
+    assert core.STATE_FIELDS[-1][0] == "history"
+    assert [name for name, _ in core.STATE_FIELDS[-len(core.UNSEARCHED):]] == list(core.UNSEARCHED)
+    assert core.F.stock + core.MAX_STOCK <= core.SEARCH_SIZE == getattr(core.F, core.UNSEARCHED[0])
     table = core.rule_table(RuleSet.make("sixtysix24", tie="last_trick", claim_mode="auto"))
     assert table.shape == (len(core.RULE_FIELDS),) and table.dtype == np.int64
     assert table[core.K.n] == 24 and table[core.K.tie_last_trick] == 1 and table[core.K.claim_auto] == 1

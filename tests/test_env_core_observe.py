@@ -14,7 +14,7 @@ import pytest
 from helpers.knob_cases import CASES
 from schnapsen_env import encoding, schnapsen_v0
 from schnapsen_env.mirror import CoreMirror
-from schnapsen_env.rules import PLAYERS, GameState, mask_to_array
+from schnapsen_env.rules import PLAYERS, GameState, bits_to_array
 from schnapsen_env.ruleset import RuleSet
 
 
@@ -29,7 +29,7 @@ def _expected(env, agent: str) -> tuple[np.ndarray, np.ndarray]:
     seat = PLAYERS.index(agent)
     obs = encoding.observation(game, seat)
     if game.result is None and game.to_move == seat and not env.terminations[agent]:
-        mask = mask_to_array(game.legal_mask(), env.rules.n_actions)
+        mask = bits_to_array(game.legal_bits(), env.rules.n_actions)
     else:
         mask = np.zeros(env.rules.n_actions, dtype=np.int8)
     return obs, mask
@@ -108,12 +108,12 @@ def test_the_env_follows_its_game_moved_by_hand():
     _check(env)
     g = env.game
     g.pop()
-    env._legal = g.legal_mask()
+    env._legal = g.legal_bits()
     _check(env)
     other = [a for a in g.legal_actions() if a != g.actions[-1]] if g.actions else g.legal_actions()
     g.pop()
     g.push(int(other[0]) if other else g.legal_actions()[0])  # same record length, another line of play
-    env._legal = g.legal_mask()
+    env._legal = g.legal_bits()
     env.agent_selection = PLAYERS[g.to_move]
     _check(env)
 
@@ -125,15 +125,15 @@ def test_mirror_resyncs_after_pop_and_push_of_another_action():
     g = GameState.new_hand(rules, rng)
     for _ in range(3):
         g.push(g.legal_actions()[0])
-    legal = g.legal_mask()
+    legal = g.legal_bits()
     obs, _ = mirror.observe(g, 0, legal)
     np.testing.assert_array_equal(obs, encoding.observation(g, 0))
     g.pop()
     g.push(g.legal_actions()[-1])  # same length, another action
     for seat in (0, 1):
-        obs, mask = mirror.observe(g, seat, g.legal_mask())
+        obs, mask = mirror.observe(g, seat, g.legal_bits())
         np.testing.assert_array_equal(obs, encoding.observation(g, seat))
-        np.testing.assert_array_equal(mask, mask_to_array(g.legal_mask(), rules.n_actions))
+        np.testing.assert_array_equal(mask, bits_to_array(g.legal_bits(), rules.n_actions))
     copy = g.copy()  # another object, same game
     np.testing.assert_array_equal(mirror.observe(copy, 1, 0)[0], encoding.observation(copy, 1))
 

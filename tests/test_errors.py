@@ -7,9 +7,11 @@ from __future__ import annotations
 import copy
 import re
 
+import numpy as np
 import pytest
 
 from schnapsen_env import GameState, IllegalActionError, InvalidPositionError, RuleSet, RulesError
+from schnapsen_env.rules import FIELDS
 
 DECK20 = "AS TS KS QS JS AH TH KH QH JH AD TD KD QD JD AC TC KC QC JC".split()  # RULES.md S01
 DECK24 = "AS TS KS QS JS 9S AH TH KH QH JH 9H AD TD KD QD JD 9D AC TC KC QC JC 9C".split()  # RULES.md T01
@@ -544,3 +546,32 @@ def test_points_given_as_bools_loaded_bug():
     pos["points"]["player_1"] = False  # equals 0, but is not an int count
     with pytest.raises(InvalidPositionError, match="points"):
         GameState.from_position(RuleSet.make(), pos)
+
+
+def test_push_of_an_out_of_range_action_changes_nothing_bug():
+    """push(99) used to record a phantom action before failing; now it raises and the state is unchanged."""
+    g = GameState.new_hand(RuleSet.make(), rng=np.random.default_rng(0))
+    before = g.copy()
+    for bad in (99, -1, 27):
+        with pytest.raises(ValueError, match="not an action id"):
+            g.push(bad)
+        assert g == before and g.actions == [] and g._stack == []
+
+
+def test_result_of_claim_and_last_trick_check_the_seat_bug():
+    g = GameState.new_hand(RuleSet.make(), rng=np.random.default_rng(0))
+    for bad in (2, -1, True, "player_0", None):
+        with pytest.raises(ValueError, match="expected a seat"):
+            g.result_of_claim(bad)
+        with pytest.raises(ValueError, match="expected a seat"):
+            g.result_of_last_trick(bad)
+    assert g.result_of_claim(0).reason == "false_claim"
+
+
+def test_from_fields_takes_any_sequence_for_the_stock_bug():
+    """A list for the stock used to break equality and a later exchange; the state stores a tuple."""
+    rules = RuleSet.make()
+    g = GameState.new_hand(rules, rng=np.random.default_rng(4))
+    fields = {name: getattr(g, name) for name, _, _ in FIELDS}
+    h = GameState.from_fields(rules, **{**fields, "stock": list(g.stock)})
+    assert isinstance(h.stock, tuple) and h == GameState.from_fields(rules, **fields)

@@ -244,7 +244,7 @@ def check_decision_point(rules: RuleSet, s: GameState, pos: dict, stats: dict) -
     mask = s.action_mask()
     assert mask.dtype == np.int8 and mask.shape == (rules.n_actions,)
     assert np.flatnonzero(mask).tolist() == legal
-    assert s.legal_mask() == sum(1 << a for a in legal)
+    assert s.legal_bits() == sum(1 << a for a in legal)
     assert s.legal_action_names() == [names[a] for a in legal]
     legal_names = {names[a] for a in legal}
     me = PLAYERS[s.to_move]
@@ -356,7 +356,7 @@ def check_result(rules: RuleSet, s: GameState, before: dict, name: str, pos: dic
     stats["reason:" + res.reason] += 1
     # Finished: mask all zero, every action refused, state unchanged.
     assert s.legal_actions() == []
-    assert s.legal_mask() == 0
+    assert s.legal_bits() == 0
     assert not s.action_mask().any() and s.action_mask().shape == (rules.n_actions,)
     frozen = s.copy()
     for a in list(range(rules.n_actions)) + ["claim", "play " + deck_codes(rules)[0]]:

@@ -24,7 +24,7 @@ import train_rllib  # noqa: E402
 from agents import rllib_module as rm  # noqa: E402
 from agents.arena import play_match  # noqa: E402
 from agents.heuristic import HeuristicAgent  # noqa: E402
-from agents.learned import PolicyAgent  # noqa: E402
+from agents.policy import PolicyAgent  # noqa: E402
 from schnapsen_env import IllegalActionError, RuleSet, schnapsen_v0  # noqa: E402
 
 

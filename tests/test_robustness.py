@@ -31,7 +31,7 @@ from agents.checkpoint import CheckpointError, add_checksum, load_checkpoint, sa
 from agents.cli import arena as arena_cli
 from agents.cli import play as play_cli
 from agents.cli import replay as replay_cli
-from agents.learned import DATA_DIR, PolicyAgent
+from agents.policy import DATA_DIR, PolicyAgent
 from agents.policy_net import ActorCritic
 from fault_util import FullDisk, ReadOnly, files_under
 from schnapsen_env import RuleSet, schnapsen_v0

@@ -13,8 +13,9 @@ import torch
 import train
 from agents.arena import play_match
 from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
-from agents.learned import PolicyAgent
-from agents.policy_net import ActorCritic, masked_entropy, masked_log_probs, policy_checkpoint
+from agents.policy import PolicyAgent
+from agents.policy_net import (ActorCritic, masked_entropy, masked_log_probs, native_bf16, policy_checkpoint,
+                               resolve_precision)
 from agents.self_play import Sampler, chain_gae
 from schnapsen_env import schnapsen_v0
 
@@ -180,6 +181,51 @@ def test_bad_flags_refused_before_any_work(tmp_path, flags, message):
     with pytest.raises(ValueError, match=message):
         train.main(tiny_args(tmp_path, **flags))
     assert not (tmp_path / "tiny").exists()
+
+
+def test_precision_flag_resolves_and_refuses_unknown_values(tmp_path):
+    assert resolve_precision("fp32") == "fp32" and resolve_precision("bf16") == "bf16"
+    assert resolve_precision("auto") == ("bf16" if native_bf16("cpu") else "fp32")
+    with pytest.raises(ValueError, match="--precision 'fp16'"):
+        train.main(tiny_args(tmp_path, precision="fp16"))
+    assert not (tmp_path / "tiny").exists()
+    train.main(tiny_args(tmp_path, precision="auto", total_steps=1000))
+    assert load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")["args"]["precision"] == resolve_precision("auto")
+
+
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_sampler_and_learner_compute_the_same_log_probs(precision):
+    """The samplers compute in the learner's precision, so the update's first probability ratios start at 1: the
+    log-probabilities a sampler stored equal the learner network's on the same rows (bf16: to its rounding)."""
+    torch.manual_seed(0)
+    net = ActorCritic(255, 27, hidden=64)
+    sampler = Sampler(0, train.rules_of(train.Args()), 8, 5, net.config(), 200, 0.0, 0.0, 1.0, 0.95,
+                      precision=precision)
+    batch, _ = sampler.collect({k: v.clone() for k, v in net.state_dict().items()}, None, 200)
+    net.precision = precision
+    with torch.no_grad():
+        _, logp, _, _ = net.get_action_and_value(torch.from_numpy(batch["obs"]), torch.from_numpy(batch["masks"]),
+                                                 torch.from_numpy(batch["actions"]))
+    torch.testing.assert_close(logp, torch.from_numpy(batch["logp"]), rtol=0, atol=1e-5)
+    if precision == "bf16":  # and it does compute in bfloat16: float32 differs
+        net.precision = "fp32"
+        with torch.no_grad():
+            _, logp32, _, _ = net.get_action_and_value(torch.from_numpy(batch["obs"]),
+                                                       torch.from_numpy(batch["masks"]),
+                                                       torch.from_numpy(batch["actions"]))
+        assert not torch.equal(logp32, logp)
+        torch.testing.assert_close(logp32, logp, rtol=0, atol=0.05)
+
+
+def test_checkpoint_from_before_the_precision_flag_resumes_in_fp32(tmp_path):
+    train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1, precision="fp32"))
+    path = tmp_path / "tiny" / "checkpoint.pt"
+    ck = load_checkpoint(path)
+    del ck["args"]["precision"]  # as train.py wrote it before --precision existed
+    save_atomic(ck, path)
+    out = train.main(train.Args(resume=str(path), tensorboard=False, progress=False))
+    assert out["steps"] >= 3000
+    assert load_checkpoint(path)["args"]["precision"] == "fp32"
 
 
 def test_resume_takes_machine_flags_from_the_command_line(tmp_path):

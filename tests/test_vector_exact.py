@@ -129,11 +129,11 @@ def test_core_round_trip_and_both_seats(ruleset):
     R = core.rule_table(rules)
     b = np.stack([core.from_game_state(g) for g in states])
     bits = np.zeros(len(states), dtype=np.int64)
-    core.legal_masks(b, R, bits)
+    core.legal_bits_rows(b, R, bits)
     for i, g in enumerate(states):
         assert core.to_game_state(b[i], rules) == g
         assert core.to_game_state(b[i], rules).position() == g.position()
-        assert int(bits[i]) == g.legal_mask()
+        assert int(bits[i]) == g.legal_bits()
     for seat in (0, 1):
         out = np.empty((len(states), encoding.obs_size(rules)), dtype=np.float32)
         core.observe_all(b, R, np.full(len(states), seat, dtype=np.int64), out)
@@ -249,11 +249,11 @@ def _endgame_lockstep(case_index: int) -> Counter:
     bits = np.zeros(len(games), dtype=np.int64)
     reasons = Counter()
     while not b[:, core.F.over].all():
-        core.legal_masks(b, R, bits)
+        core.legal_bits_rows(b, R, bits)
         core.observe_all(b, R, b[:, core.F.to_move].copy(), out)
         actions = np.zeros(len(games), dtype=np.int64)
         for i, g in enumerate(games):
-            assert int(bits[i]) == g.legal_mask(), i
+            assert int(bits[i]) == g.legal_bits(), i
             if g.result is None:
                 np.testing.assert_array_equal(out[i], encoding.observation(g, g.to_move), err_msg=str(i))
                 actions[i] = _pick(rng, g.action_mask(), rules.n_cards)

@@ -392,7 +392,8 @@ def test_the_client_never_receives_a_hidden_card(client, app, case, ruleset, sea
     assert checked >= 20 and control >= 5
 
 
-# The expert needs up to a minute at a sixtysix24 opening (its first eight worlds): from trick 4 on, about a second.
+# The expert's search of a sixtysix24 opening is long (its first eight worlds; README, "Playing in the browser"):
+# from trick 4 on it is short.
 @pytest.mark.parametrize("ruleset,analysers,from_trick", [("schnapsen20", ["pimc", "expert", "trained-long"], 1),
                                                           ("sixtysix24", ["pimc", "expert"], 4)])
 def test_the_analysis_sees_only_the_persons_observation(client, app, ruleset, analysers, from_trick):
@@ -459,7 +460,7 @@ def test_analysis_values_every_legal_action(client, app):
 def test_the_server_answers_while_a_long_search_runs(client):
     """A search holds Python's GIL for its whole call, so it runs in a worker process: meanwhile the server answers
     another game at once."""
-    slow = new_game(client, opponent="random", mode="hand", seed=61)  # the expert at an opening: about a second
+    slow = new_game(client, opponent="random", mode="hand", seed=61)  # the expert at an opening: long enough
     other = new_game(client, opponent="random", mode="hand", seed=62)
     client.post(f"/api/games/{other['game']}/analysis", json={"analysers": ["expert"]})  # the worker is warm
     answer = {}

@@ -31,8 +31,7 @@ CHROMIUM = os.environ.get("SCHNAPSEN_CHROMIUM") or shutil.which("chromium") or s
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SETTLED = "['your-turn', 'hand-over', 'match-over'].includes(document.body.dataset.state)"
-# Generous waits: on a fresh clone the first search compiles numba's code (a minute or two); warm, the test takes
-# about ten seconds.
+# Generous waits: on a fresh clone the first search compiles numba's code first; warm, the waits are short.
 WAIT_MS = 240_000
 
 if CHROMIUM is None:

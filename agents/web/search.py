@@ -1,8 +1,8 @@
 """The opponents' decisions and the analyses of ``schnapsen-web``, run in worker processes.
 
-The searches (``pimc``, ``expert``) run compiled numba code that holds Python's GIL for a whole call: a search of a
-``sixtysix24`` opening, 10-20 seconds, in a thread of the server would stop the server answering anyone for that
-long. So every decision and every analysis runs here, in a :class:`SearchPool` of worker processes (``spawn``ed:
+The searches (``pimc``, ``expert``) run compiled numba code that holds Python's GIL for a whole call: the expert's
+search of a ``sixtysix24`` opening (README, "Playing in the browser", for how long) in a thread of the server would
+stop the server answering anyone for that long. So every decision and every analysis runs here, in a :class:`SearchPool` of worker processes (``spawn``ed:
 each imports the agents once and keeps its compiled code loaded), and the server's event loop only waits for the
 answer. Two executors keep a long analysis from delaying an opponent's move: one for the opponents' moves, one for
 analyses.
@@ -74,7 +74,7 @@ def build_agent(spec: AgentSpec, rules: RuleSet, seed: int | None):
         key = (spec, rules)
         if key not in _POLICIES:
             if kind == "file":
-                from agents.learned import PolicyAgent  # torch: imported only where a policy plays
+                from agents.policy import PolicyAgent  # torch: imported only where a policy plays
 
                 _POLICIES[key] = PolicyAgent.load(what, rules=rules)
             else:
@@ -133,9 +133,8 @@ def analyse(spec: AgentSpec, rules: dict, obs: np.ndarray, mask: np.ndarray, see
 
 
 def warm_up(compiled: bool = True, policies: tuple[tuple[AgentSpec, dict], ...] = ()) -> float:
-    """Make a worker ready: load the policies (a second or two each) and, with ``compiled``, the compiled code of the
-    rules core, the solver and the heuristic (numba's caches: seconds; compiling them on a fresh machine takes a
-    minute or two) by one small search.
+    """Make a worker ready: load the policies and, with ``compiled``, the compiled code of the rules core, the solver
+    and the heuristic (numba's caches; on a fresh machine numba compiles them first) by one small search.
 
     Args:
         compiled: run the small search.

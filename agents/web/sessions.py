@@ -96,7 +96,7 @@ class Catalogue:
             self.choices[name] = Choice(name, name, ("name", name), rulesets, name in POLICY_NAMES)
         self.policy_id: str | None = None
         if policy is not None:
-            from agents.learned import PolicyAgent
+            from agents.policy import PolicyAgent
 
             agent = PolicyAgent.load(policy)  # CheckpointError (a ValueError) names the file and the problem
             path = os.path.abspath(os.fspath(policy))

@@ -1,0 +1,49 @@
+"""The worlds of a decision: every full position consistent with one observation, as compiled-core state arrays.
+
+A *world* (a determinisation) fixes the cards the observer cannot see: which of the unseen cards the opponent holds
+and the order of the face-down stock. :func:`world_setup` reads an observation once (RULES.md R27: what the
+observer may know, through :class:`schnapsen_env.sampler.Determinizer`) and returns a *template*, the state array
+with the observer as seat 0 and seat 1's hand holding only the cards the opponent made public, plus the unseen card
+ids; a world is then a row of those ids, the first ``k`` to the opponent's hand and the rest the face-down stock,
+top first (the turn-up stays last). The expert agent (:mod:`agents.expert`) solves such worlds to the end of the
+hand; the rollout agent (:mod:`agents.rollout`) plays them out at random.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from schnapsen_env.core import from_game_state
+from schnapsen_env.ruleset import RuleSet
+from schnapsen_env.sampler import Determinizer
+
+
+def world_setup(observation, rules: RuleSet) -> tuple[np.ndarray, np.ndarray, int, int]:
+    """``(template, unseen, k, count)`` for an observation: the state array (int64 ``(core.STATE_SIZE,)``, seat 0 the
+    observer, to move) with seat 1's hand holding only its known cards, the unseen card ids (int64 ``(u,)``), how
+    many of them the opponent hides (``k``), and the number of distinct worlds (stock orders count only while the
+    stock can still be drawn).
+
+    Raises:
+        InvalidPositionError: an observation whose card counts are inconsistent.
+    """
+    det = Determinizer(observation, rules)
+    g = det.sample(np.random.default_rng(0))  # any world: its unseen cards are overwritten per world
+    g.hands[1] = det.opp_known
+    template = from_game_state(g)
+    unseen = np.array([c for c in range(rules.n_cards) if det.unseen >> c & 1], dtype=np.int64)
+    k = det.opp_hidden
+    face_down = len(unseen) - k
+    stock_drawn = det.closed_by < 0 and det.stock_size > 0  # the order matters only while it can be drawn
+    count = math.comb(len(unseen), k) * (math.factorial(face_down) if stock_drawn else 1)
+    return template, unseen, k, count
+
+
+def draw_worlds(unseen: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
+    """``n`` worlds drawn uniformly and independently (each a uniform permutation of ``unseen``), int64 ``(n, u)``."""
+    return rng.permuted(np.tile(unseen, (n, 1)), axis=1)
+
+
+__all__ = ["draw_worlds", "world_setup"]
