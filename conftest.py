@@ -4,7 +4,8 @@ benchmarks/ (scripts) and examples/ (run by tests/test_examples.py) are never co
 
 import importlib.util
 
-OPTIONAL = {"agents/rllib_module.py": "ray"}  # module -> the package of its extra (pyproject.toml: rllib)
+# module or folder -> the package of its extra (pyproject.toml: rllib, web)
+OPTIONAL = {"agents/rllib_module.py": "ray", "agents/web": "fastapi"}
 
 collect_ignore = ["conftest.py", "benchmarks", "examples"]  # this file: it has no examples
 collect_ignore += [path for path, package in OPTIONAL.items() if importlib.util.find_spec(package) is None]

@@ -19,6 +19,7 @@ with an :class:`IncompleteLineWarning`.
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -286,6 +287,30 @@ def read_records(path: str | os.PathLike, check: bool = True) -> list[HandRecord
         raise RecordError(f"{os.fspath(path) or repr('')} {what}: expected a JSON Lines file of records") from None
     with f:
         return _read_lines(f, path, check)
+
+
+def parse_records(data: bytes, name: str = "records", check: bool = True) -> list[HandRecord]:
+    """Read JSON Lines records from bytes in memory (an uploaded file) exactly as :func:`read_records` reads a file.
+
+    Args:
+        data: the file's content.
+        name: how messages name it (``"upload 'games.jsonl'"``).
+        check: replay every record (:func:`replay_to_end`).
+
+    Returns:
+        The records in file order; an incomplete last line is skipped with an :class:`IncompleteLineWarning`.
+
+    Raises:
+        RecordError: the first bad line (``NAME line N: ...``) and what is wrong with it.
+
+    >>> parse_records(b"", "upload")
+    []
+    >>> parse_records(b"not json\\n", "upload")
+    Traceback (most recent call last):
+    ...
+    schnapsen_env.records.RecordError: upload line 1: not JSON (Expecting value at column 1)
+    """
+    return _read_lines(io.BytesIO(data), name, check)
 
 
 #: Longest line :func:`read_records` reads (a record is a line of about 1 KB): a file that is no records file (a

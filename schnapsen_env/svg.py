@@ -2,7 +2,8 @@
 scores. Notebooks display :class:`TableView` inline (it has ``_repr_svg_``).
 
 The opponent's hidden cards are shown face down unless ``reveal=True``; cards it made public (R27) are
-shown face up. No dependency beyond the standard library.
+shown face up. :func:`card_svg` draws one card face (or the back) on its own, the same drawing as the table's,
+for pages that lay out the cards themselves (``schnapsen-web``). No dependency beyond the standard library.
 """
 
 from __future__ import annotations
@@ -37,6 +38,29 @@ def _card(x: float, y: float, code: str | None, dim: bool = False, rotate: bool 
             f'<text x="{x + 5}" y="{y + 33}" font-size="15" font-family="sans-serif" fill="{colour}">{sym}</text>'
             f'<text x="{x + CARD_W / 2}" y="{y + 60}" font-size="30" text-anchor="middle" font-family="sans-serif" '
             f'fill="{colour}">{sym}</text></g>')
+
+
+def card_svg(code: str | None, dim: bool = False) -> str:
+    """One card as a standalone SVG element, 56 x 80 plus a 1-unit margin for its outline (scale it with CSS).
+
+    Args:
+        code: a card code (``"QH"``, ``"TS"``, ``"9C"``) for its face, or None for the back.
+        dim: draw the face faded (as the table draws the turn-up after closing).
+
+    Returns:
+        SVG markup: the same drawing as the cards of :func:`table_svg`.
+
+    Raises:
+        ValueError: ``code`` is not a card code (a rank of ``ATKQJ9`` and a suit of ``CDHS``).
+
+    >>> card_svg("QH").startswith('<svg xmlns="http://www.w3.org/2000/svg" viewBox="-1 -1 58 82"')
+    True
+    """
+    if code is not None and not (isinstance(code, str) and len(code) == 2 and code[0] in "ATKQJ9"
+                                 and code[1] in SUIT_LETTERS):
+        raise ValueError(f"card code {code!r}: expected a rank of ATKQJ9 and a suit of CDHS, e.g. 'QH'")
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="-1 -1 {CARD_W + 2} {CARD_H + 2}" '
+            f'width="{CARD_W + 2}" height="{CARD_H + 2}">{_card(0, 0, code, dim)}</svg>')
 
 
 def _text(x: float, y: float, s: str, size: int = 14, anchor: str = "start", colour: str = "#ffffff") -> str:

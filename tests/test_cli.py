@@ -20,7 +20,7 @@ from agents.cli import arena as arena_cli
 
 ROOT = Path(__file__).resolve().parent.parent
 APPS = {"schnapsen-arena": "agents.cli.arena", "schnapsen-play": "agents.cli.play",
-        "schnapsen-replay": "agents.cli.replay"}
+        "schnapsen-replay": "agents.cli.replay", "schnapsen-web": "agents.cli.web"}
 
 
 def test_project_scripts_name_the_cli_modules():

@@ -2,7 +2,7 @@
 (issue 14).
 
 ``test_bad_inputs_never_end_in_a_traceback`` runs several hundred bad command lines through ``schnapsen-arena``,
-``schnapsen-play``, ``schnapsen-replay`` and ``train.py`` (their ``main()``/``cli()`` in this process) and counts the
+``schnapsen-play``, ``schnapsen-replay``, ``schnapsen-web`` and ``train.py`` (their ``main()``/``cli()`` in this process) and counts the
 tracebacks (any exception other than ``SystemExit``), the zero exits, the error outputs that are not exactly one
 line ``PROG: error: ...``, and the files they created or changed: all must be zero. The other tests pin the exact
 message of representative mistakes, and run the real entry points (``python train.py``, ``python -m ...``) once.
@@ -11,6 +11,7 @@ message of representative mistakes, and run the real entry points (``python trai
 from __future__ import annotations
 
 import contextlib
+import importlib.util
 import io
 import json
 import subprocess
@@ -26,13 +27,15 @@ from agents.checkpoint import save_atomic
 from agents.cli import arena as arena_cli
 from agents.cli import play as play_cli
 from agents.cli import replay as replay_cli
+from agents.cli import web as web_cli
 from agents.policy_net import ActorCritic
 from fault_util import ReadOnly, files_under
 from schnapsen_env import RuleSet
 from schnapsen_env.records import Recorder, write_records
 
 ROOT = Path(__file__).resolve().parent.parent
-PROGS = {"arena": "schnapsen-arena", "play": "schnapsen-play", "replay": "schnapsen-replay", "train": "train.py"}
+PROGS = {"arena": "schnapsen-arena", "play": "schnapsen-play", "replay": "schnapsen-replay", "web": "schnapsen-web",
+         "train": "train.py"}
 
 
 def _run(prog: str, argv: list[str]) -> tuple[object, str, str]:
@@ -46,6 +49,8 @@ def _run(prog: str, argv: list[str]) -> tuple[object, str, str]:
                 status = play_cli.main(argv, inp=io.StringIO(""), out=out)
             elif prog == "replay":
                 status = replay_cli.main(argv)
+            elif prog == "web":
+                status = web_cli.main(argv)
             else:
                 status = train.cli(argv)
         except SystemExit as e:
@@ -196,6 +201,16 @@ def _cases(p: dict[str, str], tmp: Path) -> list[tuple[str, list[str]]]:
               ("replay", [p["empty"], "--index", "0"])]
     for v in BAD_INTS + ["-1", "2", "9" * 30]:
         cases.append(("replay", [p["good"], "--index", v]))
+    # ---------------------------------------------------------------- schnapsen-web
+    for flag, extra in (("--port", ["-1", "65536", "9" * 30]), ("--seed", ["-1", "9" * 30]),
+                        ("--workers", ["-1", "65", "9" * 30])):
+        for v in BAD_INTS + extra:
+            cases.append(("web", [flag, v]))
+    for key in ("dir.pt", "garbage", "corrupt", "truncated", "nan", "partial", "list"):
+        cases.append(("web", ["--policy", p[key]]))
+    cases += [("web", ["--policy", str(tmp / "missing.pt")]), ("web", ["--policy", ""]),
+              ("web", ["--host", "no-such-host.invalid"]), ("web", ["--host", "a\x00b"]), ("web", ["--host", "x" * 300]),
+              ("web", ["--bogus"]), ("web", ["extra"]), ("web", ["--port"]), ("web", ["--open=yes"])]
     # ---------------------------------------------------------------- train.py
     tbase = ["--run-dir", str(tmp / "runs"), "--no-progress", "--no-tensorboard"]
     too_big = {"seed": "9" * 30, "num_envs": "1000000000", "batch_size": "9" * 30, "hidden": "10000000",
@@ -244,6 +259,8 @@ def test_bad_inputs_never_end_in_a_traceback(tmp_path, monkeypatch):
     monkeypatch.setattr(train, "start_samplers", no_work)
     monkeypatch.setattr("agents.arena.play_deals", no_work)
     monkeypatch.setattr(play_cli, "play_hand", no_work)
+    if importlib.util.find_spec("uvicorn") is not None:  # schnapsen-web: no server starts for a bad command line
+        monkeypatch.setattr("uvicorn.Server.run", no_work)
     cases = _cases(p, tmp_path)
     before = files_under(tmp_path)
     tracebacks, zero_exits, not_one_line, changed = [], [], [], []

@@ -11,7 +11,8 @@ from helpers.engine import load
 from helpers.fault_positions import FAULT_POSITIONS
 from helpers.rulebook import position_scenarios
 from schnapsen_env import GameState, RuleSet
-from schnapsen_env.svg import TableView, table_svg
+from schnapsen_env.cards import SUIT_SYMBOLS
+from schnapsen_env.svg import TableView, card_svg, table_svg
 
 # every position of the rule book's scenarios (docs/RULES.md section 6) and of the section 7 fault tests
 POSITIONS = {sc.sid: (sc, None) for sc in position_scenarios()}
@@ -46,3 +47,19 @@ def test_table_view_repr_svg_during_play():
         assert TableView(s, s.to_move)._repr_svg_().startswith("<svg")
         s.push(s.legal_actions()[-1])
     assert "wins" in table_svg(s, 0) or "tie" in table_svg(s, 0)
+
+
+def test_card_svg_draws_the_table_faces_alone():
+    """card_svg is the table's own drawing of a card (schnapsen-web lays these out itself), face or back."""
+    for code in RuleSet.make("sixtysix24").deck.codes:
+        root = ET.fromstring(card_svg(code))  # well-formed, one face: a white card, rank and suit twice
+        texts = [t.text for t in root.iter("{http://www.w3.org/2000/svg}text")]
+        rank = "10" if code[0] == "T" else code[0]
+        assert texts == [rank, SUIT_SYMBOLS["CDHS".index(code[1])], SUIT_SYMBOLS["CDHS".index(code[1])]]
+    assert 'fill="#2e5fa3"' in card_svg(None) and 'fill="#2e5fa3"' not in card_svg("AS")
+    assert 'opacity="0.45"' in card_svg("AS", dim=True)
+    assert "10" in card_svg("TH") and "♥" in card_svg("TH") and "#c62828" in card_svg("TH")
+    assert "#c62828" not in card_svg("TS")
+    for bad in ("XH", "QX", "Q", "", 7):
+        with pytest.raises(ValueError, match="card code"):
+            card_svg(bad)

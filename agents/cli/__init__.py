@@ -5,7 +5,9 @@
 * ``schnapsen-play`` (:mod:`agents.cli.play`, ``python -m agents.cli.play``): play against an agent in the
   terminal;
 * ``schnapsen-replay`` (:mod:`agents.cli.replay`, ``python -m agents.cli.replay``): replay recorded hands; it uses
-  only :mod:`schnapsen_env`.
+  only :mod:`schnapsen_env`;
+* ``schnapsen-web`` (:mod:`agents.cli.web`, ``python -m agents.cli.web``): play and analyse in the browser
+  (:mod:`agents.web`; the optional extra ``web``).
 
 The command names are declared under ``[project.scripts]`` in ``pyproject.toml``.
 """

@@ -1,0 +1,415 @@
+"""The ASGI app of ``schnapsen-web`` (FastAPI): the page, its static files and the JSON API.
+
+Routes (every error is JSON ``{"error": MESSAGE, ...}`` with a 4xx status, and changes nothing):
+
+===========================================  ==================================================================
+``GET  /``                                   the page (``static/index.html``; its script and style under ``/static``)
+``GET  /api/options``                        rulesets, opponents and analysers on offer, their defaults
+``GET  /api/cards``                          the SVG card faces and back (:func:`schnapsen_env.svg.card_svg`)
+``POST /api/games``                          a new game ``{opponent, seat, ruleset, mode, seed}``: 201, its view
+                                             (with ``opponent_error`` when the opponent's first move failed)
+``GET  /api/games/{id}``                     the game's view (:meth:`agents.web.sessions.Game.view`)
+``DELETE /api/games/{id}``                   forget the game
+``POST /api/games/{id}/actions``             play ``{action, version}``; the opponent answers: ``{moves, view}``
+``POST /api/games/{id}/next``                deal the match's next hand ``{version}``
+``POST /api/games/{id}/opponent``            let the opponent move (after its search failed)
+``POST /api/games/{id}/analysis``            ``{analysers, version}``: values or probabilities of each legal action
+``GET  /api/games/{id}/records``             the finished hands as JSON Lines records (a download)
+``POST /api/games/{id}/replay``              a replay of the finished hands
+``POST /api/replays``                        upload a ``.jsonl`` file (the request body): a replay
+``GET  /api/replays/{id}/records/{k}``       the frames of record ``k`` (``?seat=player_1``), every card shown
+``POST /api/replays/{id}/analysis``          ``{record, step, analysers}``: analysis for the player to move there
+===========================================  ==================================================================
+
+Statuses: 404 an unknown (or expired) game or replay; 409 a request that does not fit the game now (an illegal
+action, not your turn, a stale ``version``, the hand not over); 413 an upload over :data:`MAX_UPLOAD_BYTES`; 422 a
+malformed body (naming the field), an unknown action name, an opponent or analyser not on offer, a bad record
+(naming its line). 500 and 503 are the server's own failures (an opponent that failed; a search process that died).
+
+Sealed information: the views come from :class:`~agents.web.sessions.Game`, built from the person's observation
+only (:mod:`agents.web.view`), and the opponent and the analysers get a player's observation only (the agent
+contract), in worker processes (:mod:`agents.web.search`) so that long searches never hold up the server.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import warnings
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+import numpy as np
+from fastapi import Body, FastAPI, Query, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import FileResponse, JSONResponse, Response
+from fastapi.staticfiles import StaticFiles
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
+from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+
+from agents.web.search import SearchError, SearchPool
+from agents.web.sessions import (MAX_SEED, MODES, Catalogue, Choice, Game, Replay, Store, WebError, derive_seed,
+                                 text_key)
+from agents.web.view import action_entry
+from schnapsen_env.cards import DECK24
+from schnapsen_env.encoding import observation
+from schnapsen_env.records import IncompleteLineWarning, RecordError, parse_records
+from schnapsen_env.rules import PLAYERS, GameState
+from schnapsen_env.ruleset import RULESETS, RuleSet
+from schnapsen_env.svg import card_svg
+
+STATIC = Path(__file__).with_name("static")
+log = logging.getLogger("schnapsen-web")
+#: Largest records file accepted for upload (a record is a line of about 1 KB: a thousand hands).
+MAX_UPLOAD_BYTES = 1 << 20
+#: Games and replays kept in memory (the least recently used beyond these are forgotten).
+MAX_GAMES, MAX_REPLAYS = 500, 100
+#: Analyses kept per game or replay for requests asked again (a game keeps only its current position's).
+MAX_ANALYSES = 64
+
+Seed = Annotated[StrictInt, Field(ge=0, le=MAX_SEED)]
+Version = Annotated[StrictInt, Field(ge=0)]
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class NewGame(_Body):
+    """``POST /api/games``: the opponent's id (:meth:`Catalogue.opponents`; default: the ruleset's default), the
+    person's seat, the ruleset, a hand or a match, and an optional seed (default: drawn from the server's)."""
+
+    opponent: StrictStr | None = None
+    seat: Literal["player_0", "player_1"] = "player_0"
+    ruleset: Literal[RULESETS] = "schnapsen20"  # type: ignore[valid-type]
+    mode: Literal[MODES] = "match"  # type: ignore[valid-type]
+    seed: Seed | None = None
+
+
+class Play(_Body):
+    """``POST /api/games/{id}/actions``: an action name (``"play QH"``) or id, and the version it was chosen on."""
+
+    action: Union[StrictStr, StrictInt]
+    version: Version | None = None
+
+
+class VersionOnly(_Body):
+    """``POST /api/games/{id}/next`` and ``/opponent``: the version the request was made on (optional)."""
+
+    version: Version | None = None
+
+
+class Analyse(_Body):
+    """``POST /api/games/{id}/analysis``: the analysers (default: every one on offer) and the version."""
+
+    analysers: list[StrictStr] | None = Field(default=None, max_length=10)
+    version: Version | None = None
+
+
+class ReplayAnalyse(_Body):
+    """``POST /api/replays/{id}/analysis``: the record, the step (actions played before the position) and the
+    analysers."""
+
+    record: Annotated[StrictInt, Field(ge=0)] = 0
+    step: Annotated[StrictInt, Field(ge=0)]
+    analysers: list[StrictStr] | None = Field(default=None, max_length=10)
+
+
+def _field_errors(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]]]:
+    """A one-line message naming each bad field (``body.action: Field required``) and the fields as a list."""
+    fields = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err.get("loc", ()))
+        fields.append({"field": loc, "problem": err.get("msg", "invalid")})
+    message = "; ".join(f"{f['field']}: {f['problem']}" for f in fields) or "malformed request"
+    return message, fields
+
+
+def _parse_upload(data: bytes, where: str) -> tuple[list, list[str]]:
+    """The records of an uploaded file, each replayed, and the warnings about it (an incomplete last line).
+
+    Raises:
+        RecordError: the first bad line and what is wrong with it.
+    """
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", IncompleteLineWarning)
+        recs = parse_records(data, where)
+    return recs, [str(w.message) for w in caught if issubclass(w.category, IncompleteLineWarning)]
+
+
+def create_app(policy: str | None = None, seed: int | None = None, workers: int | None = None,
+               allowed_hosts: list[str] | None = None, warm_up: bool = False) -> FastAPI:
+    """The ``schnapsen-web`` app.
+
+    Args:
+        policy: a ``policy.pt`` to offer as an opponent and analyser (``--policy``).
+        seed: the seed of the generator that seeds the games created without one (None: fresh entropy).
+        workers: processes for the searches (:class:`~agents.web.search.SearchPool`; 0: threads of this process).
+        allowed_hosts: the ``Host`` headers accepted (a page of another site that renames itself to 127.0.0.1, DNS
+            rebinding, is refused); None accepts any.
+        warm_up: start the search workers at start-up and load their compiled code in the background.
+
+    Returns:
+        The FastAPI app; ``app.state.games`` and ``app.state.replays`` are its stores, ``app.state.pool`` its
+        workers.
+
+    Raises:
+        ValueError: the policy does not load; a bad ``workers``.
+    """
+    catalogue = Catalogue(policy)
+    pool = SearchPool(workers)
+    games: Store[Game] = Store("game", MAX_GAMES)
+    replays: Store[Replay] = Store("replay", MAX_REPLAYS)
+    seeds = np.random.default_rng(seed)
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        if warm_up:
+            pool.start_warm_up(tuple((c.spec, RuleSet.make(c.rulesets[0])) for c in catalogue.choices.values()
+                                     if c.policy and c.rulesets))
+        try:
+            yield
+        finally:
+            pool.close()
+
+    app = FastAPI(title="schnapsen-web", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
+    app.state.games, app.state.replays, app.state.pool, app.state.catalogue = games, replays, pool, catalogue
+    if allowed_hosts is not None:
+        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+
+    @app.exception_handler(WebError)
+    async def _web_error(request: Request, exc: WebError) -> JSONResponse:
+        return JSONResponse({"error": exc.message, **exc.extra}, status_code=exc.status)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        message, fields = _field_errors(exc)
+        return JSONResponse({"error": message, "fields": fields}, status_code=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        return JSONResponse({"error": f"{exc.detail}: {request.method} {request.url.path}"}, status_code=exc.status_code)
+
+    # ------------------------------------------------------------------------------------------ page
+    @app.get("/", include_in_schema=False)
+    async def page() -> FileResponse:
+        return FileResponse(STATIC / "index.html", headers={"Cache-Control": "no-cache"})
+
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+
+    @app.get("/api/options")
+    async def options() -> dict[str, Any]:
+        return {"rulesets": list(RULESETS), "modes": list(MODES), "seats": list(PLAYERS),
+                "match_target": {r: RuleSet.make(r).match_target for r in RULESETS},
+                "opponents": {r: [c.to_json() for c in catalogue.opponents(r)] for r in RULESETS},
+                "default_opponent": {r: catalogue.default_opponent(r) for r in RULESETS},
+                "analysers": {r: [c.to_json() for c in catalogue.analysers(r)] for r in RULESETS},
+                "max_upload_bytes": MAX_UPLOAD_BYTES}
+
+    @app.get("/api/cards")
+    async def cards() -> dict[str, Any]:
+        return {"back": card_svg(None), "faces": {code: card_svg(code) for code in DECK24.codes}}
+
+    # ------------------------------------------------------------------------------------------ games
+    async def run_opponent(game: Game) -> None:
+        """The opponent moves until it is the person's turn or the hand is over (the caller holds the lock)."""
+        opp = 1 - game.seat
+        while game.opponent_to_move:
+            obs = game.observation(opp)
+            try:
+                action = await pool.choose(game.opponent.spec, game.rules, obs["observation"], obs["action_mask"],
+                                           game.opponent_seed())
+            except SearchError as e:
+                raise WebError(503, f"the opponent {game.opponent.label!r} could not move: {e}") from None
+            except Exception as e:  # the agent failed (a user's policy): the game waits for a retry
+                # Its message stays in the server's log: it may name the opponent's legal actions, hence its cards.
+                log.error("the opponent %r of game %s failed: %s: %s", game.opponent.label, game.id[:8],
+                          type(e).__name__, e)
+                raise WebError(500, f"the opponent {game.opponent.label!r} failed ({type(e).__name__}; the server's "
+                                    "log has its message); retry with POST /api/games/<id>/opponent") from None
+            game.apply_opponent(action)
+
+    @app.post("/api/games", status_code=201)
+    async def new_game(body: Annotated[NewGame, Body()] = NewGame()) -> dict[str, Any]:
+        rules = RuleSet.make(body.ruleset)
+        choice = catalogue.opponent(body.opponent if body.opponent is not None
+                                    else catalogue.default_opponent(rules.name), rules)
+        game_seed = body.seed if body.seed is not None else int(seeds.integers(0, MAX_SEED, endpoint=True))
+        game = Game(Store.new_id(), choice, PLAYERS.index(body.seat), rules, body.mode, game_seed)
+        games.add(game.id, game)
+        async with game.lock:
+            try:
+                await run_opponent(game)
+            except WebError as e:  # the game exists: answer with it (and the failure), so the page can retry
+                return {**game.view(), "opponent_error": e.message}
+            return game.view()
+
+    @app.get("/api/games/{gid}")
+    async def get_game(gid: str) -> dict[str, Any]:
+        game = games.get(gid)
+        async with game.lock:
+            return game.view()
+
+    @app.delete("/api/games/{gid}", status_code=204)
+    async def delete_game(gid: str) -> Response:
+        games.remove(gid)
+        return Response(status_code=204)
+
+    @app.post("/api/games/{gid}/actions")
+    async def play(gid: str, body: Play) -> dict[str, Any]:
+        game = games.get(gid)
+        async with game.lock:
+            game.check_version(body.version)
+            start = len(game.log)
+            game.play(body.action)
+            try:
+                await run_opponent(game)
+            finally:
+                moves = game.log[start:]
+            return {"moves": moves, "view": game.view()}
+
+    @app.post("/api/games/{gid}/next")
+    async def next_hand(gid: str, body: Annotated[VersionOnly, Body()] = VersionOnly()) -> dict[str, Any]:
+        game = games.get(gid)
+        async with game.lock:
+            game.check_version(body.version)
+            game.next_hand()
+            await run_opponent(game)
+            return game.view()
+
+    @app.post("/api/games/{gid}/opponent")
+    async def opponent_moves(gid: str, body: Annotated[VersionOnly, Body()] = VersionOnly()) -> dict[str, Any]:
+        game = games.get(gid)
+        async with game.lock:
+            game.check_version(body.version)
+            if not game.opponent_to_move:
+                raise WebError(409, "the opponent is not to move")
+            start = len(game.log)
+            await run_opponent(game)
+            return {"moves": game.log[start:], "view": game.view()}
+
+    @app.get("/api/games/{gid}/records")
+    async def records(gid: str) -> Response:
+        game = games.get(gid)
+        async with game.lock:
+            if not game.finished:  # a hand in progress is never sent: its deck would show the hidden cards
+                raise WebError(409, "no hand of this game is finished yet: a record is available once its hand is over")
+            text = "".join(json.dumps(r.to_dict()) + "\n" for r in game.finished)
+        name = f"schnapsen-{game.rules.name}-{game.seed}.jsonl"
+        return Response(text, media_type="application/x-ndjson",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.post("/api/games/{gid}/replay", status_code=201)
+    async def replay_game(gid: str) -> dict[str, Any]:
+        game = games.get(gid)
+        async with game.lock:
+            if not game.finished:
+                raise WebError(409, "no hand of this game is finished yet: a replay is available once its hand is over")
+            rep = Replay(Store.new_id(), f"game {game.seed}", list(game.finished))
+        replays.add(rep.id, rep)
+        return rep.summary()
+
+    # ------------------------------------------------------------------------------------------ analysis
+    async def run_analyses(owner: Game | Replay, key: tuple, rules: RuleSet, obs: dict, chosen: list[Choice],
+                           seed_of) -> list[dict[str, Any]]:
+        """Every chosen analyser on the observation ``obs`` (in parallel, in the workers); an analysis asked for
+        twice at the same position is computed once (``owner.analyses``)."""
+        async def one(choice: Choice) -> dict[str, Any]:
+            k = key + (choice.id,)
+            fut = owner.analyses.get(k)
+            if fut is None:
+                fut = asyncio.ensure_future(pool.analyse(choice.spec, rules, obs["observation"], obs["action_mask"],
+                                                         seed_of(choice.id)))
+                owner.analyses[k] = fut
+                while len(owner.analyses) > MAX_ANALYSES:  # a replay's positions: keep the latest answers
+                    owner.analyses.pop(next(iter(owner.analyses)))
+            try:
+                out = await asyncio.shield(fut)
+            except SearchError as e:
+                owner.analyses.pop(k, None)
+                raise WebError(503, f"analysis by {choice.label!r}: {e}") from None
+            except Exception as e:
+                owner.analyses.pop(k, None)
+                raise WebError(500, f"analysis by {choice.label!r} failed: {type(e).__name__}: {e}") from None
+            values = [{**action_entry(rules, a), "value": v} for a, v in sorted(out["values"].items())]
+            top = max(v["value"] for v in values)
+            return {"analyser": choice.id, "label": choice.label, "kind": out["kind"],
+                    "unit": "game points" if out["kind"] == "values" else "probability", "values": values,
+                    "best": [v["name"] for v in values if v["value"] >= top - 1e-9], "seconds": out["seconds"]}
+
+        return list(await asyncio.gather(*(one(c) for c in chosen)))
+
+    def choose_analysers(ids: list[str] | None, rules: RuleSet) -> list[Choice]:
+        if ids is None:
+            return catalogue.analysers(rules.name)
+        if not ids:
+            raise WebError(422, f"analysers: empty list: expected some of "
+                                f"{[c.id for c in catalogue.analysers(rules.name)]}", field="analysers")
+        return [catalogue.analyser(i, rules) for i in dict.fromkeys(ids)]
+
+    @app.post("/api/games/{gid}/analysis")
+    async def analyse_game(gid: str, body: Annotated[Analyse, Body()] = Analyse()) -> dict[str, Any]:
+        game = games.get(gid)
+        async with game.lock:  # read the position; the searches run after the lock is released
+            game.check_version(body.version)
+            if not game.your_turn:
+                raise WebError(409, "nothing to analyse: " + ("the hand is over" if game.hand_over
+                                                              else "the opponent is to move"))
+            chosen = choose_analysers(body.analysers, game.rules)
+            obs = game.observation(game.seat)  # the person's observation: what the analysers may know
+            version = game.version
+            seed_of = {c.id: game.analysis_seed(c.id) for c in chosen}.__getitem__
+            for k in [k for k in game.analyses if k[0] != version]:  # the answers for older positions
+                del game.analyses[k]
+        results = await run_analyses(game, (version,), game.rules, obs, chosen, seed_of)
+        return {"game": game.id, "version": version, "analyses": results}
+
+    # ------------------------------------------------------------------------------------------ replays
+    @app.post("/api/replays", status_code=201)
+    async def upload(request: Request, name: Annotated[str, Query(max_length=200)] = "upload") -> dict[str, Any]:
+        where = f"upload {name!r}"
+        length = request.headers.get("content-length")
+        if length is not None and length.isdigit() and int(length) > MAX_UPLOAD_BYTES:
+            raise WebError(413, f"{where}: {int(length):,} bytes, over the limit of {MAX_UPLOAD_BYTES:,} bytes")
+        data = bytearray()
+        async for chunk in request.stream():
+            data += chunk
+            if len(data) > MAX_UPLOAD_BYTES:
+                raise WebError(413, f"{where}: over the limit of {MAX_UPLOAD_BYTES:,} bytes")
+        try:  # replaying a thousand records takes a moment: off the event loop
+            recs, notes = await asyncio.to_thread(_parse_upload, bytes(data), where)
+        except RecordError as e:
+            raise WebError(422, str(e)) from None
+        rep = Replay(Store.new_id(), where, recs)
+        replays.add(rep.id, rep)
+        return {**rep.summary(), "warnings": notes}
+
+    @app.get("/api/replays/{rid}/records/{index}")
+    async def replay_record(rid: str, index: int,
+                            seat: Literal["player_0", "player_1"] | None = None) -> dict[str, Any]:
+        rep = replays.get(rid)
+        return rep.frames(index, None if seat is None else PLAYERS.index(seat))
+
+    @app.post("/api/replays/{rid}/analysis")
+    async def analyse_replay(rid: str, body: ReplayAnalyse) -> dict[str, Any]:
+        rep = replays.get(rid)
+        state: GameState = rep.position(body.record, body.step)
+        if state.result is not None:
+            raise WebError(409, f"nothing to analyse: the hand is over at step {body.step}")
+        seat = state.to_move
+        rules = state.rules
+        chosen = choose_analysers(body.analysers, rules)
+        obs = {"observation": observation(state, seat), "action_mask": state.action_mask()}  # the mover's view only
+        record_key = text_key(json.dumps(rep.record(body.record).to_dict(), sort_keys=True))
+        results = await run_analyses(rep, (body.record, body.step), rules, obs, chosen,
+                                     lambda cid: derive_seed(record_key, body.step, text_key(cid)))
+        return {"replay": rep.id, "record": body.record, "step": body.step, "seat": PLAYERS[seat],
+                "analyses": results}
+
+    return app
+
+
+__all__ = ["MAX_UPLOAD_BYTES", "create_app"]

@@ -1,0 +1,124 @@
+"""``schnapsen-web`` in a real browser: the system's Chromium, headless, driven by Playwright.
+
+The real command (``python -m agents.cli.web --port 0``) serves in a subprocess; the test opens the page with a
+seeded game, plays a whole hand by clicking the offered cards and buttons, asks for an analysis on the way,
+replays the hand, and saves screenshots under ``artifacts/web/`` (ignored by git; CI can keep them). It skips,
+saying why, where Playwright or a Chromium binary is missing: ``.ci/run`` installs Debian's ``chromium``.
+Playwright's own browser download is never used (``executable_path``). Set ``SCHNAPSEN_CHROMIUM`` to use another
+Chromium binary.
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import shutil
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+pytest.importorskip("fastapi", reason="the optional extra 'web' (fastapi, uvicorn) is not installed")
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the dev extra) is not installed")
+
+ROOT = Path(__file__).resolve().parent.parent
+ARTIFACTS = ROOT / "artifacts" / "web"
+CHROMIUM = os.environ.get("SCHNAPSEN_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
+# Headless, and quiet on a closed network: without the background-networking flags Chromium keeps calling home.
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+SETTLED = "['your-turn', 'hand-over', 'match-over'].includes(document.body.dataset.state)"
+# Generous waits: on a fresh clone the first search compiles numba's code first; warm, the waits are short.
+WAIT_MS = 240_000
+
+if CHROMIUM is None:
+    pytest.skip("no Chromium binary (apt-get install chromium, or set SCHNAPSEN_CHROMIUM); .ci/run installs it",
+                allow_module_level=True)
+
+
+@pytest.fixture(scope="module")
+def server():
+    """The real ``schnapsen-web`` on a free port; yields its URL."""
+    proc = subprocess.Popen([sys.executable, "-m", "agents.cli.web", "--port", "0", "--seed", "0", "--workers", "2"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines: queue.Queue = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
+    try:
+        first = lines.get(timeout=120)
+        assert "serving on http://" in first, first
+        yield first.split("serving on ")[1].split()[0]
+    finally:
+        proc.terminate()  # SIGTERM: uvicorn shuts down and the app stops its search workers
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with sync_api.sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+def test_a_whole_hand_played_by_clicking(server, browser):
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.goto(f"{server}?opponent=heuristic&ruleset=schnapsen20&seat=player_0&mode=match&seed=4")
+    page.wait_for_function(SETTLED, timeout=WAIT_MS)
+    assert page.locator("#opt-opponent").input_value() == "heuristic"
+    assert page.locator("#opp-hand .card").count() == 5 and page.locator("#my-hand .card").count() == 5
+    assert page.locator("#opp-hand .card[data-card]").count() == 0  # the opponent's cards face down
+    rng = np.random.default_rng(1)
+    clicks, analysed = 0, False
+    while page.evaluate("document.body.dataset.state") == "your-turn":
+        offered = page.locator("[data-action]")
+        names = [offered.nth(k).get_attribute("data-action") for k in range(offered.count())]
+        assert names and all(n for n in names)
+        cards = page.locator("#my-hand .card")
+        assert page.locator("#my-hand button.card").count() <= cards.count()
+        if clicks == 2 and not analysed:  # ask for the analysis of this position; the page stays usable meanwhile
+            page.click("#btn-analyse")
+            page.wait_for_function("document.querySelectorAll('#analysis td.num').length > 0 && "
+                                   "document.querySelectorAll('#analysis td.pending').length === 0", timeout=WAIT_MS)
+            rows = page.locator("#analysis tbody tr")
+            assert rows.count() == len(names)  # one row per legal action
+            assert page.locator("#analysis td.failed").count() == 0
+            page.screenshot(path=str(ARTIFACTS / "analysis.png"))
+            analysed = True
+        choice = names[int(rng.integers(len(names)))]
+        page.click(f"[data-action='{choice}']")
+        page.wait_for_function(SETTLED, timeout=WAIT_MS)
+        clicks += 1
+        assert clicks < 40
+    assert analysed and clicks >= 3
+    assert page.evaluate("document.body.dataset.state") == "hand-over"
+    banner = page.locator("#banner")
+    assert banner.is_visible() and "game point" in banner.inner_text()
+    assert page.locator("#log li").count() >= 1
+    assert page.locator("#my-hand button.card").count() == 0  # nothing to click after the hand
+    page.screenshot(path=str(ARTIFACTS / "hand-over.png"))
+    # replay the hand: back to the deal, where every card is face up, then one move forward
+    page.click("#btn-replay")
+    page.wait_for_function("document.body.dataset.state === 'replay'", timeout=30_000)
+    page.click("#rp-first")
+    assert page.locator("#rp-step").inner_text().startswith("move 0 of ")
+    assert page.locator("#opp-hand .card[data-card]").count() == 5  # the opponent's hand shown in a replay
+    page.click("#rp-next")
+    assert page.locator("#rp-step").inner_text().startswith("move 1 of ")
+    page.screenshot(path=str(ARTIFACTS / "replay.png"))
+    page.click("#rp-close")
+    page.wait_for_function("document.body.dataset.state === 'hand-over'", timeout=10_000)
+    page.click("#btn-next")  # the match goes on
+    page.wait_for_function(SETTLED, timeout=WAIT_MS)
+    assert "hand 2" in page.locator("#match-score").inner_text()
+    assert problems == []
