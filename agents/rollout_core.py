@@ -12,6 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.worlds import fill_world
 from schnapsen_env.core import F, apply, counted, drop_stale_cache, legal_bits, random_interval, uncounted
 
 
@@ -50,17 +51,9 @@ def score(st):
 
 @njit(cache=True)
 def _rollout_totals(template, worlds, k, R, actions, depth, fn, state, world, scratch, out):
-    face_down = worlds.shape[1] - k
     size = template.shape[0]
     for w in range(worlds.shape[0]):
-        for j in range(size):
-            world[j] = template[j]
-        opp = template[F.hands + 1]
-        for j in range(k):
-            opp |= 1 << worlds[w, j]
-        world[F.hands + 1] = opp
-        for j in range(face_down):
-            world[F.stock + j] = worlds[w, k + j]
+        fill_world(world, template, worlds, w, k, size)
         target = world[F.tricks] + world[F.tricks + 1] + depth
         for i in range(actions.shape[0]):
             for j in range(size):

@@ -22,6 +22,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from agents.worlds import fill_world
 from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply, check_state,
                                 counted, drop_stale_cache, from_game_state, legal_bits, rule_table, uncounted)
 from schnapsen_env.rules import CLAIM_TARGET, GameState
@@ -372,16 +373,8 @@ def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, 
 
     A world is ``template`` (a state array with seat 1 the opponent) with ``worlds[w, :k]`` added to seat 1's
     hand and ``worlds[w, k:]`` as the face-down stock, top first (the turn-up stays last)."""
-    face_down = worlds.shape[1] - k
     for w in range(worlds.shape[0]):
-        for j in range(SEARCH_SIZE):
-            st[j] = template[j]
-        opp = template[F.hands + 1]
-        for j in range(k):
-            opp |= 1 << worlds[w, j]
-        st[F.hands + 1] = opp
-        for j in range(face_down):
-            st[F.stock + j] = worlds[w, k + j]
+        fill_world(st, template, worlds, w, k, SEARCH_SIZE)
         if w > 0:
             for i in range(out.shape[1]):
                 out[w, i] = out[w - 1, i]  # first guesses: the last world's values

@@ -14,8 +14,9 @@ from __future__ import annotations
 import math
 
 import numpy as np
+from numba import njit
 
-from schnapsen_env.core import from_game_state
+from schnapsen_env.core import F, drop_stale_cache, from_game_state
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.sampler import Determinizer
 
@@ -46,4 +47,22 @@ def draw_worlds(unseen: np.ndarray, n: int, rng: np.random.Generator) -> np.ndar
     return rng.permuted(np.tile(unseen, (n, 1)), axis=1)
 
 
-__all__ = ["draw_worlds", "world_setup"]
+@njit(cache=True)
+def fill_world(st, template, worlds, w, k, size):
+    """Make ``st`` world ``w``: the first ``size`` entries of ``template``, with ``worlds[w, :k]`` added to seat 1's
+    hand and ``worlds[w, k:]`` as the face-down stock, top first (the turn-up stays last). Compiled, for the
+    solver's and the rollouts' loops over worlds (``size``: what the caller's search reads of a state)."""
+    for j in range(size):
+        st[j] = template[j]
+    opp = template[F.hands + 1]
+    for j in range(k):
+        opp |= 1 << worlds[w, j]
+    st[F.hands + 1] = opp
+    for j in range(worlds.shape[1] - k):
+        st[F.stock + j] = worlds[w, k + j]
+
+
+drop_stale_cache("worlds", fill_world)  # before any cached function loads (see drop_stale_cache)
+
+
+__all__ = ["draw_worlds", "fill_world", "world_setup"]
