@@ -7,8 +7,9 @@ in game points for the player to move at the root, an optional horizon in comple
 (a determinisation: every hand and the stock order known) is solved to the end of the hand in a few
 milliseconds, which is what the expert agent (:mod:`agents.expert`) needs thousands of times a move.
 
-Transposition table: ``2 ** tt_bits`` entries of one cache line each (default ``2 ** 16``, 4 MiB, for
-``schnapsen20``: measured faster than larger tables on full solves; ``2 ** 20`` for ``sixtysix24``) indexed by a hash of the state; an entry
+Transposition table: ``2 ** tt_bits`` entries of one cache line each (default ``2 ** 14``, 1 MiB, for
+``schnapsen20``: a table the size of a core's L2 cache solved fastest, although larger ones search fewer nodes;
+``2 ** 20`` for ``sixtysix24``, whose deals need many more nodes) indexed by a hash of the state; an entry
 keeps two 64-bit keys (hands and turn state; points, closing snapshot, stock size and a Zobrist hash of the
 stock order while it can still be drawn), so a lookup is exact barring a 64-bit hash collision. Entries of an
 earlier solve are ignored (a generation counter), so no table is cleared between solves.
@@ -440,9 +441,9 @@ class CoreSolver:
             later in the hand is a real option for both players.
         exact_after_close: search a closed stock to the end of the hand whatever the horizon (the reference
             solver's flag).
-        tt_bits: the transposition table has ``2 ** tt_bits`` entries of 64 bytes; None: 16 (4 MiB) for
+        tt_bits: the transposition table has ``2 ** tt_bits`` entries of 64 bytes; None: 14 (1 MiB) for
             ``schnapsen20``, 20 (64 MiB) for ``sixtysix24``, whose hard deals need millions of nodes from trick 1
-            and search fewer nodes with the larger table (measured).
+            and search fewer nodes with the larger table (both measured with ``benchmarks/solver_core.py``).
 
     Attributes:
         nodes: nodes searched by the last call.
@@ -453,7 +454,7 @@ class CoreSolver:
         if not isinstance(rules, RuleSet):
             raise TypeError(f"rules must be a RuleSet, got {type(rules).__name__}")
         if tt_bits is None:
-            tt_bits = 16 if rules.n_cards == 20 else 20
+            tt_bits = 14 if rules.n_cards == 20 else 20
         if not isinstance(tt_bits, int) or not 8 <= tt_bits <= 26:
             raise ValueError(f"tt_bits must be an int from 8 to 26, got {tt_bits!r}")
         self.rules = rules
