@@ -94,6 +94,23 @@ def _offsets(fields):
 #: Offsets of :data:`STATE_FIELDS` in the state array.
 F, STATE_SIZE = _offsets(STATE_FIELDS)
 
+
+
+def _fresh_state() -> np.ndarray:
+    """The state array of every field at its default (:data:`schnapsen_env.rules.FIELDS`; no stock, no closing
+    snapshot, no result), on which :func:`deal` lays out a deal."""
+    st = np.zeros(STATE_SIZE, dtype=np.int64)
+    for name, per_seat, default in FIELDS:
+        if name not in _CONVERTED:
+            at = getattr(F, name)
+            st[at:at + (2 if per_seat else 1)] = int(default)
+    st[F.res_winner] = st[F.res_reason] = -1  # no result (result_of)
+    return st
+
+
+#: Every field at its default (see :func:`_fresh_state`), int64 ``(STATE_SIZE,)``.
+FRESH = _fresh_state()
+
 #: The fields a search copies from node to node (those before :data:`UNSEARCHED`).
 SEARCH_SIZE = getattr(F, UNSEARCHED[0])
 
@@ -537,8 +554,9 @@ def apply(st, R, action):
 @njit(cache=True)
 def deal(st, R, order, dealer):
     """Deal a fresh hand from a deck order (card ids, ``(n,)``) exactly as ``GameState.from_deck`` (R1, R2,
-    R66-2); match points and carry are reset to 0."""
-    st[:] = 0
+    R66-2); every other field takes its default (:data:`FRESH`: match points and carry 0)."""
+    for j in range(STATE_SIZE):
+        st[j] = FRESH[j]
     n = R[K.n]
     second = R[K.rps] - 3
     non_dealer = 1 - dealer
@@ -563,11 +581,6 @@ def deal(st, R, order, dealer):
     st[F.dealer] = dealer
     st[F.leader] = non_dealer
     st[F.to_move] = non_dealer
-    st[F.table] = -1
-    st[F.closed_by] = -1
-    st[F.announced] = -1
-    st[F.res_winner] = -1
-    st[F.res_reason] = -1
 
 
 # ---------------------------------------------------------------------------------------------- observation

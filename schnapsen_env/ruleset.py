@@ -88,6 +88,15 @@ _PRESETS: dict[str, dict[str, Any]] = {
 }
 
 
+#: The knob keys of RULES.md section 5, in its table's order.
+KNOBS: tuple[str, ...] = tuple(_PRESETS["schnapsen20"])
+
+
+def _default(key: str):
+    """A RuleSet field whose default is the schnapsen20 preset's value (so that it is written once)."""
+    return field(default=_PRESETS["schnapsen20"][key])
+
+
 class SpecialAction(IntEnum):
     """The non-play actions in action-id order (RULES.md section 4): action id = deck size + member.
 
@@ -114,24 +123,25 @@ class RuleSet:
     """
 
     name: str = "schnapsen20"
-    exchange_min_stock: int = 4
-    close_min_stock: int = 4
-    marriage_declaration: str = "automatic"
-    marriage_on_opening_lead: bool = True
-    marriage_window: str = "any"
-    must_head: bool = True
-    claim_mode: str = "manual"
-    false_claim: str = "reject"
-    unclaimed_last_trick_value: str | None = "formula"
-    closed_hand_end: str = "closer_score"
-    closing_reference: str = "at_close"
-    failed_close_value: str = "min2"
-    last_trick_bonus: int = 0
-    last_trick_bonus_when_closed: bool = False
-    exchange_rank: str = "J"
-    tie: str | None = None
-    next_dealer: str = "alternate"
-    match_target: int = 7
+    # The knobs, with the schnapsen20 preset's values as defaults (declared once, in _PRESETS).
+    exchange_min_stock: int = _default("exchange_min_stock")
+    close_min_stock: int = _default("close_min_stock")
+    marriage_declaration: str = _default("marriage_declaration")
+    marriage_on_opening_lead: bool = _default("marriage_on_opening_lead")
+    marriage_window: str = _default("marriage_window")
+    must_head: bool = _default("must_head")
+    claim_mode: str = _default("claim_mode")
+    false_claim: str = _default("false_claim")
+    unclaimed_last_trick_value: str | None = _default("unclaimed_last_trick_value")
+    closed_hand_end: str = _default("closed_hand_end")
+    closing_reference: str = _default("closing_reference")
+    failed_close_value: str = _default("failed_close_value")
+    last_trick_bonus: int = _default("last_trick_bonus")
+    last_trick_bonus_when_closed: bool = _default("last_trick_bonus_when_closed")
+    exchange_rank: str = _default("exchange_rank")
+    tie: str | None = _default("tie")
+    next_dealer: str = _default("next_dealer")
+    match_target: int = _default("match_target")
     # Derived (not knobs); filled in __post_init__.
     deck: Deck = field(init=False, repr=False, compare=False)
     action_names: tuple = field(init=False, repr=False, compare=False)

@@ -14,7 +14,7 @@ from scipy.stats import chisquare
 from agents import make_agent
 from agents.expert import ExpertAgent
 from agents.solver_core import CoreSolver
-from helpers.knob_cases import CASES
+from helpers.knob_cases import CASES, case_seed
 from schnapsen_env import core, encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
@@ -58,7 +58,7 @@ def test_expert_plays_only_legal_actions(case):
     ruleset, knobs = case
     rules = RuleSet.make(ruleset, **knobs)
     agents = [make_agent("expert", rules, seed=s, worlds=2, max_nodes=1) for s in (0, 1)]
-    rng = np.random.default_rng(CASES.index(case))
+    rng = np.random.default_rng(case_seed(case))
     for _ in range(10):
         g = GameState.new_hand(rules, rng=rng)
         while ruleset == "sixtysix24" and g.result is None and g.tricks[0] + g.tricks[1] < 2:

@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from helpers.knob_cases import KNOBS_20, KNOBS_24
+from helpers.knob_cases import COMBINED_20, COMBINED_24, KNOBS_20, KNOBS_24
 from schnapsen_env import schnapsen_v0
 from schnapsen_env.errors import IllegalActionError, RulesError
 from schnapsen_env.rules import PLAYERS
@@ -123,7 +123,7 @@ def test_rules_from_params_refuses_unknown_keys_directly():
 # ------------------------------------------------------------------------------ OpenSpiel's own checks
 @needs_openspiel
 @pytest.mark.parametrize("ruleset, knobs", [("schnapsen20", {}), ("sixtysix24", {}),
-                                            ("schnapsen20", KNOBS_20[-1]), ("sixtysix24", KNOBS_24[-1]),
+                                            ("schnapsen20", COMBINED_20), ("sixtysix24", COMBINED_24),
                                             ("schnapsen20", {"claim_mode": "auto", "false_claim": "pagat"})])
 def test_random_sim_test_with_serialisation(ruleset, knobs):
     game = sos.load_game(ruleset, **knobs)

@@ -81,3 +81,16 @@ def assert_result(st: GameState, winner: str | None, game_points: int, reason: s
     assert res["game_points"] == game_points, res
     if reason is not None:
         assert res["reason"] == reason, res
+
+
+def differing_fields(a: GameState, b: GameState) -> dict[str, tuple]:
+    """``{field: (a's value, b's value)}`` for every field of :data:`schnapsen_env.rules.FIELDS` (and the
+    history) where two states differ: what an ``assert a == b`` message should show (two reprs of states that
+    differ in one hidden field look the same)."""
+    from schnapsen_env.rules import FIELDS
+
+    out = {name: (getattr(a, name), getattr(b, name)) for name, _, _ in FIELDS
+           if getattr(a, name) != getattr(b, name)}
+    if list(a.history) != list(b.history):
+        out["history"] = (a.history, b.history)
+    return out

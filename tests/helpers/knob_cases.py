@@ -1,5 +1,14 @@
 """The rule-knob sets that the lockstep tests of the two rules implementations run over (shared data, not a
-test module)."""
+test module).
+
+Add a set anywhere: tests seed their runs with :func:`case_seed` (from the set's content, so other sets keep their
+seeds), and the slower tests that run a subset (every third or fifth set) may skip a new one; the lockstep tests
+(``test_core_lockstep.py``, ``test_vector_exact.py``, ``test_env_core_observe.py``, ``test_heuristic_batch.py``)
+play every set.
+"""
+
+import json
+import zlib
 
 # Every knob value of RULES.md section 5 other than the defaults, alone and in a few combinations.
 KNOBS_20 = [
@@ -25,6 +34,8 @@ KNOBS_20 = [
     {"claim_mode": "auto", "closed_hand_end": "must_claim", "closing_reference": "at_end",
      "marriage_window": "stock_open", "close_min_stock": 2},
 ]
+#: Sets that combine many non-default values (the OpenSpiel game's checks run them).
+COMBINED_20 = KNOBS_20[-1]
 KNOBS_24 = [
     {},
     {"false_claim": "mirror"},
@@ -45,4 +56,12 @@ KNOBS_24 = [
      "last_trick_bonus_when_closed": True, "exchange_rank": "J"},
     {"claim_mode": "auto", "closing_reference": "at_end", "must_head": True, "tie": "last_trick"},
 ]
+COMBINED_24 = KNOBS_24[-1]
 CASES = [("schnapsen20", k) for k in KNOBS_20] + [("sixtysix24", k) for k in KNOBS_24]
+
+
+def case_seed(case) -> int:
+    """A seed for the runs of ``case`` (a ``(ruleset, knobs)`` pair), from its content: adding or moving a set
+    leaves the other sets' seeds as they are."""
+    ruleset, knobs = case
+    return zlib.crc32(json.dumps([ruleset, sorted(knobs.items())]).encode())

@@ -30,6 +30,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from schnapsen_env import GameState, RuleSet
+from schnapsen_env.scoring import MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS
 
 RULES_MD = Path(__file__).resolve().parents[2] / "docs" / "RULES.md"
 SEAT = {"A": "player_0", "B": "player_1"}
@@ -161,6 +162,11 @@ class Scenario:
 
 
 # --------------------------------------------------------------------------------------------- position blocks
+def _marriage_value(suit: str, trump: str) -> int:
+    """What a marriage in ``suit`` is worth with ``trump`` (R12), as the engine scores it."""
+    return TRUMP_MARRIAGE_POINTS if suit == trump else MARRIAGE_POINTS
+
+
 def _cards(text: str) -> list[str]:
     text = text.strip()
     if text in NONE_MARKS or not text:
@@ -227,11 +233,11 @@ def parse_block(text: str, where: str = "position block") -> Block:
             mar = m.group(7).strip()
             if mar not in NONE_MARKS:
                 for tok in mar.split():
-                    mm = re.fullmatch(r"([CDHS])(20|40)", tok)
+                    mm = re.fullmatch(r"([CDHS])(\d+)", tok)
                     if not mm:
                         fail(f"bad marriage {tok!r}", line)
-                    if int(mm.group(2)) != (40 if mm.group(1) == trump else 20):
-                        fail(f"marriage {tok}: 40 in trumps, else 20", line)
+                    if int(mm.group(2)) != _marriage_value(mm.group(1), trump):
+                        fail(f"marriage {tok}: {TRUMP_MARRIAGE_POINTS} in trumps, else {MARRIAGE_POINTS}", line)
                     suits.append(mm.group(1))
             marriages[p] = suits
             counted[p] = int(m.group(8))
@@ -291,7 +297,7 @@ def _knobs(text: str) -> dict:
 
 
 _STEP_FORMS = [
-    ("play", re.compile(r"([AB]) (?:leads|plays) (\w\w)(?: \((?:marriage (20|40)|plain lead, no marriage)\))?")),
+    ("play", re.compile(r"([AB]) (?:leads|plays) (\w\w)(?: \((?:marriage (\d+)|plain lead, no marriage)\))?")),
     ("exchange", re.compile(r"([AB]) exchanges (\w\w) for the turn-up (\w\w)")),
     ("close", re.compile(r"([AB]) closes the stock")),
     ("claim", re.compile(r"([AB]) claims 66")),
@@ -337,8 +343,8 @@ def _expand_marriages(steps: list[Step], knobs: dict, trump: str, fail) -> list[
         if s.marriage is None:
             out.append(Step(**{**s.__dict__, "actions": (f"play {s.card}",)}))
             continue
-        if s.marriage != (40 if s.card[1] == trump else 20):
-            fail(f"step {s.number}: a marriage in {s.card[1]} is worth {40 if s.card[1] == trump else 20}", s.text)
+        if s.marriage != _marriage_value(s.card[1], trump):
+            fail(f"step {s.number}: a marriage in {s.card[1]} is worth {_marriage_value(s.card[1], trump)}", s.text)
         later = [steps[j] for j in acting if j > i]
         nxt = later[0] if later else None
         claim_next = nxt is not None and nxt.kind == "claim" and nxt.who == s.who
