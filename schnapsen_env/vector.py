@@ -146,6 +146,12 @@ class SchnapsenVectorEnv:
         self._has_reset = True
         return self.obs, self.masks, self.to_move
 
+    def __setstate__(self, state: dict) -> None:
+        """After ``copy.deepcopy`` or unpickling: the slots' generators are new objects, so their addresses for the
+        compiled deals are taken anew (the copied ones would point at the original env's generators)."""
+        self.__dict__.update(state)
+        self._set_rngs(self._rngs)
+
     def _set_rngs(self, rngs: list[np.random.Generator]) -> None:
         """Use ``rngs`` (one per slot) for new deals, in the compiled step where its draws match numpy's."""
         self._rngs = rngs

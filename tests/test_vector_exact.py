@@ -353,3 +353,26 @@ def test_step_deals_as_raw_env_hands_in_a_row(compiled, monkeypatch):
                 hands += 1
             assert venv.game(i) == games[i], differing_fields(venv.game(i), games[i])
             np.testing.assert_array_equal(obs[i], encoding.observation(games[i], games[i].to_move))
+
+
+@pytest.mark.parametrize("how", ["deepcopy", "pickle"])
+def test_copied_vector_env_deals_from_its_own_generators_bug(how):
+    """A copy's compiled deals used to draw through the addresses of the original's generators: the two envs then
+    shared (and, once the original was freed, read freed) generator state."""
+    import copy
+    import pickle
+    venv = SchnapsenVectorEnv(8)
+    venv.reset(seed=3)
+    twin = copy.deepcopy(venv) if how == "deepcopy" else pickle.loads(pickle.dumps(venv))
+    rng = np.random.default_rng(0)
+    for _ in range(80):  # several hands end and are dealt anew in both
+        masks = venv.masks
+        actions = np.array([rng.choice(np.flatnonzero(m)) for m in masks])
+        a = venv.step(actions)
+        b = twin.step(actions)
+        np.testing.assert_array_equal(a[0], b[0])
+        np.testing.assert_array_equal(a[4], b[4])
+    assert [r.bit_generator.state for r in venv._rngs] == [r.bit_generator.state for r in twin._rngs]
+    assert all(x is not y for x, y in zip(venv._rngs, twin._rngs))
+    del venv
+    twin.step(twin.masks.argmax(axis=1))  # the copy stands on its own
