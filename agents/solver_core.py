@@ -24,8 +24,9 @@ import numpy as np
 from numba import njit
 
 from agents.worlds import fill_world
-from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply, check_state,
-                                counted, drop_stale_cache, from_game_state, legal_bits, rule_table, uncounted)
+from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply, card_points,
+                                check_state, counted, drop_stale_cache, from_game_state, legal_bits, rank_of,
+                                rule_table, suit_of, trailing_zeros, uncounted)
 from schnapsen_env.rules import CLAIM_TARGET, GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -91,57 +92,42 @@ def _ordered(st, R, tt_move, moves, keys, p):
     rps = R[K.rps]
     table = st[F.table]
     trump = st[F.trump]
+    if table >= 0:
+        ls = suit_of(table, rps)
+        lr = rank_of(table, rps)
+        lp = card_points(table, rps)
     m = 0
-    a = 0
     while bits:
-        if bits & 1:
-            if a == tt_move:
-                key = 1 << 40
-            elif a < n:
-                pts = _rank_points(a, rps)
-                if table < 0:
-                    key = pts
-                else:
-                    ls = table // rps
-                    fs = a // rps
-                    wins = (fs == ls and a % rps < table % rps) or (fs != ls and fs == trump)
-                    key = 64 + _rank_points(table, rps) + pts if wins else 32 - pts
-            elif a == n + CLAIM:
-                key = 1 << 39
-            elif a < n + EXCHANGE:
-                key = (1 << 38) + (1 if a - n == trump else 0)
-            elif a == n + EXCHANGE:
-                key = 1 << 37
+        a = trailing_zeros(bits)
+        bits &= bits - 1
+        if a == tt_move:
+            key = 1 << 40
+        elif a < n:
+            pts = card_points(a, rps)
+            if table < 0:
+                key = pts
             else:
-                key = 1 << 36
-            # insertion into descending order (stable)
-            j = m - 1
-            while j >= 0 and keys[p, j] < key:
-                keys[p, j + 1] = keys[p, j]
-                moves[p, j + 1] = moves[p, j]
-                j -= 1
-            keys[p, j + 1] = key
-            moves[p, j + 1] = a
-            m += 1
-        bits >>= 1
-        a += 1
+                fs = suit_of(a, rps)
+                wins = (fs == ls and rank_of(a, rps) < lr) or (fs != ls and fs == trump)
+                key = 64 + lp + pts if wins else 32 - pts
+        elif a == n + CLAIM:
+            key = 1 << 39
+        elif a < n + EXCHANGE:
+            key = (1 << 38) + (1 if a - n == trump else 0)
+        elif a == n + EXCHANGE:
+            key = 1 << 37
+        else:
+            key = 1 << 36
+        # insertion into descending order (stable)
+        j = m - 1
+        while j >= 0 and keys[p, j] < key:
+            keys[p, j + 1] = keys[p, j]
+            moves[p, j + 1] = moves[p, j]
+            j -= 1
+        keys[p, j + 1] = key
+        moves[p, j + 1] = a
+        m += 1
     return m
-
-
-@njit(cache=True)
-def _rank_points(card, rps):
-    r = card % rps
-    if r == 0:
-        return 11
-    if r == 1:
-        return 10
-    if r == 2:
-        return 4
-    if r == 3:
-        return 3
-    if r == 4:
-        return 2
-    return 0
 
 
 # Columns of a table entry (int64; the two bounds are read and written through a float64 view of the same row).

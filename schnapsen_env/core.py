@@ -124,7 +124,6 @@ K = namedtuple("RuleOffsets", RULE_FIELDS)(*range(len(RULE_FIELDS)))
 _WINDOWS = ("any", "first_6_tricks", "stock_open")
 _FALSE_CLAIMS = ("reject", "mirror", "pagat")
 REASON = namedtuple("Reasons", RESULT_REASONS)(*range(len(RESULT_REASONS)))
-_RANK_POINTS = np.array(RANK_POINTS, dtype=np.int64)
 
 #: Offsets of the observation's scalar entries after the card planes, from :data:`encoding.SCALARS`.
 _scalar_names = [name for name, _ in encoding.SCALARS]
@@ -269,7 +268,46 @@ def draw_deal(fn, state, order):
     return np.int64(_next_uint32(fn, state) >> 31)
 
 
+# ---------------------------------------------------------------------------------------------- bit helpers
+@intrinsic
+def trailing_zeros(typingctx, bits):
+    """The index of the lowest set bit of a non-zero ``int64`` (LLVM's ``cttz``: one instruction)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
+        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
+    return sig, codegen
+
+
+@intrinsic
+def popcount(typingctx, bits):
+    """The number of set bits of an ``int64`` (LLVM's ``ctpop``)."""
+    sig = types.int64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.call(builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)]), [args[0]])
+    return sig, codegen
+
+
 # ---------------------------------------------------------------------------------------------- card helpers
+#: Per card id, its suit, rank and card points, for 5 and 6 ranks a suit (row ``rps - 5``): table look-ups instead
+#: of divisions by the run-time ``rps`` in the hot loops.
+_CARD_SUIT = np.array([[c // rps for c in range(24)] for rps in (5, 6)], dtype=np.int64)
+_CARD_RANK = np.array([[c % rps for c in range(24)] for rps in (5, 6)], dtype=np.int64)
+_CARD_POINTS = np.array([[RANK_POINTS[c % rps] for c in range(24)] for rps in (5, 6)], dtype=np.int64)
+
+
+@njit(cache=True)
+def suit_of(card, rps):
+    return _CARD_SUIT[rps - 5, card]
+
+
+@njit(cache=True)
+def rank_of(card, rps):
+    return _CARD_RANK[rps - 5, card]
+
+
 @njit(cache=True)
 def suit_bits(suit, rps):
     return ((1 << rps) - 1) << (suit * rps)
@@ -283,19 +321,16 @@ def kq_bits(suit, rps):
 
 @njit(cache=True)
 def card_points(card, rps):
-    return _RANK_POINTS[card % rps]
+    return _CARD_POINTS[rps - 5, card]
 
 
 @njit(cache=True)
 def points_of(bits, rps):
+    """Card points of a card set (bits)."""
     total = 0
     while bits:
-        low = bits & -bits
-        c = 0
-        while (low >> c) != 1:
-            c += 1
-        total += _RANK_POINTS[c % rps]
-        bits ^= low
+        total += card_points(trailing_zeros(bits), rps)
+        bits &= bits - 1
     return total
 
 
@@ -343,10 +378,11 @@ def legal_bits(st, R):
     if table >= 0:  # follower (R5, R9-R11)
         if stock_open:
             return hand  # R9
-        same = hand & suit_bits(table // rps, rps)
+        ts = suit_of(table, rps)
+        same = hand & suit_bits(ts, rps)
         if same:
             if R[K.must_head]:  # R10(a), R66-5
-                head = same & (((1 << (table % rps)) - 1) << (table // rps * rps))
+                head = same & (((1 << rank_of(table, rps)) - 1) << (ts * rps))
                 return head if head else same
             return same
         trumps = hand & suit_bits(st[F.trump], rps)  # R10(b)
@@ -467,10 +503,10 @@ def _finish_trick(st, R, follow):
     bit = 1 << follow
     st[F.hands + me] &= ~bit
     st[F.known + me] &= ~bit
-    ls = lead // rps
-    fs = follow // rps
+    ls = suit_of(lead, rps)
+    fs = suit_of(follow, rps)
     if ls == fs:
-        winner = me if follow % rps < lead % rps else lead_seat
+        winner = me if rank_of(follow, rps) < rank_of(lead, rps) else lead_seat
     else:
         winner = me if fs == st[F.trump] else lead_seat
     loser = 1 - winner
