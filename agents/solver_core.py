@@ -39,8 +39,11 @@ _M2 = np.int64(0xBF58476D1CE4E5B9 - 2 ** 64)
 #: Bits of the search ``flags``: consider closing below the root; keep the horizon after a close (the reference
 #: solver's ``exact_after_close=False``).
 CLOSE_BELOW_ROOT, HORIZON_AFTER_CLOSE = 1, 2
-#: Indices into a solver's ``counters`` array.
-NODES, GENERATION = 0, 1
+#: Indices into a solver's ``counters`` array: nodes searched, the table's generation, and from ``ZOBRIST`` on, per
+#: stock position ``k``, the XOR of the Zobrist keys of the face-down stock from ``k`` on, set at each root
+#: (:func:`_stock_hashes`: the face-down cards never change within a search, so a node's stock key is one look-up).
+NODES, GENERATION, ZOBRIST = 0, 1, 2
+COUNTERS = ZOBRIST + MAX_STOCK + 1
 
 
 @njit(cache=True)
@@ -63,8 +66,22 @@ def _terminal(st, root):
 
 
 @njit(cache=True)
-def _keys(st):
-    """Two 64-bit keys of everything that can change a value (see the module docstring)."""
+def _stock_hashes(st, counters):
+    """Set ``counters[ZOBRIST + k]`` for the root ``st``: the XOR of ``_Z[j, stock[j]]`` over the face-down positions
+    ``j >= k`` (all but the turn-up, the only stock card an exchange changes)."""
+    end = st[F.stock_end]
+    acc = 0
+    for k in range(MAX_STOCK, end - 2, -1):
+        counters[ZOBRIST + k] = 0
+    for k in range(end - 2, -1, -1):
+        acc ^= _Z[k, st[F.stock + k]]
+        counters[ZOBRIST + k] = acc
+
+
+@njit(cache=True)
+def _keys(st, counters):
+    """Two 64-bit keys of everything that can change a value (see the module docstring); the stock's part from the
+    root's :func:`_stock_hashes` and the turn-up."""
     k1 = (st[F.hands] | (st[F.hands + 1] << 24) | (st[F.to_move] << 48) | ((st[F.table] + 1) << 49)
           | ((st[F.closed_by] + 1) << 54) | ((st[F.announced] + 1) << 56)
           | (min(st[F.tricks], 1) << 59) | (min(st[F.tricks + 1], 1) << 60))
@@ -73,9 +90,8 @@ def _keys(st):
     k2 = (st[F.card_points] | (st[F.card_points + 1] << 8) | (st[F.marriage_points] << 16)
           | (st[F.marriage_points + 1] << 24) | (st[F.snap_points] << 32) | (st[F.snap_tricks] << 40)
           | ((end - top) << 44))
-    if st[F.closed_by] < 0:
-        for k in range(top, end):
-            k2 ^= _Z[k, st[F.stock + k]]
+    if st[F.closed_by] < 0 and top < end:
+        k2 ^= counters[ZOBRIST + top] ^ _Z[end - 1, st[F.stock + end - 1]]
     return k1, k2
 
 
@@ -166,7 +182,7 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, f
         _restore(st, undo, p)
         fi[p, _BESTMOVE] = R[K.n] + CLAIM
         return True
-    k1, k2 = _keys(st)
+    k1, k2 = _keys(st, counters)
     mask = tt.shape[0] - 1
     h = (k1 * _M1 ^ k2) * _M2
     slot = (h ^ (h >> 29)) & mask
@@ -336,6 +352,7 @@ def _action_values(st, undo, moves, R, actions, out, depth, flags, tt, ttf, coun
     are the first guesses of the zero-window searches); ``st`` is unchanged on return."""
     root = st[F.to_move]
     tricks = st[F.tricks] + st[F.tricks + 1]
+    _stock_hashes(st, counters)
     _save(st, undo, 0)
     for i in range(actions.shape[0]):
         guess = out[i]
@@ -400,6 +417,7 @@ def _best_bits_rows(states, rows, R, n_actions, st, undo, moves, tt, ttf, counte
 # passes them down through every call, and counting each pass halved the node rate).
 @njit(cache=True)
 def _mtd_entry(st, undo, moves, R, root, depth, flags, tt, ttf, counters, fv, fi, okeys):
+    _stock_hashes(st, counters)
     return _mtd(uncounted(st), uncounted(undo), uncounted(moves), 0, uncounted(R), root, 0.0, depth, True, flags, uncounted(tt), uncounted(ttf),
                 uncounted(counters), uncounted(fv), uncounted(fi), uncounted(okeys))
 
@@ -452,7 +470,7 @@ class CoreSolver:
         table = np.zeros((size, 8), np.int64)  # one 64-byte cache line an entry
         table[:, _TGEN] = -1
         self.tt = (table, table.view(np.float64))  # the bounds are float64 in columns _TLOWER, _TUPPER
-        self.counters = np.zeros(2, np.int64)
+        self.counters = np.zeros(COUNTERS, np.int64)
         self.state = np.zeros(STATE_SIZE, np.int64)  # the searched state, made and unmade in place
         self.undo = np.zeros((MAX_PLY, SEARCH_SIZE), np.int64)  # per ply, the state to unmake to
         self.moves = np.zeros((MAX_PLY, 32), np.int64)
