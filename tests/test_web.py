@@ -34,7 +34,7 @@ with warnings.catch_warnings():  # starlette's test client prefers httpx2 (Pytho
 from agents.web.app import MAX_UPLOAD_BYTES, create_app  # noqa: E402
 from agents.web.search import POLICY_NAMES  # noqa: E402
 from schnapsen_env import GameState, RuleSet  # noqa: E402
-from schnapsen_env.records import Recorder, parse_records, replay_to_end  # noqa: E402
+from schnapsen_env.records import Recorder, parse_records, record_of, replay_to_end  # noqa: E402
 from schnapsen_env.rules import PLAYERS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -390,6 +390,43 @@ def test_the_client_never_receives_a_hidden_card(client, app, case, ruleset, sea
         # after the hand, the opponent's remaining cards are shown (and only then)
         assert view["table"]["opponent_hand"] == game.rules.deck.codes_of(game.state.hands[1 - me])
     assert checked >= 20 and control >= 5
+
+
+@pytest.mark.parametrize("mode", ["hand", "match"])
+def test_a_seed_the_server_drew_is_sent_only_once_the_game_is_over(client, app, mode):
+    """A game's seed fixes its deals: a game started without one must not send the seed the server drew (in its
+    view, a record's file name, a replay's name) before the game is over, or the browser could deal the hand itself
+    and see every hidden card. Once the game is over the seed is shown, and it deals the game again."""
+    view = new_game(client, opponent="random", mode=mode)
+    game = app.state.games.get(view["game"])
+    secret = str(game.seed)
+    rng = np.random.default_rng(6)
+    sent: list[str] = []
+
+    def over(v: dict) -> bool:
+        return v["table"]["result"] is not None and (v["match"] is None or v["match"]["over"])
+
+    while not over(view):
+        assert view["seed"] is None
+        sent.append(json.dumps(view))
+        if view["table"]["result"] is None:
+            legal = [a["name"] for a in view["table"]["legal"]]
+            out = act(client, view, legal[int(rng.integers(len(legal)))])
+            sent.append(json.dumps(out["moves"]))
+            view = out["view"]
+            continue
+        download = client.get(f"/api/games/{view['game']}/records")  # the finished hands of a match going on
+        rep = client.post(f"/api/games/{view['game']}/replay")
+        assert download.status_code == 200 and rep.status_code == 201
+        frames = client.get(f"/api/replays/{rep.json()['replay']}/records/0")
+        sent += [download.text, json.dumps(dict(download.headers)), rep.text, frames.text]
+        r = client.post(f"/api/games/{view['game']}/next", json={"version": view["version"]})
+        assert r.status_code == 200, r.json()
+        view = r.json()
+    assert len(sent) >= 10 and not [s for s in sent if secret in s], "the seed was sent during the game"
+    assert view["seed"] == game.seed  # the game is over: its seed is shown
+    again = app.state.games.get(new_game(client, opponent="random", mode=mode, seed=view["seed"])["game"])
+    assert record_of(again.state).deck == game.finished[0].deck  # the seed deals the game's first hand again
 
 
 # The expert's search of a sixtysix24 opening is long (its first eight worlds; README, "Playing in the browser"):

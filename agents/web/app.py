@@ -7,7 +7,8 @@ Routes (every error is JSON ``{"error": MESSAGE, ...}`` with a 4xx status, and c
 ``GET  /api/options``                        rulesets, opponents and analysers on offer, their defaults
 ``GET  /api/cards``                          the SVG card faces and back (:func:`schnapsen_env.svg.card_svg`)
 ``POST /api/games``                          a new game ``{opponent, seat, ruleset, mode, seed}``: 201, its view
-                                             (with ``opponent_error`` when the opponent's first move failed)
+                                             (with ``opponent_error`` when the opponent's first move failed; a
+                                             seed the server drew is shown only once the game is over)
 ``GET  /api/games/{id}``                     the game's view (:meth:`agents.web.sessions.Game.view`)
 ``DELETE /api/games/{id}``                   forget the game
 ``POST /api/games/{id}/actions``             play ``{action, version}``; the opponent answers: ``{moves, view}``
@@ -238,7 +239,8 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
         choice = catalogue.opponent(body.opponent if body.opponent is not None
                                     else catalogue.default_opponent(rules.name), rules)
         game_seed = body.seed if body.seed is not None else int(seeds.integers(0, MAX_SEED, endpoint=True))
-        game = Game(Store.new_id(), choice, PLAYERS.index(body.seat), rules, body.mode, game_seed)
+        game = Game(Store.new_id(), choice, PLAYERS.index(body.seat), rules, body.mode, game_seed,
+                    seed_given=body.seed is not None)
         games.add(game.id, game)
         async with game.lock:
             try:
@@ -298,7 +300,7 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
             if not game.finished:  # a hand in progress is never sent: its deck would show the hidden cards
                 raise WebError(409, "no hand of this game is finished yet: a record is available once its hand is over")
             text = "".join(json.dumps(r.to_dict()) + "\n" for r in game.finished)
-        name = f"schnapsen-{game.rules.name}-{game.seed}.jsonl"
+            name = f"schnapsen-{game.file_stem()}.jsonl"  # a seed the server drew is named only after the game
         return Response(text, media_type="application/x-ndjson",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
@@ -308,7 +310,7 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
         async with game.lock:
             if not game.finished:
                 raise WebError(409, "no hand of this game is finished yet: a replay is available once its hand is over")
-            rep = Replay(Store.new_id(), f"game {game.seed}", list(game.finished))
+            rep = Replay(Store.new_id(), f"game {game.file_stem()}", list(game.finished))
         replays.add(rep.id, rep)
         return rep.summary()
 

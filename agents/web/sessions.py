@@ -167,12 +167,16 @@ class Game:
         rules: the rule set.
         mode: ``"hand"`` or ``"match"``.
         seed: the game's seed.
+        seed_given: the person chose the seed (then it is no secret); else the server drew it, and it is sent only
+            once the game is over (:attr:`public_seed`): it deals every hand, hidden cards included.
     """
 
-    def __init__(self, gid: str, opponent: Choice, seat: int, rules: RuleSet, mode: str, seed: int) -> None:
+    def __init__(self, gid: str, opponent: Choice, seat: int, rules: RuleSet, mode: str, seed: int,
+                 seed_given: bool = True) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
         self.id, self.opponent, self.seat, self.rules, self.mode, self.seed = gid, opponent, seat, rules, mode, seed
+        self.seed_given = seed_given
         self.rng = np.random.default_rng(seed)
         self.match = Match(rules, self.rng) if mode == "match" else None
         self.state: GameState = self.match.state if self.match is not None else GameState.new_hand(rules, self.rng)
@@ -193,6 +197,23 @@ class Game:
     def match_over(self) -> bool:
         """A match game whose match has a winner (always False for a single hand)."""
         return self.match is not None and self.match.over
+
+    @property
+    def over(self) -> bool:
+        """The game is over: its single hand has its result, or its match has a winner."""
+        return self.hand_over and (self.match is None or self.match.over)
+
+    @property
+    def public_seed(self) -> int | None:
+        """The seed, where the person may know it: one they chose, or any once the game is over. A seed the server
+        drew deals the hands, the opponent's cards and the stock order included (R27): None before the end."""
+        return self.seed if self.seed_given or self.over else None
+
+    def file_stem(self) -> str:
+        """A name for the game's files and replays: its seed where public (:attr:`public_seed`), else its id's
+        start."""
+        seed = self.public_seed
+        return f"{self.rules.name}-{seed}" if seed is not None else f"{self.rules.name}-{self.id[:8]}"
 
     @property
     def your_turn(self) -> bool:
@@ -320,7 +341,8 @@ class Game:
     # ----------------------------------------------------------------- views
     def view(self) -> dict[str, Any]:
         """What the person's browser is sent: the game's settings and :func:`agents.web.view.player_view` of the
-        person's observation (the opponent's remaining cards only once the hand is over)."""
+        person's observation (the opponent's remaining cards only once the hand is over; the seed only where
+        :attr:`public_seed` allows, else None)."""
         s = self.state
         mine = self.observation(self.seat)
         opp_hand = None
@@ -336,7 +358,7 @@ class Game:
                      "target": self.rules.match_target, "hands_played": m.hands_played, "over": m.over,
                      "winner": None if m.winner is None else (YOU if m.winner == self.seat else OPPONENT)}
         return {"game": self.id, "version": self.version, "seat": PLAYERS[self.seat], "ruleset": self.rules.name,
-                "mode": self.mode, "seed": self.seed, "opponent": self.opponent.to_json(), "hand_no": self.hand_no,
+                "mode": self.mode, "seed": self.public_seed, "opponent": self.opponent.to_json(), "hand_no": self.hand_no,
                 "match": match, "finished_hands": len(self.finished), "table": table}
 
 

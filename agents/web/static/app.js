@@ -532,7 +532,8 @@ async function download() {
     const blob = new Blob([text], { type: "application/x-ndjson" });
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
-    a.download = `schnapsen-${ui.view.ruleset}-${ui.view.seed}.jsonl`;
+    // A seed the server drew is sent only once the game is over (it deals the hidden cards): else the id names it.
+    a.download = `schnapsen-${ui.view.ruleset}-${ui.view.seed ?? ui.view.game.slice(0, 8)}.jsonl`;
     document.body.append(a);
     a.click();
     a.remove();
