@@ -551,6 +551,41 @@ def test_a_failing_opponent_names_none_of_its_cards_and_can_retry(monkeypatch, s
         assert r.json()["view"]["table"]["to_move"] == "you"
 
 
+def test_an_opponent_that_chooses_an_illegal_card_names_none_of_its_cards(monkeypatch):
+    """An opponent whose agent answers an illegal action (a broken ``--policy``): the answer says so without naming
+    the action, which is a card the person cannot see (here one of the face-down stock; a card of the opponent's
+    hand that it may not play would be one too); the game is unchanged and a retry plays on."""
+    from agents.web import search
+
+    app = create_app(seed=2, workers=0)  # threads: the agent is patched into this process
+    real, chosen = search.choose_action, []
+
+    def illegal_once(spec, rules, obs, mask, seed):
+        if not chosen:
+            [game] = list(app.state.games._items.values())
+            card = int(game.state.stock[0])  # face down: hidden from the person
+            chosen.append((game.rules.deck.codes[card], card))
+            return card
+        return real(spec, rules, obs, mask, seed)
+
+    monkeypatch.setattr(search, "choose_action", illegal_once)
+    with TestClient(app) as c:
+        r = c.post("/api/games", json={"opponent": "random", "mode": "hand", "seed": 8, "seat": "player_1"})
+        assert r.status_code == 201
+        view = r.json()
+        game = app.state.games.get(view["game"])
+        before = game.state.copy()
+        r = c.post(f"/api/games/{view['game']}/actions", json={"action": view["table"]["legal"][0]["name"]})
+        assert chosen and r.status_code == 500 and "not legal" in r.json()["error"]
+        hidden, (code, card) = _hidden_codes(game.state, game.seat), chosen[0]
+        assert code in hidden and not set(CARD.findall(r.text)) & hidden, r.json()["error"]
+        assert not re.search(rf"\b{card}\b", r.json()["error"]), r.json()["error"]  # nor its action id
+        assert len(game.state.actions) == len(before.actions) + 1  # the person's move stands, no more
+        stuck = c.get(f"/api/games/{view['game']}").json()
+        r = c.post(f"/api/games/{view['game']}/opponent", json={"version": stuck["version"]})
+        assert r.status_code == 200 and r.json()["view"]["table"]["to_move"] == "you"
+
+
 def test_warm_up_loads_the_policies_and_the_compiled_searches():
     from agents.web.search import build_agent, warm_up
 

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 import secrets
 from collections import OrderedDict
@@ -35,6 +36,7 @@ from schnapsen_env.rules import PLAYERS, GameState
 from schnapsen_env.ruleset import RULESETS, RuleSet
 
 MODES = ("hand", "match")
+log = logging.getLogger("schnapsen-web")
 #: The label of the person's seat in the game records a game writes (``"players"``).
 HUMAN = "human"
 MAX_SEED = 2 ** 63 - 1
@@ -309,10 +311,15 @@ class Game:
         """Apply the opponent's decision.
 
         Raises:
-            WebError: 500, the opponent chose an action that is not legal (the game is unchanged).
+            WebError: 500, the opponent chose an action that is not legal (the game is unchanged). The answer does
+                not name the action: it may be a card the person cannot see (one of the opponent's hand that it may
+                not play, one of the stock); the server's log has it.
         """
         if not self.opponent_to_move or not self.state.is_legal(int(action)):
-            raise WebError(500, f"the opponent {self.opponent.label!r} chose action {action!r}, which is not legal")
+            log.error("the opponent %r of game %s chose action %r, which is not legal", self.opponent.label,
+                      self.id[:8], action)
+            raise WebError(500, f"the opponent {self.opponent.label!r} chose an action that is not legal (the "
+                                "server's log names it); retry with POST /api/games/<id>/opponent")
         return self._apply(int(action))
 
     def next_hand(self) -> None:
