@@ -727,6 +727,33 @@ def test_a_replay_position_can_be_analysed_for_the_player_to_move(client):
     assert client.post(f"/api/replays/{rid}/analysis", json={"step": "x"}).status_code == 422
 
 
+def test_records_under_other_knobs_replay_and_knobs_beyond_the_app_are_refused(client, app):
+    """Records of either ruleset under other knobs replay and analyse; int knobs too large for the compiled searches
+    and the page (a match target of 10**400 made the replay's frames a bare 500) are refused at the upload, naming
+    the line and the knob."""
+    knobbed = [(RuleSet.make("schnapsen20", false_claim="mirror", close_min_stock=2, match_target=3), 5),
+               (RuleSet.make("sixtysix24", tie="none", last_trick_bonus=20, exchange_rank="J"), 6)]
+    r = client.post("/api/replays", content=_records_text(knobbed))
+    assert r.status_code == 201, r.json()
+    rid = r.json()["replay"]
+    for k in range(2):
+        frames = client.get(f"/api/replays/{rid}/records/{k}")
+        assert frames.status_code == 200, frames.text
+        analysers = ["pimc", "trained"] if k == 0 else ["pimc"]  # the shipped policies play schnapsen20's knobs
+        out = client.post(f"/api/replays/{rid}/analysis", json={"record": k, "step": 1, "analysers": analysers})
+        assert out.status_code == 200 and out.json()["analyses"], out.text
+    good = _records_text([("schnapsen20", 7)])
+    n = len(app.state.replays)
+    for ruleset, knob, value in [("schnapsen20", "match_target", 10 ** 400), ("sixtysix24", "last_trick_bonus", 10 ** 30),
+                                 ("schnapsen20", "match_target", 10 ** 6)]:
+        bad = _records_text([(RuleSet.make(ruleset, **{knob: value}), 8)])
+        r = client.post("/api/replays?name=k.jsonl", content=good + b"\n" + bad)
+        assert r.status_code == 422, (knob, value, r.text[:300])
+        message = r.json()["error"]
+        assert "k.jsonl" in message and "line 3" in message and knob in message and "at most" in message, message
+    assert len(app.state.replays) == n
+
+
 def test_a_finished_game_replays(client, app):
     view = new_game(client, opponent="heuristic", mode="hand", seed=91)
     view, moves = play_to_end(client, app, view, np.random.default_rng(9))

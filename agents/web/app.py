@@ -70,6 +70,10 @@ MAX_UPLOAD_BYTES = 1 << 20
 MAX_GAMES, MAX_REPLAYS = 500, 100
 #: Analyses kept per game or replay for requests asked again (a game keeps only its current position's).
 MAX_ANALYSES = 64
+#: The int knobs that RULES.md leaves unbounded, and the largest value of each that an uploaded record may hold: the
+#: compiled searches keep the rules in int64 and the page's view decodes the observation's floats, so a match target
+#: of 10**400 failed there (a bare 500) long after the upload was accepted.
+INT_KNOBS_UNBOUNDED, MAX_INT_KNOB = ("match_target", "last_trick_bonus"), 100_000
 
 Seed = Annotated[StrictInt, Field(ge=0, le=MAX_SEED)]
 Version = Annotated[StrictInt, Field(ge=0)]
@@ -133,11 +137,21 @@ def _parse_upload(data: bytes, where: str) -> tuple[list, list[str]]:
     """The records of an uploaded file, each replayed, and the warnings about it (an incomplete last line).
 
     Raises:
-        RecordError: the first bad line and what is wrong with it.
+        RecordError: the first bad line and what is wrong with it, or the first record whose int knobs are beyond
+            :data:`MAX_INT_KNOB`.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", IncompleteLineWarning)
         recs = parse_records(data, where)
+    # The records are the file's non-blank lines in order (an incomplete last line, skipped, comes after them all).
+    lines = [k + 1 for k, raw in enumerate(data.split(b"\n")) if raw.decode("utf-8", "replace").strip()]
+    for rec, lineno in zip(recs, lines):
+        for knob in INT_KNOBS_UNBOUNDED:
+            value = rec.rules.get(knob)
+            if isinstance(value, int) and value > MAX_INT_KNOB:
+                shown = f"{value}" if len(str(value)) <= 20 else f"an int of {len(str(value))} digits"
+                raise RecordError(f"{where} line {lineno}: rule key {knob!r} got {shown}: this app shows and analyses "
+                                  f"records whose {knob} is at most {MAX_INT_KNOB:,}")
     return recs, [str(w.message) for w in caught if issubclass(w.category, IncompleteLineWarning)]
 
 
