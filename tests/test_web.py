@@ -586,6 +586,22 @@ def test_an_opponent_that_chooses_an_illegal_card_names_none_of_its_cards(monkey
         assert r.status_code == 200 and r.json()["view"]["table"]["to_move"] == "you"
 
 
+def test_a_worker_keeps_a_bounded_number_of_policies():
+    """A worker keeps each policy it loaded, by (spec, rules): records under ever new knobs (an upload's match
+    targets) must not make it keep ever more of them."""
+    from agents.web import search
+
+    search._POLICIES.clear()
+    bound = search.MAX_POLICIES
+    kept = []
+    for target in range(1, 3 * bound + 1):
+        kept.append(search.build_agent(("name", "trained"), RuleSet.make("schnapsen20", match_target=target), None))
+        assert len(search._POLICIES) <= bound
+    latest = RuleSet.make("schnapsen20", match_target=3 * bound)
+    assert search.build_agent(("name", "trained"), latest, None) is kept[-1]  # the latest ones are still kept
+    search._POLICIES.clear()
+
+
 def test_warm_up_loads_the_policies_and_the_compiled_searches():
     from agents.web.search import build_agent, warm_up
 

@@ -26,6 +26,7 @@ import os
 import signal
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
@@ -40,7 +41,10 @@ POLICY_NAMES = ("trained", "trained-long")
 #: Registered agents whose ``action_values`` are game points for every legal action, offered as analysers.
 VALUE_ANALYSERS = ("pimc", "expert")
 
-_POLICIES: dict[tuple[AgentSpec, RuleSet], Any] = {}  # loaded policies of this worker process
+#: Policies a worker keeps loaded, by (spec, rules): the least recently used beyond these are dropped (the records of
+#: an upload may each hold other knobs, and each knob set is a key of its own).
+MAX_POLICIES = 8
+_POLICIES: OrderedDict[tuple[AgentSpec, RuleSet], Any] = OrderedDict()  # loaded policies of this worker process
 
 
 class SearchError(RuntimeError):
@@ -62,7 +66,7 @@ def build_agent(spec: AgentSpec, rules: RuleSet, seed: int | None):
         seed: the seed of its generator.
 
     Returns:
-        An agent (:mod:`agents.base`).
+        An agent (:mod:`agents.base`); a policy stays loaded for the next task (at most :data:`MAX_POLICIES`).
 
     Raises:
         ValueError: an unknown name, an agent that cannot play ``rules``, a checkpoint that does not load.
@@ -81,6 +85,9 @@ def build_agent(spec: AgentSpec, rules: RuleSet, seed: int | None):
                 from agents import make_agent
 
                 _POLICIES[key] = make_agent(what, rules)
+            while len(_POLICIES) > MAX_POLICIES:
+                _POLICIES.popitem(last=False)
+        _POLICIES.move_to_end(key)
         return _POLICIES[key]
     from agents import make_agent
 
@@ -282,5 +289,5 @@ def _stop(ex: Executor) -> None:
             p.terminate()
 
 
-__all__ = ["POLICY_NAMES", "VALUE_ANALYSERS", "AgentSpec", "SearchError", "SearchPool", "analyse", "build_agent",
+__all__ = ["MAX_POLICIES", "POLICY_NAMES", "VALUE_ANALYSERS", "AgentSpec", "SearchError", "SearchPool", "analyse", "build_agent",
            "choose_action", "is_policy", "warm_up"]
