@@ -14,8 +14,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -600,6 +604,47 @@ def test_a_worker_keeps_a_bounded_number_of_policies():
     latest = RuleSet.make("schnapsen20", match_target=3 * bound)
     assert search.build_agent(("name", "trained"), latest, None) is kept[-1]  # the latest ones are still kept
     search._POLICIES.clear()
+
+
+def _running(pid: int) -> bool:
+    """The process ``pid`` runs (a zombie, dead but not yet reaped by whoever adopted it, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_the_search_workers_end_when_the_server_is_killed():
+    """A server killed outright (SIGKILL, the kernel's out-of-memory killer) runs no shutdown: its workers, blocked
+    on their task queue, must still end by themselves rather than stay forever."""
+    script = ("import asyncio, os\n"
+              "from agents.web.search import SearchPool\n"
+              "pool = SearchPool(2)\n"
+              "async def main():\n"
+              "    await pool.run('play', os.getpid)\n"
+              "    await pool.run('analysis', os.getpid)\n"
+              "    print(*[p for ex in pool._executors.values() for p in ex._processes], flush=True)\n"
+              "    await asyncio.sleep(600)\n"
+              "asyncio.run(main())\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    pids: list[int] = []
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert len(pids) == 2 and all(_running(p) for p in pids)
+        proc.kill()
+        proc.wait(10)
+        deadline = time.monotonic() + 30
+        while any(_running(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in pids if _running(p)], "the workers outlived their server"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for p in pids:
+            if _running(p):
+                os.kill(p, signal.SIGKILL)
 
 
 def test_warm_up_loads_the_policies_and_the_compiled_searches():

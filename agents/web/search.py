@@ -174,9 +174,21 @@ def _report_warm_up(fut) -> None:
                                                    type(fut.exception()).__name__, fut.exception())
 
 
-def _worker_init() -> None:
-    """A worker ignores Ctrl-C (the terminal sends it to the whole process group): the server stops its workers."""
+def _worker_init(server: int | None = None) -> None:
+    """A worker ignores Ctrl-C (the terminal sends it to the whole process group): the server stops its workers.
+    It ends by itself once its server process ``server`` is gone without stopping it (killed outright: SIGKILL,
+    the out-of-memory killer), where it would otherwise wait on its task queue forever (a search in progress ends
+    first: the compiled code holds the GIL)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if server is not None:
+        threading.Thread(target=_watch_server, args=(server,), name="schnapsen-web-watch", daemon=True).start()
+
+
+def _watch_server(server: int, period: float = 0.5) -> None:
+    """End this process once its parent is no longer ``server`` (it was adopted: the server died)."""
+    while os.getppid() == server:
+        time.sleep(period)
+    os._exit(1)
 
 
 def _default_workers() -> int:
@@ -224,7 +236,7 @@ class SearchPool:
                     ex = ThreadPoolExecutor(n, thread_name_prefix=f"schnapsen-web-{kind}")
                 else:
                     ex = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_worker_init)
+                                             initializer=_worker_init, initargs=(os.getpid(),))
                 self._executors[kind] = ex
             return ex
 
