@@ -255,6 +255,29 @@ def test_malformed_bodies_get_422_naming_the_field(client):
     assert len(client.app.state.games) == n_games  # no game was made
 
 
+def test_bodies_that_are_no_json_get_422_saying_what_was_expected(client):
+    """A body that does not parse (cut-off JSON, JSON nested too deeply, an int beyond Python's digit limit, text
+    that is not UTF-8) is one 422 that says what is wrong with it and which fields the route takes; it changes
+    nothing."""
+    view = new_game(client, opponent="random", mode="hand", seed=25)
+    before = snapshot(client, view)
+    n_games = len(client.app.state.games)
+    json_type = {"content-type": "application/json"}
+    cases = [(f"/api/games/{view['game']}/actions", b'{"action": "play', "not JSON", ["action", "version"]),
+             (f"/api/games/{view['game']}/actions", b"[" * 100_000 + b"]" * 100_000, "nested too deeply",
+              ["action", "version"]),
+             ("/api/games", b'{"seed": ' + b"9" * 5000 + b"}", "digits", ["opponent", "seat", "ruleset", "mode", "seed"]),
+             ("/api/games", '{"opponent": "\u00e9"}'.encode("latin-1"), "UTF-8", ["opponent", "seed"]),
+             (f"/api/games/{view['game']}/analysis", b"{" * 50_000, "", ["analysers", "version"])]
+    for url, data, problem, fields in cases:
+        r = client.post(url, content=data, headers=json_type)
+        assert r.status_code == 422, (url, data[:30], r.text[:200])
+        message = r.json()["error"]
+        assert message.startswith("body: ") and problem in message and "expected a JSON object" in message, message
+        assert all(repr(f) in message for f in fields), message
+    assert snapshot(client, view) == before and len(client.app.state.games) == n_games
+
+
 def test_opponents_are_ids_never_paths(client):
     """A browser cannot make the server load a file: a checkpoint path (even of a real policy) is not an id."""
     shipped = str(ROOT / "agents" / "data" / "schnapsen20_policy.pt")

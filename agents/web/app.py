@@ -133,6 +133,27 @@ def _field_errors(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]
     return message, fields
 
 
+def _expected_body(request: Request) -> str:
+    """What the route of ``request`` takes as its body: ``expected a JSON object with the fields [...]``."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    for param in getattr(dependant, "body_params", None) or ():
+        model = param.field_info.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            fields = [f"{name!r}" + (" (required)" if f.is_required() else "") for name, f in model.model_fields.items()]
+            return f"expected a JSON object with the fields {', '.join(fields)}"
+    return "expected a JSON object"
+
+
+def _unparsed_body(cause: BaseException) -> str:
+    """Why a body did not parse as JSON (the exception FastAPI turned into its bare 400)."""
+    if isinstance(cause, RecursionError):
+        return "JSON nested too deeply"
+    if isinstance(cause, UnicodeDecodeError):
+        return f"not UTF-8 text ({cause.reason} at byte {cause.start})"
+    text = str(cause).split(";")[0]  # an int's digit limit: not the advice to raise it
+    return f"not JSON that this server reads ({text[:160]})" if text else f"not JSON ({type(cause).__name__})"
+
+
 def _parse_upload(data: bytes, where: str) -> tuple[list, list[str]]:
     """The records of an uploaded file, each replayed, and the warnings about it (an incomplete last line).
 
@@ -201,11 +222,22 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        for err in exc.errors():
+            if err.get("type") == "json_invalid":  # not JSON: one message, not a field named by its position
+                where = err.get("loc", ("body", "?"))[-1]
+                problem = (err.get("ctx") or {}).get("error", "JSON decode error")
+                message = f"body: not JSON ({problem}: character {where}): {_expected_body(request)}"
+                return JSONResponse({"error": message, "fields": [{"field": "body", "problem": problem}]},
+                                    status_code=422)
         message, fields = _field_errors(exc)
         return JSONResponse({"error": message, "fields": fields}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI's bare "error parsing the body"
+            problem = _unparsed_body(exc.__cause__)
+            return JSONResponse({"error": f"body: {problem}: {_expected_body(request)}",
+                                 "fields": [{"field": "body", "problem": problem}]}, status_code=422)
         return JSONResponse({"error": f"{exc.detail}: {request.method} {request.url.path}"}, status_code=exc.status_code)
 
     # ------------------------------------------------------------------------------------------ page
