@@ -639,8 +639,11 @@ async function start() {
   const params = new URLSearchParams(location.search);
   if (params.get("ruleset") && ui.options.rulesets.includes(params.get("ruleset"))) rs.value = params.get("ruleset");
   fillOpponents(params.get("opponent"));
-  if (params.get("seat")) $("opt-seat").value = params.get("seat");
-  if (params.get("mode")) $("opt-mode").value = params.get("mode");
+  // A setting of the link that is not on offer keeps the default (a select given an unknown value has none).
+  for (const [key, sel] of [["seat", $("opt-seat")], ["mode", $("opt-mode")]]) {
+    const value = params.get(key);
+    if (value !== null && [...sel.options].some((o) => o.value === value)) sel.value = value;
+  }
   rs.addEventListener("change", () => fillOpponents($("opt-opponent").value));
   $("new-game").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
   $("btn-analyse").addEventListener("click", analyse);
