@@ -264,7 +264,7 @@ def test_bodies_that_are_no_json_get_422_saying_what_was_expected(client):
     n_games = len(client.app.state.games)
     json_type = {"content-type": "application/json"}
     cases = [(f"/api/games/{view['game']}/actions", b'{"action": "play', "not JSON", ["action", "version"]),
-             (f"/api/games/{view['game']}/actions", b"[" * 100_000 + b"]" * 100_000, "nested too deeply",
+             (f"/api/games/{view['game']}/actions", b"[" * 30_000 + b"]" * 30_000, "nested too deeply",
               ["action", "version"]),
              ("/api/games", b'{"seed": ' + b"9" * 5000 + b"}", "digits", ["opponent", "seat", "ruleset", "mode", "seed"]),
              ("/api/games", '{"opponent": "\u00e9"}'.encode("latin-1"), "UTF-8", ["opponent", "seed"]),
@@ -276,6 +276,32 @@ def test_bodies_that_are_no_json_get_422_saying_what_was_expected(client):
         assert message.startswith("body: ") and problem in message and "expected a JSON object" in message, message
         assert all(repr(f) in message for f in fields), message
     assert snapshot(client, view) == before and len(client.app.state.games) == n_games
+
+
+def test_an_oversized_json_body_gets_413_before_it_is_read_whole(client, app):
+    """A JSON body far beyond any request of the API (the upload has its own limit) gets 413 naming the limit,
+    whether its length is declared or it comes in chunks, and changes nothing; the server is not made to hold it."""
+    from agents.web.app import MAX_BODY_BYTES
+
+    view = new_game(client, opponent="random", mode="hand", seed=26)
+    before = snapshot(client, view)
+    url = f"/api/games/{view['game']}/actions"
+    big = b'{"action": "' + b"x" * (MAX_BODY_BYTES + 1) + b'"}'
+    r = client.post(url, content=big, headers={"content-type": "application/json"})
+    assert r.status_code == 413 and f"{MAX_BODY_BYTES:,} bytes" in r.json()["error"], r.text[:200]
+
+    def chunks():  # no Content-Length: the limit must hold while the body is read
+        for k in range(0, len(big), 1 << 14):
+            yield big[k:k + (1 << 14)]
+
+    r = client.post(url, content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "over the limit" in r.json()["error"], r.text[:200]
+    r = client.post("/api/games", content=b'{"seed": 1' + b" " * (MAX_BODY_BYTES + 1) + b"}",
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    assert snapshot(client, view) == before
+    ok = client.post(url, json={"action": view["table"]["legal"][0]["name"], "version": view["version"]})
+    assert ok.status_code == 200  # a request of normal size still works
 
 
 def test_opponents_are_ids_never_paths(client):

@@ -66,6 +66,8 @@ STATIC = Path(__file__).with_name("static")
 log = logging.getLogger("schnapsen-web")
 #: Largest records file accepted for upload (a record is a line of about 1 KB: a thousand hands).
 MAX_UPLOAD_BYTES = 1 << 20
+#: Largest JSON body of the other requests (each is well under a kilobyte): a larger one gets 413 unread.
+MAX_BODY_BYTES = 1 << 16
 #: Games and replays kept in memory (the least recently used beyond these are forgotten).
 MAX_GAMES, MAX_REPLAYS = 500, 100
 #: Analyses kept per game or replay for requests asked again (a game keeps only its current position's).
@@ -131,6 +133,43 @@ def _field_errors(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]
         fields.append({"field": loc, "problem": err.get("msg", "invalid")})
     message = "; ".join(f"{f['field']}: {f['problem']}" for f in fields) or "malformed request"
     return message, fields
+
+
+class _BodyTooLarge(Exception):
+    """A request body went over :data:`MAX_BODY_BYTES` while it was read (raised by :class:`_BodyLimit`)."""
+
+
+class _BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is answered 413 without being read whole: at once when
+    its ``Content-Length`` says so, else as soon as the bytes read pass the limit (the app then fails reading it,
+    and its handlers answer 413). The upload route, ``POST /api/replays``, has its own larger limit."""
+
+    def __init__(self, app, limit: int, skip: tuple[str, ...]) -> None:
+        self.app, self.limit, self.skip = app, limit, skip
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.skip:
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or ()).get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.limit:
+            response = JSONResponse({"error": f"the request's body is {int(length):,} bytes, over the limit of "
+                                              f"{self.limit:,} bytes: expected a small JSON object"}, status_code=413)
+            await response(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _BodyTooLarge(f"the request's body is over the limit of {self.limit:,} bytes: expected a "
+                                        "small JSON object")
+            return message
+
+        await self.app(scope, counted, send)
 
 
 def _expected_body(request: Request) -> str:
@@ -213,6 +252,7 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
 
     app = FastAPI(title="schnapsen-web", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.games, app.state.replays, app.state.pool, app.state.catalogue = games, replays, pool, catalogue
+    app.add_middleware(_BodyLimit, limit=MAX_BODY_BYTES, skip=("/api/replays",))
     if allowed_hosts is not None:
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
 
@@ -232,8 +272,14 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
         message, fields = _field_errors(exc)
         return JSONResponse({"error": message, "fields": fields}, status_code=422)
 
+    @app.exception_handler(_BodyTooLarge)
+    async def _too_large(request: Request, exc: _BodyTooLarge) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=413)
+
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and isinstance(exc.__cause__, _BodyTooLarge):  # raised while FastAPI read it
+            return JSONResponse({"error": str(exc.__cause__)}, status_code=413)
         if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI's bare "error parsing the body"
             problem = _unparsed_body(exc.__cause__)
             return JSONResponse({"error": f"body: {problem}: {_expected_body(request)}",
@@ -460,4 +506,4 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
     return app
 
 
-__all__ = ["MAX_UPLOAD_BYTES", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "MAX_UPLOAD_BYTES", "create_app"]
