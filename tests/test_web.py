@@ -304,6 +304,23 @@ def test_an_oversized_json_body_gets_413_before_it_is_read_whole(client, app):
     assert ok.status_code == 200  # a request of normal size still works
 
 
+def test_requests_from_a_page_of_another_site_are_refused(client, app):
+    """A page of another site open in the same browser may send simple POSTs to 127.0.0.1 (no preflight: no body,
+    or text/plain): it cannot read the answers, but without a check it could make games and replays by the
+    hundred (evicting the person's own game, keeping the workers busy). A request whose Origin is not the server
+    itself is refused with 403, before anything is made; the page's own requests (same origin) and clients that
+    send no Origin (scripts, curl) pass."""
+    n_games, n_replays = len(app.state.games), len(app.state.replays)
+    for origin in ("http://evil.example", "null", "http://127.0.0.1.evil.example"):
+        for method, path, content in [("POST", "/api/games", None), ("POST", "/api/replays", _records_text([("schnapsen20", 9)]))]:
+            r = client.request(method, path, content=content, headers={"origin": origin, "content-type": "text/plain"})
+            assert r.status_code == 403 and "another site" in r.json()["error"], (origin, path, r.text[:200])
+    assert (len(app.state.games), len(app.state.replays)) == (n_games, n_replays)
+    r = client.post("/api/games", json={"opponent": "random"}, headers={"origin": "http://testserver"})
+    assert r.status_code == 201  # the page itself: the same origin as the Host it asked
+    assert client.get(f"/api/games/{r.json()['game']}", headers={"origin": "http://evil.example"}).status_code == 200
+
+
 def test_opponents_are_ids_never_paths(client):
     """A browser cannot make the server load a file: a checkpoint path (even of a real policy) is not an id."""
     shipped = str(ROOT / "agents" / "data" / "schnapsen20_policy.pt")

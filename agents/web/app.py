@@ -27,6 +27,9 @@ action, not your turn, a stale ``version``, the hand not over); 413 an upload ov
 malformed body (naming the field), an unknown action name, an opponent or analyser not on offer, a bad record
 (naming its line). 500 and 503 are the server's own failures (an opponent that failed; a search process that died).
 
+A request that changes something and comes from a page of another site (its ``Origin`` is not this server) gets
+403; a JSON body over :data:`MAX_BODY_BYTES` gets 413 unread.
+
 Sealed information: the views come from :class:`~agents.web.sessions.Game`, built from the person's observation
 only (:mod:`agents.web.view`), and the opponent and the analysers get a player's observation only (the agent
 contract), in worker processes (:mod:`agents.web.search`) so that long searches never hold up the server.
@@ -41,6 +44,7 @@ import warnings
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
+from urllib.parse import urlsplit
 
 import numpy as np
 from fastapi import Body, FastAPI, Query, Request
@@ -172,6 +176,35 @@ class _BodyLimit:
         await self.app(scope, counted, send)
 
 
+class _SameOrigin:
+    """ASGI middleware: a request that changes something (any method but GET, HEAD, OPTIONS) sent by a page of
+    another site is refused with 403. Browsers send ``Origin`` with every such request; a page of another site may
+    send simple POSTs (no body, or ``text/plain``) without asking first, and could otherwise make games and replays
+    by the hundred, evicting the person's own. Clients that send no ``Origin`` (scripts, curl) are not browsers'
+    pages and pass."""
+
+    SAFE = ("GET", "HEAD", "OPTIONS")
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["method"] not in self.SAFE:
+            headers = dict(scope.get("headers") or ())
+            origin = headers.get(b"origin")
+            if origin is not None:
+                host = headers.get(b"host", b"").decode("latin-1").lower()
+                netloc = urlsplit(origin.decode("latin-1")).netloc.lower() if origin != b"null" else None
+                if netloc != host:
+                    response = JSONResponse({"error": f"a request from a page of another site "
+                                                      f"({origin.decode('latin-1')[:100]!r}) is refused: expected "
+                                                      f"one from this server's own page (http://{host}/)"},
+                                            status_code=403)
+                    await response(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
+
+
 def _expected_body(request: Request) -> str:
     """What the route of ``request`` takes as its body: ``expected a JSON object with the fields [...]``."""
     dependant = getattr(request.scope.get("route"), "dependant", None)
@@ -253,6 +286,7 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
     app = FastAPI(title="schnapsen-web", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.games, app.state.replays, app.state.pool, app.state.catalogue = games, replays, pool, catalogue
     app.add_middleware(_BodyLimit, limit=MAX_BODY_BYTES, skip=("/api/replays",))
+    app.add_middleware(_SameOrigin)
     if allowed_hosts is not None:
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
 
