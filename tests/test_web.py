@@ -946,6 +946,7 @@ def test_a_policy_file_is_offered_as_opponent_and_analyser(tmp_path):
     (["--workers", "-1"], "--workers -1"),
     (["--policy", "missing.pt"], "--policy 'missing.pt' does not exist"),
     (["--policy", "FOLDER"], "is a folder"),
+    (["--policy", "/dev/null"], "--policy '/dev/null' is not a regular file"),
     (["--policy", "BROKEN"], "--policy"),
     (["--host", "no-such-host.invalid"], "--host 'no-such-host.invalid': unknown host"),
     (["--bogus"], "unrecognized arguments"),

@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
                 "(pip install 'schnapsen-env[web]', or bash scripts/bootstrap.sh --extras web ...)")
     if args.policy is not None:
         if not os.path.isfile(args.policy):
-            what = "is a folder" if os.path.isdir(args.policy) else "does not exist"
+            what = ("is a folder" if os.path.isdir(args.policy) else "is not a regular file"
+                    if os.path.exists(args.policy) else "does not exist")  # a device, a FIFO: never read
             p.error(f"--policy {short_repr(args.policy)} {what}: expected a policy.pt written by train.py")
     import uvicorn
 
