@@ -7,6 +7,10 @@
 * Sealed information: at decision points of seeded games the hidden cards (the opponent's unseen hand, the stock
   order) are swapped in the server's state; the JSON the page receives, and the analysis it gets, stay identical,
   and no hidden card is named anywhere in it. Swapping a card the person sees changes the view (the check can fail).
+  A seed the server drew (it deals the hidden cards) is sent only once the game is over; an opponent's illegal
+  action is not named.
+* Hostile requests: bodies that are no JSON, oversized bodies, requests from a page of another site, records whose
+  knobs the app cannot hold.
 * Analysis gives a value (or probability) for every legal action; several games at once do not interfere; the
   server answers while a long search runs; uploaded records replay move by move with every card shown.
 """
