@@ -270,7 +270,8 @@ def test_bodies_that_are_no_json_get_422_saying_what_was_expected(client):
     cases = [(f"/api/games/{view['game']}/actions", b'{"action": "play', "not JSON", ["action", "version"]),
              (f"/api/games/{view['game']}/actions", b"[" * 30_000 + b"]" * 30_000, "nested too deeply",
               ["action", "version"]),
-             ("/api/games", b'{"seed": ' + b"9" * 5000 + b"}", "digits", ["opponent", "seat", "ruleset", "mode", "seed"]),
+             ("/api/games", b'{"seed": ' + b"9" * 5000 + b"}", "digits",
+              ["opponent", "seat", "ruleset", "mode", "seed"]),
              ("/api/games", '{"opponent": "\u00e9"}'.encode("latin-1"), "UTF-8", ["opponent", "seed"]),
              (f"/api/games/{view['game']}/analysis", b"{" * 50_000, "", ["analysers", "version"])]
     for url, data, problem, fields in cases:
@@ -316,8 +317,8 @@ def test_requests_from_a_page_of_another_site_are_refused(client, app):
     send no Origin (scripts, curl) pass."""
     n_games, n_replays = len(app.state.games), len(app.state.replays)
     for origin in ("http://evil.example", "null", "http://127.0.0.1.evil.example"):
-        for method, path, content in [("POST", "/api/games", None), ("POST", "/api/replays", _records_text([("schnapsen20", 9)]))]:
-            r = client.request(method, path, content=content, headers={"origin": origin, "content-type": "text/plain"})
+        for path, content in [("/api/games", None), ("/api/replays", _records_text([("schnapsen20", 9)]))]:
+            r = client.post(path, content=content, headers={"origin": origin, "content-type": "text/plain"})
             assert r.status_code == 403 and "another site" in r.json()["error"], (origin, path, r.text[:200])
     assert (len(app.state.games), len(app.state.replays)) == (n_games, n_replays)
     r = client.post("/api/games", json={"opponent": "random"}, headers={"origin": "http://testserver"})
@@ -592,6 +593,34 @@ def test_the_server_answers_while_a_long_search_runs(client):
     assert took < 0.5, f"the server took {took:.2f} s to answer during a search"
 
 
+def test_a_searching_opponent_does_not_hold_up_another_games_quick_opponent(client):
+    """One game's opponent searching (the expert at a sixtysix24 opening, seconds to a minute) must not make
+    another game's quick opponent (random, heuristic, a policy) wait its turn behind that search."""
+    quick = new_game(client, opponent="trained", mode="hand", seed=63)  # the person leads (seed 63)
+    assert quick["table"]["to_move"] == "you"
+    r = client.post(f"/api/games/{quick['game']}/actions", json={"action": quick["table"]["legal"][0]["name"]})
+    quick = r.json()["view"]  # the quick opponent's worker is warm
+    answer = {}
+    th = threading.Thread(target=lambda: answer.setdefault("r", client.post("/api/games", json={
+        "opponent": "expert", "ruleset": "sixtysix24", "seat": "player_1", "mode": "hand", "seed": 4})))
+    n = len(client.app.state.games)
+    th.start()
+    deadline = time.monotonic() + 30
+    while len(client.app.state.games) == n and time.monotonic() < deadline:  # the expert's search has begun
+        time.sleep(0.005)
+    time.sleep(0.2)
+    start = time.perf_counter()
+    r = client.post(f"/api/games/{quick['game']}/actions", json={"action": quick["table"]["legal"][0]["name"],
+                                                                   "version": quick["version"]})
+    took = time.perf_counter() - start
+    still_searching = th.is_alive()
+    th.join(120)
+    assert r.status_code == 200 and answer["r"].status_code == 201
+    assert answer["r"].json()["table"]["log"][0]["by"] == "opponent"  # the expert did search (it leads)
+    assert took < 1.0, f"the quick opponent's answer waited {took:.2f} s for another game's search"
+    assert still_searching, "the search ended before the other game's move: the check proves nothing"
+
+
 @pytest.mark.parametrize("seat", ["player_0", "player_1"])  # with seed 8: the opponent leads / the person leads
 def test_a_failing_opponent_names_none_of_its_cards_and_can_retry(monkeypatch, seat):
     """An opponent whose agent raises: the answer names the failure but not its message (which may list the
@@ -695,7 +724,7 @@ def test_the_search_workers_end_when_the_server_is_killed():
               "async def main():\n"
               "    await pool.run('play', os.getpid)\n"
               "    await pool.run('analysis', os.getpid)\n"
-              "    print(*[p for ex in pool._executors.values() for p in ex._processes], flush=True)\n"
+              "    print(*[p for ex in pool._executors.values() if ex for p in ex._processes], flush=True)\n"
               "    await asyncio.sleep(600)\n"
               "asyncio.run(main())\n")
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -875,8 +904,8 @@ def test_records_under_other_knobs_replay_and_knobs_beyond_the_app_are_refused(c
         assert out.status_code == 200 and out.json()["analyses"], out.text
     good = _records_text([("schnapsen20", 7)])
     n = len(app.state.replays)
-    for ruleset, knob, value in [("schnapsen20", "match_target", 10 ** 400), ("sixtysix24", "last_trick_bonus", 10 ** 30),
-                                 ("schnapsen20", "match_target", 10 ** 6)]:
+    for ruleset, knob, value in [("schnapsen20", "match_target", 10 ** 400), ("schnapsen20", "match_target", 10 ** 6),
+                                 ("sixtysix24", "last_trick_bonus", 10 ** 30)]:
         bad = _records_text([(RuleSet.make(ruleset, **{knob: value}), 8)])
         r = client.post("/api/replays?name=k.jsonl", content=good + b"\n" + bad)
         assert r.status_code == 422, (knob, value, r.text[:300])

@@ -211,7 +211,8 @@ def _expected_body(request: Request) -> str:
     for param in getattr(dependant, "body_params", None) or ():
         model = param.field_info.annotation
         if isinstance(model, type) and issubclass(model, BaseModel):
-            fields = [f"{name!r}" + (" (required)" if f.is_required() else "") for name, f in model.model_fields.items()]
+            fields = [f"{name!r}" + (" (required)" if f.is_required() else "")
+                      for name, f in model.model_fields.items()]
             return f"expected a JSON object with the fields {', '.join(fields)}"
     return "expected a JSON object"
 

@@ -365,7 +365,8 @@ class Game:
                      "target": self.rules.match_target, "hands_played": m.hands_played, "over": m.over,
                      "winner": None if m.winner is None else (YOU if m.winner == self.seat else OPPONENT)}
         return {"game": self.id, "version": self.version, "seat": PLAYERS[self.seat], "ruleset": self.rules.name,
-                "mode": self.mode, "seed": self.public_seed, "opponent": self.opponent.to_json(), "hand_no": self.hand_no,
+                "mode": self.mode, "seed": self.public_seed, "opponent": self.opponent.to_json(),
+                "hand_no": self.hand_no,
                 "match": match, "finished_hands": len(self.finished), "table": table}
 
 
