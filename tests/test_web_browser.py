@@ -186,3 +186,40 @@ def test_a_link_with_bad_settings_still_starts_a_game(server, browser):
     view = server_view(server, page)
     assert (view["seat"], view["mode"], view["ruleset"]) == ("player_0", "match", "schnapsen20")
     assert view["opponent"]["id"] == "trained-long" and not page.locator("#error").is_visible()
+
+
+def _records_file(path: Path, n: int) -> None:
+    """``n`` seeded random hands of schnapsen20 as a JSON Lines records file."""
+    from schnapsen_env import RuleSet
+    from schnapsen_env.records import Recorder
+
+    rng = np.random.default_rng(5)
+    with open(path, "w") as f:
+        for _ in range(n):
+            rec = Recorder.deal(RuleSet.make("schnapsen20"), rng)
+            while rec.state.result is None:
+                legal = rec.state.legal_actions()
+                rec.step(int(legal[int(rng.integers(len(legal)))]))
+            f.write(json.dumps(rec.record().to_dict()) + "\n")
+
+
+def test_an_uploaded_file_opens_at_its_first_deal(server, browser, tmp_path):
+    """Uploading a records file opens its first record at the deal (move 0), whatever the number of records; a
+    bad file is refused with its message shown, and the page goes on."""
+    page = browser.new_page(viewport={"width": 1280, "height": 800})
+    page.goto(f"{server}?opponent=random&mode=hand&seed=1")
+    page.wait_for_function(SETTLED, timeout=WAIT_MS)
+    good = tmp_path / "three.jsonl"
+    _records_file(good, 3)
+    page.set_input_files("#upload", str(good))
+    page.wait_for_function("document.body.dataset.state === 'replay'", timeout=30_000)
+    assert page.locator("#replay-record option").count() == 3
+    assert page.locator("#replay-record").input_value() == "0"
+    assert page.locator("#rp-step").inner_text().startswith("move 0 of "), page.locator("#rp-step").inner_text()
+    page.click("#rp-close")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text("not json\n")
+    page.set_input_files("#upload", str(bad))
+    page.wait_for_function("!document.getElementById('error').hidden", timeout=30_000)
+    assert "line 1: not JSON" in page.locator("#error").inner_text()
+    assert page.evaluate("document.body.dataset.state") in ("your-turn", "hand-over")

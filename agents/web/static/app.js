@@ -554,7 +554,7 @@ async function upload(file) {
     const text = await file.text();
     const summary = await api("POST", `/api/replays?name=${encodeURIComponent(file.name)}`, undefined, text);
     for (const w of summary.warnings || []) showError(w);
-    await openReplay(summary, 0, summary.records.length - 1);
+    await openReplay(summary, 0, 0);  // the first record, at its deal
   } catch (e) {
     showError(e.message);
   }
