@@ -7,6 +7,10 @@
 * Sealed information: at decision points of seeded games the hidden cards (the opponent's unseen hand, the stock
   order) are swapped in the server's state; the JSON the page receives, and the analysis it gets, stay identical,
   and no hidden card is named anywhere in it. Swapping a card the person sees changes the view (the check can fail).
+  A seed the server drew (it deals the hidden cards) is sent only once the game is over; an opponent's illegal
+  action is not named.
+* Hostile requests: bodies that are no JSON, oversized bodies, requests from a page of another site, records whose
+  knobs the app cannot hold.
 * Analysis gives a value (or probability) for every legal action; several games at once do not interfere; the
   server answers while a long search runs; uploaded records replay move by move with every card shown.
 """
@@ -14,8 +18,12 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
+import signal
+import subprocess
+import sys
 import threading
 import time
 import warnings
@@ -34,7 +42,7 @@ with warnings.catch_warnings():  # starlette's test client prefers httpx2 (Pytho
 from agents.web.app import MAX_UPLOAD_BYTES, create_app  # noqa: E402
 from agents.web.search import POLICY_NAMES  # noqa: E402
 from schnapsen_env import GameState, RuleSet  # noqa: E402
-from schnapsen_env.records import Recorder, parse_records, replay_to_end  # noqa: E402
+from schnapsen_env.records import Recorder, parse_records, record_of, replay_to_end  # noqa: E402
 from schnapsen_env.rules import PLAYERS  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -251,6 +259,73 @@ def test_malformed_bodies_get_422_naming_the_field(client):
     assert len(client.app.state.games) == n_games  # no game was made
 
 
+def test_bodies_that_are_no_json_get_422_saying_what_was_expected(client):
+    """A body that does not parse (cut-off JSON, JSON nested too deeply, an int beyond Python's digit limit, text
+    that is not UTF-8) is one 422 that says what is wrong with it and which fields the route takes; it changes
+    nothing."""
+    view = new_game(client, opponent="random", mode="hand", seed=25)
+    before = snapshot(client, view)
+    n_games = len(client.app.state.games)
+    json_type = {"content-type": "application/json"}
+    cases = [(f"/api/games/{view['game']}/actions", b'{"action": "play', "not JSON", ["action", "version"]),
+             (f"/api/games/{view['game']}/actions", b"[" * 30_000 + b"]" * 30_000, "nested too deeply",
+              ["action", "version"]),
+             ("/api/games", b'{"seed": ' + b"9" * 5000 + b"}", "digits",
+              ["opponent", "seat", "ruleset", "mode", "seed"]),
+             ("/api/games", '{"opponent": "\u00e9"}'.encode("latin-1"), "UTF-8", ["opponent", "seed"]),
+             (f"/api/games/{view['game']}/analysis", b"{" * 50_000, "", ["analysers", "version"])]
+    for url, data, problem, fields in cases:
+        r = client.post(url, content=data, headers=json_type)
+        assert r.status_code == 422, (url, data[:30], r.text[:200])
+        message = r.json()["error"]
+        assert message.startswith("body: ") and problem in message and "expected a JSON object" in message, message
+        assert all(repr(f) in message for f in fields), message
+    assert snapshot(client, view) == before and len(client.app.state.games) == n_games
+
+
+def test_an_oversized_json_body_gets_413_before_it_is_read_whole(client, app):
+    """A JSON body far beyond any request of the API (the upload has its own limit) gets 413 naming the limit,
+    whether its length is declared or it comes in chunks, and changes nothing; the server is not made to hold it."""
+    from agents.web.app import MAX_BODY_BYTES
+
+    view = new_game(client, opponent="random", mode="hand", seed=26)
+    before = snapshot(client, view)
+    url = f"/api/games/{view['game']}/actions"
+    big = b'{"action": "' + b"x" * (MAX_BODY_BYTES + 1) + b'"}'
+    r = client.post(url, content=big, headers={"content-type": "application/json"})
+    assert r.status_code == 413 and f"{MAX_BODY_BYTES:,} bytes" in r.json()["error"], r.text[:200]
+
+    def chunks():  # no Content-Length: the limit must hold while the body is read
+        for k in range(0, len(big), 1 << 14):
+            yield big[k:k + (1 << 14)]
+
+    r = client.post(url, content=chunks(), headers={"content-type": "application/json"})
+    assert r.status_code == 413 and "over the limit" in r.json()["error"], r.text[:200]
+    r = client.post("/api/games", content=b'{"seed": 1' + b" " * (MAX_BODY_BYTES + 1) + b"}",
+                    headers={"content-type": "application/json"})
+    assert r.status_code == 413
+    assert snapshot(client, view) == before
+    ok = client.post(url, json={"action": view["table"]["legal"][0]["name"], "version": view["version"]})
+    assert ok.status_code == 200  # a request of normal size still works
+
+
+def test_requests_from_a_page_of_another_site_are_refused(client, app):
+    """A page of another site open in the same browser may send simple POSTs to 127.0.0.1 (no preflight: no body,
+    or text/plain): it cannot read the answers, but without a check it could make games and replays by the
+    hundred (evicting the person's own game, keeping the workers busy). A request whose Origin is not the server
+    itself is refused with 403, before anything is made; the page's own requests (same origin) and clients that
+    send no Origin (scripts, curl) pass."""
+    n_games, n_replays = len(app.state.games), len(app.state.replays)
+    for origin in ("http://evil.example", "null", "http://127.0.0.1.evil.example"):
+        for path, content in [("/api/games", None), ("/api/replays", _records_text([("schnapsen20", 9)]))]:
+            r = client.post(path, content=content, headers={"origin": origin, "content-type": "text/plain"})
+            assert r.status_code == 403 and "another site" in r.json()["error"], (origin, path, r.text[:200])
+    assert (len(app.state.games), len(app.state.replays)) == (n_games, n_replays)
+    r = client.post("/api/games", json={"opponent": "random"}, headers={"origin": "http://testserver"})
+    assert r.status_code == 201  # the page itself: the same origin as the Host it asked
+    assert client.get(f"/api/games/{r.json()['game']}", headers={"origin": "http://evil.example"}).status_code == 200
+
+
 def test_opponents_are_ids_never_paths(client):
     """A browser cannot make the server load a file: a checkpoint path (even of a real policy) is not an id."""
     shipped = str(ROOT / "agents" / "data" / "schnapsen20_policy.pt")
@@ -392,6 +467,43 @@ def test_the_client_never_receives_a_hidden_card(client, app, case, ruleset, sea
     assert checked >= 20 and control >= 5
 
 
+@pytest.mark.parametrize("mode", ["hand", "match"])
+def test_a_seed_the_server_drew_is_sent_only_once_the_game_is_over(client, app, mode):
+    """A game's seed fixes its deals: a game started without one must not send the seed the server drew (in its
+    view, a record's file name, a replay's name) before the game is over, or the browser could deal the hand itself
+    and see every hidden card. Once the game is over the seed is shown, and it deals the game again."""
+    view = new_game(client, opponent="random", mode=mode)
+    game = app.state.games.get(view["game"])
+    secret = str(game.seed)
+    rng = np.random.default_rng(6)
+    sent: list[str] = []
+
+    def over(v: dict) -> bool:
+        return v["table"]["result"] is not None and (v["match"] is None or v["match"]["over"])
+
+    while not over(view):
+        assert view["seed"] is None
+        sent.append(json.dumps(view))
+        if view["table"]["result"] is None:
+            legal = [a["name"] for a in view["table"]["legal"]]
+            out = act(client, view, legal[int(rng.integers(len(legal)))])
+            sent.append(json.dumps(out["moves"]))
+            view = out["view"]
+            continue
+        download = client.get(f"/api/games/{view['game']}/records")  # the finished hands of a match going on
+        rep = client.post(f"/api/games/{view['game']}/replay")
+        assert download.status_code == 200 and rep.status_code == 201
+        frames = client.get(f"/api/replays/{rep.json()['replay']}/records/0")
+        sent += [download.text, json.dumps(dict(download.headers)), rep.text, frames.text]
+        r = client.post(f"/api/games/{view['game']}/next", json={"version": view["version"]})
+        assert r.status_code == 200, r.json()
+        view = r.json()
+    assert len(sent) >= 10 and not [s for s in sent if secret in s], "the seed was sent during the game"
+    assert view["seed"] == game.seed  # the game is over: its seed is shown
+    again = app.state.games.get(new_game(client, opponent="random", mode=mode, seed=view["seed"])["game"])
+    assert record_of(again.state).deck == game.finished[0].deck  # the seed deals the game's first hand again
+
+
 # The expert's search of a sixtysix24 opening is long (its first eight worlds; README, "Playing in the browser"):
 # from trick 4 on it is short.
 @pytest.mark.parametrize("ruleset,analysers,from_trick", [("schnapsen20", ["pimc", "expert", "trained-long"], 1),
@@ -481,6 +593,34 @@ def test_the_server_answers_while_a_long_search_runs(client):
     assert took < 0.5, f"the server took {took:.2f} s to answer during a search"
 
 
+def test_a_searching_opponent_does_not_hold_up_another_games_quick_opponent(client):
+    """One game's opponent searching (the expert at a sixtysix24 opening, seconds to a minute) must not make
+    another game's quick opponent (random, heuristic, a policy) wait its turn behind that search."""
+    quick = new_game(client, opponent="trained", mode="hand", seed=63)  # the person leads (seed 63)
+    assert quick["table"]["to_move"] == "you"
+    r = client.post(f"/api/games/{quick['game']}/actions", json={"action": quick["table"]["legal"][0]["name"]})
+    quick = r.json()["view"]  # the quick opponent's worker is warm
+    answer = {}
+    th = threading.Thread(target=lambda: answer.setdefault("r", client.post("/api/games", json={
+        "opponent": "expert", "ruleset": "sixtysix24", "seat": "player_1", "mode": "hand", "seed": 4})))
+    n = len(client.app.state.games)
+    th.start()
+    deadline = time.monotonic() + 30
+    while len(client.app.state.games) == n and time.monotonic() < deadline:  # the expert's search has begun
+        time.sleep(0.005)
+    time.sleep(0.2)
+    start = time.perf_counter()
+    r = client.post(f"/api/games/{quick['game']}/actions", json={"action": quick["table"]["legal"][0]["name"],
+                                                                   "version": quick["version"]})
+    took = time.perf_counter() - start
+    still_searching = th.is_alive()
+    th.join(120)
+    assert r.status_code == 200 and answer["r"].status_code == 201
+    assert answer["r"].json()["table"]["log"][0]["by"] == "opponent"  # the expert did search (it leads)
+    assert took < 1.0, f"the quick opponent's answer waited {took:.2f} s for another game's search"
+    assert still_searching, "the search ended before the other game's move: the check proves nothing"
+
+
 @pytest.mark.parametrize("seat", ["player_0", "player_1"])  # with seed 8: the opponent leads / the person leads
 def test_a_failing_opponent_names_none_of_its_cards_and_can_retry(monkeypatch, seat):
     """An opponent whose agent raises: the answer names the failure but not its message (which may list the
@@ -512,6 +652,98 @@ def test_a_failing_opponent_names_none_of_its_cards_and_can_retry(monkeypatch, s
         r = c.post(f"/api/games/{view['game']}/opponent", json={"version": stuck["version"]})
         assert r.status_code == 200 and r.json()["moves"][0]["by"] == "opponent"
         assert r.json()["view"]["table"]["to_move"] == "you"
+
+
+def test_an_opponent_that_chooses_an_illegal_card_names_none_of_its_cards(monkeypatch):
+    """An opponent whose agent answers an illegal action (a broken ``--policy``): the answer says so without naming
+    the action, which is a card the person cannot see (here one of the face-down stock; a card of the opponent's
+    hand that it may not play would be one too); the game is unchanged and a retry plays on."""
+    from agents.web import search
+
+    app = create_app(seed=2, workers=0)  # threads: the agent is patched into this process
+    real, chosen = search.choose_action, []
+
+    def illegal_once(spec, rules, obs, mask, seed):
+        if not chosen:
+            [game] = list(app.state.games._items.values())
+            card = int(game.state.stock[0])  # face down: hidden from the person
+            chosen.append((game.rules.deck.codes[card], card))
+            return card
+        return real(spec, rules, obs, mask, seed)
+
+    monkeypatch.setattr(search, "choose_action", illegal_once)
+    with TestClient(app) as c:
+        r = c.post("/api/games", json={"opponent": "random", "mode": "hand", "seed": 8, "seat": "player_1"})
+        assert r.status_code == 201
+        view = r.json()
+        game = app.state.games.get(view["game"])
+        before = game.state.copy()
+        r = c.post(f"/api/games/{view['game']}/actions", json={"action": view["table"]["legal"][0]["name"]})
+        assert chosen and r.status_code == 500 and "not legal" in r.json()["error"]
+        hidden, (code, card) = _hidden_codes(game.state, game.seat), chosen[0]
+        assert code in hidden and not set(CARD.findall(r.text)) & hidden, r.json()["error"]
+        assert not re.search(rf"\b{card}\b", r.json()["error"]), r.json()["error"]  # nor its action id
+        assert len(game.state.actions) == len(before.actions) + 1  # the person's move stands, no more
+        stuck = c.get(f"/api/games/{view['game']}").json()
+        r = c.post(f"/api/games/{view['game']}/opponent", json={"version": stuck["version"]})
+        assert r.status_code == 200 and r.json()["view"]["table"]["to_move"] == "you"
+
+
+def test_a_worker_keeps_a_bounded_number_of_policies():
+    """A worker keeps each policy it loaded, by (spec, rules): records under ever new knobs (an upload's match
+    targets) must not make it keep ever more of them."""
+    from agents.web import search
+
+    search._POLICIES.clear()
+    bound = search.MAX_POLICIES
+    kept = []
+    for target in range(1, 3 * bound + 1):
+        kept.append(search.build_agent(("name", "trained"), RuleSet.make("schnapsen20", match_target=target), None))
+        assert len(search._POLICIES) <= bound
+    latest = RuleSet.make("schnapsen20", match_target=3 * bound)
+    assert search.build_agent(("name", "trained"), latest, None) is kept[-1]  # the latest ones are still kept
+    search._POLICIES.clear()
+
+
+def _running(pid: int) -> bool:
+    """The process ``pid`` runs (a zombie, dead but not yet reaped by whoever adopted it, does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
+def test_the_search_workers_end_when_the_server_is_killed():
+    """A server killed outright (SIGKILL, the kernel's out-of-memory killer) runs no shutdown: its workers, blocked
+    on their task queue, must still end by themselves rather than stay forever."""
+    script = ("import asyncio, os\n"
+              "from agents.web.search import SearchPool\n"
+              "pool = SearchPool(2)\n"
+              "async def main():\n"
+              "    await pool.run('play', os.getpid)\n"
+              "    await pool.run('analysis', os.getpid)\n"
+              "    print(*[p for ex in pool._executors.values() if ex for p in ex._processes], flush=True)\n"
+              "    await asyncio.sleep(600)\n"
+              "asyncio.run(main())\n")
+    proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
+    pids: list[int] = []
+    try:
+        pids = [int(p) for p in proc.stdout.readline().split()]
+        assert len(pids) == 2 and all(_running(p) for p in pids)
+        proc.kill()
+        proc.wait(10)
+        deadline = time.monotonic() + 30
+        while any(_running(p) for p in pids) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert not [p for p in pids if _running(p)], "the workers outlived their server"
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        for p in pids:
+            if _running(p):
+                os.kill(p, signal.SIGKILL)
 
 
 def test_warm_up_loads_the_policies_and_the_compiled_searches():
@@ -655,6 +887,33 @@ def test_a_replay_position_can_be_analysed_for_the_player_to_move(client):
     assert client.post(f"/api/replays/{rid}/analysis", json={"step": "x"}).status_code == 422
 
 
+def test_records_under_other_knobs_replay_and_knobs_beyond_the_app_are_refused(client, app):
+    """Records of either ruleset under other knobs replay and analyse; int knobs too large for the compiled searches
+    and the page (a match target of 10**400 made the replay's frames a bare 500) are refused at the upload, naming
+    the line and the knob."""
+    knobbed = [(RuleSet.make("schnapsen20", false_claim="mirror", close_min_stock=2, match_target=3), 5),
+               (RuleSet.make("sixtysix24", tie="none", last_trick_bonus=20, exchange_rank="J"), 6)]
+    r = client.post("/api/replays", content=_records_text(knobbed))
+    assert r.status_code == 201, r.json()
+    rid = r.json()["replay"]
+    for k in range(2):
+        frames = client.get(f"/api/replays/{rid}/records/{k}")
+        assert frames.status_code == 200, frames.text
+        analysers = ["pimc", "trained"] if k == 0 else ["pimc"]  # the shipped policies play schnapsen20's knobs
+        out = client.post(f"/api/replays/{rid}/analysis", json={"record": k, "step": 1, "analysers": analysers})
+        assert out.status_code == 200 and out.json()["analyses"], out.text
+    good = _records_text([("schnapsen20", 7)])
+    n = len(app.state.replays)
+    for ruleset, knob, value in [("schnapsen20", "match_target", 10 ** 400), ("schnapsen20", "match_target", 10 ** 6),
+                                 ("sixtysix24", "last_trick_bonus", 10 ** 30)]:
+        bad = _records_text([(RuleSet.make(ruleset, **{knob: value}), 8)])
+        r = client.post("/api/replays?name=k.jsonl", content=good + b"\n" + bad)
+        assert r.status_code == 422, (knob, value, r.text[:300])
+        message = r.json()["error"]
+        assert "k.jsonl" in message and "line 3" in message and knob in message and "at most" in message, message
+    assert len(app.state.replays) == n
+
+
 def test_a_finished_game_replays(client, app):
     view = new_game(client, opponent="heuristic", mode="hand", seed=91)
     view, moves = play_to_end(client, app, view, np.random.default_rng(9))
@@ -720,6 +979,7 @@ def test_a_policy_file_is_offered_as_opponent_and_analyser(tmp_path):
     (["--workers", "-1"], "--workers -1"),
     (["--policy", "missing.pt"], "--policy 'missing.pt' does not exist"),
     (["--policy", "FOLDER"], "is a folder"),
+    (["--policy", "/dev/null"], "--policy '/dev/null' is not a regular file"),
     (["--policy", "BROKEN"], "--policy"),
     (["--host", "no-such-host.invalid"], "--host 'no-such-host.invalid': unknown host"),
     (["--bogus"], "unrecognized arguments"),

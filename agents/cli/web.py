@@ -66,8 +66,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--seed", type=int, default=None, help="seed of the games started without one (reproducible "
                    "deals and opponents)")
     p.add_argument("--workers", type=int, default=None, help="processes for the opponents' searches and the "
-                   "analyses (default: 2 on up to 4 cores, else 4; 0: threads of the server, which a long search "
-                   "then holds up)")
+                   "analyses (default: 2 on up to 4 cores, else 4; one more moves the quick opponents; 0: threads "
+                   "of the server, which a long search then holds up)")
     args = p.parse_args(argv)
     if not 0 <= args.port <= 65535:
         p.error(f"--port {args.port}: expected a port from 0 to 65535")
@@ -83,7 +83,8 @@ def main(argv: list[str] | None = None) -> int:
                 "(pip install 'schnapsen-env[web]', or bash scripts/bootstrap.sh --extras web ...)")
     if args.policy is not None:
         if not os.path.isfile(args.policy):
-            what = "is a folder" if os.path.isdir(args.policy) else "does not exist"
+            what = ("is a folder" if os.path.isdir(args.policy) else "is not a regular file"
+                    if os.path.exists(args.policy) else "does not exist")  # a device, a FIFO: never read
             p.error(f"--policy {short_repr(args.policy)} {what}: expected a policy.pt written by train.py")
     import uvicorn
 

@@ -7,7 +7,8 @@ Routes (every error is JSON ``{"error": MESSAGE, ...}`` with a 4xx status, and c
 ``GET  /api/options``                        rulesets, opponents and analysers on offer, their defaults
 ``GET  /api/cards``                          the SVG card faces and back (:func:`schnapsen_env.svg.card_svg`)
 ``POST /api/games``                          a new game ``{opponent, seat, ruleset, mode, seed}``: 201, its view
-                                             (with ``opponent_error`` when the opponent's first move failed)
+                                             (with ``opponent_error`` when the opponent's first move failed; a
+                                             seed the server drew is shown only once the game is over)
 ``GET  /api/games/{id}``                     the game's view (:meth:`agents.web.sessions.Game.view`)
 ``DELETE /api/games/{id}``                   forget the game
 ``POST /api/games/{id}/actions``             play ``{action, version}``; the opponent answers: ``{moves, view}``
@@ -26,6 +27,9 @@ action, not your turn, a stale ``version``, the hand not over); 413 an upload ov
 malformed body (naming the field), an unknown action name, an opponent or analyser not on offer, a bad record
 (naming its line). 500 and 503 are the server's own failures (an opponent that failed; a search process that died).
 
+A request that changes something and comes from a page of another site (its ``Origin`` is not this server) gets
+403; a JSON body over :data:`MAX_BODY_BYTES` gets 413 unread.
+
 Sealed information: the views come from :class:`~agents.web.sessions.Game`, built from the person's observation
 only (:mod:`agents.web.view`), and the opponent and the analysers get a player's observation only (the agent
 contract), in worker processes (:mod:`agents.web.search`) so that long searches never hold up the server.
@@ -40,6 +44,7 @@ import warnings
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
+from urllib.parse import urlsplit
 
 import numpy as np
 from fastapi import Body, FastAPI, Query, Request
@@ -65,10 +70,16 @@ STATIC = Path(__file__).with_name("static")
 log = logging.getLogger("schnapsen-web")
 #: Largest records file accepted for upload (a record is a line of about 1 KB: a thousand hands).
 MAX_UPLOAD_BYTES = 1 << 20
+#: Largest JSON body of the other requests (each is well under a kilobyte): a larger one gets 413 unread.
+MAX_BODY_BYTES = 1 << 16
 #: Games and replays kept in memory (the least recently used beyond these are forgotten).
 MAX_GAMES, MAX_REPLAYS = 500, 100
 #: Analyses kept per game or replay for requests asked again (a game keeps only its current position's).
 MAX_ANALYSES = 64
+#: The int knobs that RULES.md leaves unbounded, and the largest value of each that an uploaded record may hold: the
+#: compiled searches keep the rules in int64 and the page's view decodes the observation's floats, so a match target
+#: of 10**400 failed there (a bare 500) long after the upload was accepted.
+INT_KNOBS_UNBOUNDED, MAX_INT_KNOB = ("match_target", "last_trick_bonus"), 100_000
 
 Seed = Annotated[StrictInt, Field(ge=0, le=MAX_SEED)]
 Version = Annotated[StrictInt, Field(ge=0)]
@@ -128,15 +139,113 @@ def _field_errors(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]
     return message, fields
 
 
+class _BodyTooLarge(Exception):
+    """A request body went over :data:`MAX_BODY_BYTES` while it was read (raised by :class:`_BodyLimit`)."""
+
+
+class _BodyLimit:
+    """ASGI middleware: a request body over ``limit`` bytes is answered 413 without being read whole: at once when
+    its ``Content-Length`` says so, else as soon as the bytes read pass the limit (the app then fails reading it,
+    and its handlers answer 413). The upload route, ``POST /api/replays``, has its own larger limit."""
+
+    def __init__(self, app, limit: int, skip: tuple[str, ...]) -> None:
+        self.app, self.limit, self.skip = app, limit, skip
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http" or scope["path"] in self.skip:
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or ()).get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.limit:
+            response = JSONResponse({"error": f"the request's body is {int(length):,} bytes, over the limit of "
+                                              f"{self.limit:,} bytes: expected a small JSON object"}, status_code=413)
+            await response(scope, receive, send)
+            return
+        seen = 0
+
+        async def counted():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.limit:
+                    raise _BodyTooLarge(f"the request's body is over the limit of {self.limit:,} bytes: expected a "
+                                        "small JSON object")
+            return message
+
+        await self.app(scope, counted, send)
+
+
+class _SameOrigin:
+    """ASGI middleware: a request that changes something (any method but GET, HEAD, OPTIONS) sent by a page of
+    another site is refused with 403. Browsers send ``Origin`` with every such request; a page of another site may
+    send simple POSTs (no body, or ``text/plain``) without asking first, and could otherwise make games and replays
+    by the hundred, evicting the person's own. Clients that send no ``Origin`` (scripts, curl) are not browsers'
+    pages and pass."""
+
+    SAFE = ("GET", "HEAD", "OPTIONS")
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["method"] not in self.SAFE:
+            headers = dict(scope.get("headers") or ())
+            origin = headers.get(b"origin")
+            if origin is not None:
+                host = headers.get(b"host", b"").decode("latin-1").lower()
+                netloc = urlsplit(origin.decode("latin-1")).netloc.lower() if origin != b"null" else None
+                if netloc != host:
+                    response = JSONResponse({"error": f"a request from a page of another site "
+                                                      f"({origin.decode('latin-1')[:100]!r}) is refused: expected "
+                                                      f"one from this server's own page (http://{host}/)"},
+                                            status_code=403)
+                    await response(scope, receive, send)
+                    return
+        await self.app(scope, receive, send)
+
+
+def _expected_body(request: Request) -> str:
+    """What the route of ``request`` takes as its body: ``expected a JSON object with the fields [...]``."""
+    dependant = getattr(request.scope.get("route"), "dependant", None)
+    for param in getattr(dependant, "body_params", None) or ():
+        model = param.field_info.annotation
+        if isinstance(model, type) and issubclass(model, BaseModel):
+            fields = [f"{name!r}" + (" (required)" if f.is_required() else "")
+                      for name, f in model.model_fields.items()]
+            return f"expected a JSON object with the fields {', '.join(fields)}"
+    return "expected a JSON object"
+
+
+def _unparsed_body(cause: BaseException) -> str:
+    """Why a body did not parse as JSON (the exception FastAPI turned into its bare 400)."""
+    if isinstance(cause, RecursionError):
+        return "JSON nested too deeply"
+    if isinstance(cause, UnicodeDecodeError):
+        return f"not UTF-8 text ({cause.reason} at byte {cause.start})"
+    text = str(cause).split(";")[0]  # an int's digit limit: not the advice to raise it
+    return f"not JSON that this server reads ({text[:160]})" if text else f"not JSON ({type(cause).__name__})"
+
+
 def _parse_upload(data: bytes, where: str) -> tuple[list, list[str]]:
     """The records of an uploaded file, each replayed, and the warnings about it (an incomplete last line).
 
     Raises:
-        RecordError: the first bad line and what is wrong with it.
+        RecordError: the first bad line and what is wrong with it, or the first record whose int knobs are beyond
+            :data:`MAX_INT_KNOB`.
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", IncompleteLineWarning)
         recs = parse_records(data, where)
+    # The records are the file's non-blank lines in order (an incomplete last line, skipped, comes after them all).
+    lines = [k + 1 for k, raw in enumerate(data.split(b"\n")) if raw.decode("utf-8", "replace").strip()]
+    for rec, lineno in zip(recs, lines):
+        for knob in INT_KNOBS_UNBOUNDED:
+            value = rec.rules.get(knob)
+            if isinstance(value, int) and value > MAX_INT_KNOB:
+                shown = f"{value}" if len(str(value)) <= 20 else f"an int of {len(str(value))} digits"
+                raise RecordError(f"{where} line {lineno}: rule key {knob!r} got {shown}: this app shows and analyses "
+                                  f"records whose {knob} is at most {MAX_INT_KNOB:,}")
     return recs, [str(w.message) for w in caught if issubclass(w.category, IncompleteLineWarning)]
 
 
@@ -177,6 +286,8 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
 
     app = FastAPI(title="schnapsen-web", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.games, app.state.replays, app.state.pool, app.state.catalogue = games, replays, pool, catalogue
+    app.add_middleware(_BodyLimit, limit=MAX_BODY_BYTES, skip=("/api/replays",))
+    app.add_middleware(_SameOrigin)
     if allowed_hosts is not None:
         app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
 
@@ -186,11 +297,28 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        for err in exc.errors():
+            if err.get("type") == "json_invalid":  # not JSON: one message, not a field named by its position
+                where = err.get("loc", ("body", "?"))[-1]
+                problem = (err.get("ctx") or {}).get("error", "JSON decode error")
+                message = f"body: not JSON ({problem}: character {where}): {_expected_body(request)}"
+                return JSONResponse({"error": message, "fields": [{"field": "body", "problem": problem}]},
+                                    status_code=422)
         message, fields = _field_errors(exc)
         return JSONResponse({"error": message, "fields": fields}, status_code=422)
 
+    @app.exception_handler(_BodyTooLarge)
+    async def _too_large(request: Request, exc: _BodyTooLarge) -> JSONResponse:
+        return JSONResponse({"error": str(exc)}, status_code=413)
+
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        if exc.status_code == 400 and isinstance(exc.__cause__, _BodyTooLarge):  # raised while FastAPI read it
+            return JSONResponse({"error": str(exc.__cause__)}, status_code=413)
+        if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI's bare "error parsing the body"
+            problem = _unparsed_body(exc.__cause__)
+            return JSONResponse({"error": f"body: {problem}: {_expected_body(request)}",
+                                 "fields": [{"field": "body", "problem": problem}]}, status_code=422)
         return JSONResponse({"error": f"{exc.detail}: {request.method} {request.url.path}"}, status_code=exc.status_code)
 
     # ------------------------------------------------------------------------------------------ page
@@ -238,7 +366,8 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
         choice = catalogue.opponent(body.opponent if body.opponent is not None
                                     else catalogue.default_opponent(rules.name), rules)
         game_seed = body.seed if body.seed is not None else int(seeds.integers(0, MAX_SEED, endpoint=True))
-        game = Game(Store.new_id(), choice, PLAYERS.index(body.seat), rules, body.mode, game_seed)
+        game = Game(Store.new_id(), choice, PLAYERS.index(body.seat), rules, body.mode, game_seed,
+                    seed_given=body.seed is not None)
         games.add(game.id, game)
         async with game.lock:
             try:
@@ -298,7 +427,7 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
             if not game.finished:  # a hand in progress is never sent: its deck would show the hidden cards
                 raise WebError(409, "no hand of this game is finished yet: a record is available once its hand is over")
             text = "".join(json.dumps(r.to_dict()) + "\n" for r in game.finished)
-        name = f"schnapsen-{game.rules.name}-{game.seed}.jsonl"
+            name = f"schnapsen-{game.file_stem()}.jsonl"  # a seed the server drew is named only after the game
         return Response(text, media_type="application/x-ndjson",
                         headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
@@ -308,7 +437,7 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
         async with game.lock:
             if not game.finished:
                 raise WebError(409, "no hand of this game is finished yet: a replay is available once its hand is over")
-            rep = Replay(Store.new_id(), f"game {game.seed}", list(game.finished))
+            rep = Replay(Store.new_id(), f"game {game.file_stem()}", list(game.finished))
         replays.add(rep.id, rep)
         return rep.summary()
 
@@ -412,4 +541,4 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
     return app
 
 
-__all__ = ["MAX_UPLOAD_BYTES", "create_app"]
+__all__ = ["MAX_BODY_BYTES", "MAX_UPLOAD_BYTES", "create_app"]

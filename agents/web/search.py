@@ -4,8 +4,9 @@ The searches (``pimc``, ``expert``) run compiled numba code that holds Python's 
 search of a ``sixtysix24`` opening (README, "Playing in the browser", for how long) in a thread of the server would
 stop the server answering anyone for that long. So every decision and every analysis runs here, in a :class:`SearchPool` of worker processes (``spawn``ed:
 each imports the agents once and keeps its compiled code loaded), and the server's event loop only waits for the
-answer. Two executors keep a long analysis from delaying an opponent's move: one for the opponents' moves, one for
-analyses.
+answer. Three executors keep a long search from delaying what need not wait for it: one for the quick opponents'
+moves (:data:`QUICK_NAMES` and the policies: milliseconds), one for the searching opponents' moves (``pimc``,
+``expert``, ``rollout``, ...), one for analyses. A quick opponent thus never waits behind another game's search.
 
 A task carries only what the agent contract gives an agent (:mod:`agents.base`): the rules (as a dict), the
 player's observation vector and action mask, and a seed. Agents are built afresh for each task from that seed, so
@@ -26,6 +27,7 @@ import os
 import signal
 import threading
 import time
+from collections import OrderedDict
 from concurrent.futures import Executor, ProcessPoolExecutor, ThreadPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
 from typing import Any, Callable
@@ -39,8 +41,13 @@ AgentSpec = tuple[str, str]
 POLICY_NAMES = ("trained", "trained-long")
 #: Registered agents whose ``action_values`` are game points for every legal action, offered as analysers.
 VALUE_ANALYSERS = ("pimc", "expert")
+#: Registered agents that decide in milliseconds (no search): with the policies, they move in the quick executor.
+QUICK_NAMES = ("random", "heuristic")
 
-_POLICIES: dict[tuple[AgentSpec, RuleSet], Any] = {}  # loaded policies of this worker process
+#: Policies a worker keeps loaded, by (spec, rules): the least recently used beyond these are dropped (the records of
+#: an upload may each hold other knobs, and each knob set is a key of its own).
+MAX_POLICIES = 8
+_POLICIES: OrderedDict[tuple[AgentSpec, RuleSet], Any] = OrderedDict()  # loaded policies of this worker process
 
 
 class SearchError(RuntimeError):
@@ -50,6 +57,11 @@ class SearchError(RuntimeError):
 def is_policy(spec: AgentSpec) -> bool:
     """Whether an agent spec names a learned policy (a ``--policy`` file or a shipped policy)."""
     return spec[0] == "file" or spec[1] in POLICY_NAMES
+
+
+def is_quick(spec: AgentSpec) -> bool:
+    """Whether an agent decides without a search (a policy, :data:`QUICK_NAMES`): its moves never wait for one."""
+    return is_policy(spec) or (spec[0] == "name" and spec[1] in QUICK_NAMES)
 
 
 def build_agent(spec: AgentSpec, rules: RuleSet, seed: int | None):
@@ -62,7 +74,7 @@ def build_agent(spec: AgentSpec, rules: RuleSet, seed: int | None):
         seed: the seed of its generator.
 
     Returns:
-        An agent (:mod:`agents.base`).
+        An agent (:mod:`agents.base`); a policy stays loaded for the next task (at most :data:`MAX_POLICIES`).
 
     Raises:
         ValueError: an unknown name, an agent that cannot play ``rules``, a checkpoint that does not load.
@@ -81,6 +93,9 @@ def build_agent(spec: AgentSpec, rules: RuleSet, seed: int | None):
                 from agents import make_agent
 
                 _POLICIES[key] = make_agent(what, rules)
+            while len(_POLICIES) > MAX_POLICIES:
+                _POLICIES.popitem(last=False)
+        _POLICIES.move_to_end(key)
         return _POLICIES[key]
     from agents import make_agent
 
@@ -167,9 +182,21 @@ def _report_warm_up(fut) -> None:
                                                    type(fut.exception()).__name__, fut.exception())
 
 
-def _worker_init() -> None:
-    """A worker ignores Ctrl-C (the terminal sends it to the whole process group): the server stops its workers."""
+def _worker_init(server: int | None = None) -> None:
+    """A worker ignores Ctrl-C (the terminal sends it to the whole process group): the server stops its workers.
+    It ends by itself once its server process ``server`` is gone without stopping it (killed outright: SIGKILL,
+    the out-of-memory killer), where it would otherwise wait on its task queue forever (a search in progress ends
+    first: the compiled code holds the GIL)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    if server is not None:
+        threading.Thread(target=_watch_server, args=(server,), name="schnapsen-web-watch", daemon=True).start()
+
+
+def _watch_server(server: int, period: float = 0.5) -> None:
+    """End this process once its parent is no longer ``server`` (it was adopted: the server died)."""
+    while os.getppid() == server:
+        time.sleep(period)
+    os._exit(1)
 
 
 def _default_workers() -> int:
@@ -180,15 +207,16 @@ class SearchPool:
     """Worker processes for the opponents' moves and for analyses (module docstring).
 
     Args:
-        workers: processes in all, split between the opponents' executor (half, at least one) and the analyses'
-            (the rest, at least one); 0 runs both in threads of this process instead (no process start-up, but a
-            search then holds up the whole server: for tests of fast agents). None: 2 on up to 4 cores, else 4.
+        workers: processes for the searches, split between the searching opponents' executor (half, at least one)
+            and the analyses' (the rest, at least one); the quick opponents' executor has one more process. 0 runs
+            them all in threads of this process instead (no process start-up, but a search then holds up the whole
+            server: for tests of fast agents). None: 2 on up to 4 cores, else 4.
 
     Raises:
         ValueError: a negative or non-int ``workers``.
     """
 
-    KINDS = ("play", "analysis")
+    KINDS = ("quick", "play", "analysis")
 
     def __init__(self, workers: int | None = None) -> None:
         workers = _default_workers() if workers is None else workers
@@ -202,9 +230,9 @@ class SearchPool:
     def sizes(self) -> dict[str, int]:
         """Workers of each executor (threads when :attr:`workers` is 0)."""
         if self.workers == 0:
-            return {"play": 1, "analysis": 2}
+            return {"quick": 1, "play": 1, "analysis": 2}
         play = max(1, self.workers // 2)
-        return {"play": play, "analysis": max(1, self.workers - play)}
+        return {"quick": 1, "play": play, "analysis": max(1, self.workers - play)}
 
     def _executor(self, kind: str) -> Executor:
         with self._lock:
@@ -217,12 +245,12 @@ class SearchPool:
                     ex = ThreadPoolExecutor(n, thread_name_prefix=f"schnapsen-web-{kind}")
                 else:
                     ex = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
-                                             initializer=_worker_init)
+                                             initializer=_worker_init, initargs=(os.getpid(),))
                 self._executors[kind] = ex
             return ex
 
     async def run(self, kind: str, fn: Callable[..., Any], *args: Any) -> Any:
-        """Run ``fn(*args)`` in the executor ``kind`` (``"play"`` or ``"analysis"``) and await its result.
+        """Run ``fn(*args)`` in the executor ``kind`` (one of :attr:`KINDS`) and await its result.
 
         Raises:
             SearchError: the worker process died (the executor is replaced for the next task).
@@ -240,8 +268,9 @@ class SearchPool:
                               "has been restarted: try again") from None
 
     async def choose(self, spec: AgentSpec, rules: RuleSet, obs: np.ndarray, mask: np.ndarray, seed: int) -> int:
-        """:func:`choose_action` in the opponents' executor."""
-        return await self.run("play", choose_action, spec, rules.to_dict(), obs, mask, seed)
+        """:func:`choose_action` in the quick opponents' executor (:func:`is_quick`) or the searching ones'."""
+        kind = "quick" if is_quick(spec) else "play"
+        return await self.run(kind, choose_action, spec, rules.to_dict(), obs, mask, seed)
 
     async def analyse(self, spec: AgentSpec, rules: RuleSet, obs: np.ndarray, mask: np.ndarray,
                       seed: int) -> dict[str, Any]:
@@ -250,8 +279,8 @@ class SearchPool:
 
     def start_warm_up(self, policies: tuple[tuple[AgentSpec, RuleSet], ...] = ()) -> None:
         """Start every worker and make it ready in the background (:func:`warm_up`; nothing waits for it): the
-        opponents' workers load the policies only, so that the first move of a policy opponent does not wait for
-        the compiled searches; the analyses' workers load both.
+        quick opponents' worker loads the policies, the searching opponents' workers the compiled searches, the
+        analyses' workers both.
 
         Args:
             policies: ``(spec, rules)`` of the policies on offer.
@@ -260,7 +289,8 @@ class SearchPool:
         for kind, n in self.sizes().items():
             ex = self._executor(kind)
             for _ in range(n):
-                ex.submit(warm_up, kind == "analysis", specs).add_done_callback(_report_warm_up)
+                ex.submit(warm_up, kind != "quick", () if kind == "play" else specs).add_done_callback(
+                    _report_warm_up)
 
     def close(self) -> None:
         """Stop the workers, cancelling queued tasks and ending running searches."""
@@ -282,5 +312,5 @@ def _stop(ex: Executor) -> None:
             p.terminate()
 
 
-__all__ = ["POLICY_NAMES", "VALUE_ANALYSERS", "AgentSpec", "SearchError", "SearchPool", "analyse", "build_agent",
-           "choose_action", "is_policy", "warm_up"]
+__all__ = ["MAX_POLICIES", "POLICY_NAMES", "QUICK_NAMES", "VALUE_ANALYSERS", "AgentSpec", "SearchError", "SearchPool",
+           "analyse", "build_agent", "choose_action", "is_policy", "is_quick", "warm_up"]

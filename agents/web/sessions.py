@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import logging
 import os
 import secrets
 from collections import OrderedDict
@@ -35,6 +36,7 @@ from schnapsen_env.rules import PLAYERS, GameState
 from schnapsen_env.ruleset import RULESETS, RuleSet
 
 MODES = ("hand", "match")
+log = logging.getLogger("schnapsen-web")
 #: The label of the person's seat in the game records a game writes (``"players"``).
 HUMAN = "human"
 MAX_SEED = 2 ** 63 - 1
@@ -167,12 +169,16 @@ class Game:
         rules: the rule set.
         mode: ``"hand"`` or ``"match"``.
         seed: the game's seed.
+        seed_given: the person chose the seed (then it is no secret); else the server drew it, and it is sent only
+            once the game is over (:attr:`public_seed`): it deals every hand, hidden cards included.
     """
 
-    def __init__(self, gid: str, opponent: Choice, seat: int, rules: RuleSet, mode: str, seed: int) -> None:
+    def __init__(self, gid: str, opponent: Choice, seat: int, rules: RuleSet, mode: str, seed: int,
+                 seed_given: bool = True) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
         self.id, self.opponent, self.seat, self.rules, self.mode, self.seed = gid, opponent, seat, rules, mode, seed
+        self.seed_given = seed_given
         self.rng = np.random.default_rng(seed)
         self.match = Match(rules, self.rng) if mode == "match" else None
         self.state: GameState = self.match.state if self.match is not None else GameState.new_hand(rules, self.rng)
@@ -193,6 +199,23 @@ class Game:
     def match_over(self) -> bool:
         """A match game whose match has a winner (always False for a single hand)."""
         return self.match is not None and self.match.over
+
+    @property
+    def over(self) -> bool:
+        """The game is over: its single hand has its result, or its match has a winner."""
+        return self.hand_over and (self.match is None or self.match.over)
+
+    @property
+    def public_seed(self) -> int | None:
+        """The seed, where the person may know it: one they chose, or any once the game is over. A seed the server
+        drew deals the hands, the opponent's cards and the stock order included (R27): None before the end."""
+        return self.seed if self.seed_given or self.over else None
+
+    def file_stem(self) -> str:
+        """A name for the game's files and replays: its seed where public (:attr:`public_seed`), else its id's
+        start."""
+        seed = self.public_seed
+        return f"{self.rules.name}-{seed}" if seed is not None else f"{self.rules.name}-{self.id[:8]}"
 
     @property
     def your_turn(self) -> bool:
@@ -288,10 +311,15 @@ class Game:
         """Apply the opponent's decision.
 
         Raises:
-            WebError: 500, the opponent chose an action that is not legal (the game is unchanged).
+            WebError: 500, the opponent chose an action that is not legal (the game is unchanged). The answer does
+                not name the action: it may be a card the person cannot see (one of the opponent's hand that it may
+                not play, one of the stock); the server's log has it.
         """
         if not self.opponent_to_move or not self.state.is_legal(int(action)):
-            raise WebError(500, f"the opponent {self.opponent.label!r} chose action {action!r}, which is not legal")
+            log.error("the opponent %r of game %s chose action %r, which is not legal", self.opponent.label,
+                      self.id[:8], action)
+            raise WebError(500, f"the opponent {self.opponent.label!r} chose an action that is not legal (the "
+                                "server's log names it); retry with POST /api/games/<id>/opponent")
         return self._apply(int(action))
 
     def next_hand(self) -> None:
@@ -320,7 +348,8 @@ class Game:
     # ----------------------------------------------------------------- views
     def view(self) -> dict[str, Any]:
         """What the person's browser is sent: the game's settings and :func:`agents.web.view.player_view` of the
-        person's observation (the opponent's remaining cards only once the hand is over)."""
+        person's observation (the opponent's remaining cards only once the hand is over; the seed only where
+        :attr:`public_seed` allows, else None)."""
         s = self.state
         mine = self.observation(self.seat)
         opp_hand = None
@@ -336,7 +365,8 @@ class Game:
                      "target": self.rules.match_target, "hands_played": m.hands_played, "over": m.over,
                      "winner": None if m.winner is None else (YOU if m.winner == self.seat else OPPONENT)}
         return {"game": self.id, "version": self.version, "seat": PLAYERS[self.seat], "ruleset": self.rules.name,
-                "mode": self.mode, "seed": self.seed, "opponent": self.opponent.to_json(), "hand_no": self.hand_no,
+                "mode": self.mode, "seed": self.public_seed, "opponent": self.opponent.to_json(),
+                "hand_no": self.hand_no,
                 "match": match, "finished_hands": len(self.finished), "table": table}
 
 

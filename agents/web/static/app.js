@@ -532,7 +532,8 @@ async function download() {
     const blob = new Blob([text], { type: "application/x-ndjson" });
     const a = document.createElement("a");
     a.href = URL.createObjectURL(blob);
-    a.download = `schnapsen-${ui.view.ruleset}-${ui.view.seed}.jsonl`;
+    // A seed the server drew is sent only once the game is over (it deals the hidden cards): else the id names it.
+    a.download = `schnapsen-${ui.view.ruleset}-${ui.view.seed ?? ui.view.game.slice(0, 8)}.jsonl`;
     document.body.append(a);
     a.click();
     a.remove();
@@ -553,7 +554,7 @@ async function upload(file) {
     const text = await file.text();
     const summary = await api("POST", `/api/replays?name=${encodeURIComponent(file.name)}`, undefined, text);
     for (const w of summary.warnings || []) showError(w);
-    await openReplay(summary, 0, summary.records.length - 1);
+    await openReplay(summary, 0, 0);  // the first record, at its deal
   } catch (e) {
     showError(e.message);
   }
@@ -638,8 +639,11 @@ async function start() {
   const params = new URLSearchParams(location.search);
   if (params.get("ruleset") && ui.options.rulesets.includes(params.get("ruleset"))) rs.value = params.get("ruleset");
   fillOpponents(params.get("opponent"));
-  if (params.get("seat")) $("opt-seat").value = params.get("seat");
-  if (params.get("mode")) $("opt-mode").value = params.get("mode");
+  // A setting of the link that is not on offer keeps the default (a select given an unknown value has none).
+  for (const [key, sel] of [["seat", $("opt-seat")], ["mode", $("opt-mode")]]) {
+    const value = params.get(key);
+    if (value !== null && [...sel.options].some((o) => o.value === value)) sel.value = value;
+  }
   rs.addEventListener("change", () => fillOpponents($("opt-opponent").value));
   $("new-game").addEventListener("submit", (ev) => { ev.preventDefault(); newGame(); });
   $("btn-analyse").addEventListener("click", analyse);
