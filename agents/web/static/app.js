@@ -422,51 +422,37 @@ function setView(view) {
   render();
 }
 
-async function play(action) {
-  if (ui.busy || !ui.view) return;
-  clearError();
+// One move request on the game: the page is busy until the answer's view (or, after an error, the game as the
+// server has it) is drawn. `viewOf` picks the view out of the answer.
+async function send(path, body, viewOf) {
   ui.busy = true;
   render();
   try {
-    const out = await api("POST", `/api/games/${ui.view.game}/actions`, { action, version: ui.view.version });
+    const out = await api("POST", `/api/games/${ui.view.game}/${path}`, { ...body, version: ui.view.version });
     ui.busy = false;
-    setView(out.view);
+    setView(viewOf(out));
   } catch (e) {
     ui.busy = false;
     showError(e.message);
     await reload();
   }
+}
+
+async function play(action) {
+  if (ui.busy || !ui.view) return;
+  clearError();
+  await send("actions", { action }, (out) => out.view);
 }
 
 async function opponentMoves() {
   // Only after an opponent's move failed (a worker restarted): the server normally answers every move at once.
   if (ui.busy) return;
-  ui.busy = true;
-  render();
-  try {
-    const out = await api("POST", `/api/games/${ui.view.game}/opponent`, { version: ui.view.version });
-    ui.busy = false;
-    setView(out.view);
-  } catch (e) {
-    ui.busy = false;
-    showError(e.message);
-    await reload();
-  }
+  await send("opponent", {}, (out) => out.view);
 }
 
 async function nextHand() {
   if (ui.busy) return;
-  ui.busy = true;
-  render();
-  try {
-    const view = await api("POST", `/api/games/${ui.view.game}/next`, { version: ui.view.version });
-    ui.busy = false;
-    setView(view);
-  } catch (e) {
-    ui.busy = false;
-    showError(e.message);
-    await reload();
-  }
+  await send("next", {}, (view) => view);
 }
 
 async function reload() {
