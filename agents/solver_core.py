@@ -71,7 +71,7 @@ def _stock_hashes(st, counters):
     ``j >= k`` (all but the turn-up, the only stock card an exchange changes)."""
     end = st[F.stock_end]
     acc = 0
-    for k in range(MAX_STOCK, end - 2, -1):
+    for k in range(MAX_STOCK, max(end - 2, -1), -1):  # not below ZOBRIST: an empty stock has end 0
         counters[ZOBRIST + k] = 0
     for k in range(end - 2, -1, -1):
         acc ^= _Z[k, st[F.stock + k]]

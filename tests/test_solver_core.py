@@ -56,6 +56,27 @@ def test_state_arrays_and_game_states_solve_alike():
         assert s.solve(core.from_game_state(g)) == s.solve(g)
 
 
+def test_one_solver_over_successive_positions_of_a_hand_bug():
+    """One solver kept for every decision of a hand (as the expert and the endgame teacher keep it) gives the
+    reference values: each solve starts a new table generation, also from an empty stock (stock_end 0, whose stock
+    keys once overwrote the generation counter, so that entries of an earlier solve, relative to the other player,
+    were read as this one's)."""
+    from agents.solver_core import GENERATION
+    for ruleset in ("schnapsen20", "sixtysix24"):
+        rules = RuleSet.make(ruleset)
+        rng = np.random.default_rng(4)
+        fast, checked = CoreSolver(rules), 0
+        while checked < 40:
+            g = GameState.new_hand(rules, rng)
+            while g.result is None:
+                if not g.stock and len(g.legal_actions()) > 1:
+                    generation = int(fast.counters[GENERATION])
+                    assert fast.action_values(g) == Solver().action_values(g), g.position()
+                    assert fast.counters[GENERATION] == generation + 1
+                    checked += 1
+                g.push(int(rng.choice(g.legal_actions())))
+
+
 def test_finished_hand_and_bad_input_are_refused():
     rules = RuleSet.make()
     g = GameState.new_hand(rules, rng=np.random.default_rng(0))
