@@ -625,12 +625,13 @@ def main(args: Args) -> dict:
     """
     resume_ckpt = None
     if not args.resume:
-        args = dataclasses.replace(args, total_steps=args.total_steps or DEFAULT_TOTAL_STEPS,
-                                   samplers=args.samplers or cores())
+        args = dataclasses.replace(
+            args, total_steps=DEFAULT_TOTAL_STEPS if args.total_steps is None else args.total_steps,
+            samplers=cores() if args.samplers is None else args.samplers)  # 0 is refused by validate, not replaced
     else:
         resume_ckpt = load_checkpoint(args.resume)
         args = resumed_args(resume_ckpt, args)
-    args = dataclasses.replace(args, threads=args.threads or cores())
+    args = dataclasses.replace(args, threads=cores() if args.threads is None else args.threads)
     validate(args)
     args = dataclasses.replace(args, precision=resolve_precision(args.precision, args.device))
     rules = rules_of(args)
@@ -645,6 +646,9 @@ def main(args: Args) -> dict:
         run_name = args.run_name or f"{rules.name}_s{args.seed}_{time.strftime('%Y%m%d-%H%M%S')}"
         run_dir = Path(args.run_dir) / run_name
     check_output_folder(run_dir, f"the run folder {str(run_dir)!r} (--run-dir, --run-name or --resume)")
+    if resume_ckpt is None and any((run_dir / name).exists() for name in ("checkpoint.pt", "policy.pt")):
+        raise ValueError(f"the run folder {str(run_dir)!r} already holds a run: continue it with --resume "
+                         f"{str(run_dir / 'checkpoint.pt')!r}, or give another --run-name (or remove the folder)")
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
 

@@ -20,10 +20,14 @@ import argparse
 import json
 import tempfile
 
+import sys
+from pathlib import Path
+
 import numpy as np
 
-import train
-import train_rllib
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's train_rllib.py (not installed)
+import train  # noqa: E402
+import train_rllib  # noqa: E402
 
 
 def measure(backend: str, steps: int, runners: int = 1, envs_per_runner: int = 1, batch: int = 4000) -> float:

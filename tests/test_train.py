@@ -176,11 +176,22 @@ def test_learning_beats_random_clearly(tmp_path):
     (dict(batch_size=0), "--batch-size"), (dict(pool_size=0), "--pool-size"), (dict(pool_every=0), "--pool-every"),
     (dict(heuristic_prob=0.8, pool_prob=0.3), "sum <= 1"), (dict(device="cuda:nonsense"), "--device"),
     (dict(final_eval_opponents=("bogus",)), "unknown agent"), (dict(ruleset="bridge"), "ruleset"),
+    # 0 once fell back to the defaults (``x or default``) instead of being refused (bug)
+    (dict(total_steps=0), "--total-steps"), (dict(samplers=0), "--samplers"), (dict(threads=0), "--threads"),
 ])
 def test_bad_flags_refused_before_any_work(tmp_path, flags, message):
     with pytest.raises(ValueError, match=message):
         train.main(tiny_args(tmp_path, **flags))
     assert not (tmp_path / "tiny").exists()
+
+
+def test_a_new_run_never_overwrites_a_finished_one_bug(tmp_path):
+    """Reusing --run-name once replaced the earlier run's policy and checkpoint without a word."""
+    train.main(tiny_args(tmp_path, total_steps=1000))
+    before = (tmp_path / "tiny" / "policy.pt").read_bytes()
+    with pytest.raises(ValueError, match="already holds a run: continue it with --resume"):
+        train.main(tiny_args(tmp_path, total_steps=1000, seed=4))
+    assert (tmp_path / "tiny" / "policy.pt").read_bytes() == before
 
 
 def test_precision_flag_resolves_and_refuses_unknown_values(tmp_path):
