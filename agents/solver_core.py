@@ -173,9 +173,11 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, f
     Returns True with ``fv[p, _BEST]``/``fi[p, _BESTMOVE]`` set when the table answers without a search."""
     counters[NODES] += 1
     me = st[F.to_move]
-    if st[F.table] < 0 and not R[K.claim_auto] and counted(st, me) >= CLAIM_TARGET:
+    if (st[F.table] < 0 and not R[K.claim_auto] and counted(st, me) >= CLAIM_TARGET
+            and fi[p, _DEPTH] >= R[K.n] // 2 - st[F.tricks] - st[F.tricks + 1]):
         # A correct claim is legal and dominant: the claim value only falls as the opponent takes points and
-        # tricks, and a later claim, last trick or closed-hand end pays no more (R20-R23).
+        # tricks, and a later claim, last trick or closed-hand end pays no more (R20-R23). Only where the search
+        # reaches the end of the hand: at a horizon, playing on can score more by the evaluation than the claim.
         _save(st, undo, p)
         apply(st, R, R[K.n] + CLAIM)
         fv[p, _BEST] = _terminal(st, root)
@@ -386,8 +388,8 @@ def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, 
 
 
 @njit(cache=True)
-def _best_bits_rows(states, rows, R, n_actions, st, undo, moves, tt, ttf, counters, fv, fi, okeys, actions, values,
-                    out):
+def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf, counters, fv, fi, okeys, actions,
+                    values, out):
     """``out[r]`` = the bits of the actions of best exact value in ``states[rows[r]]`` (each searched in ``st``
     with a new table generation: stored bounds are relative to the player to move at the root)."""
     for r in range(rows.shape[0]):
@@ -402,7 +404,7 @@ def _best_bits_rows(states, rows, R, n_actions, st, undo, moves, tt, ttf, counte
                 actions[m] = a
                 values[m] = 0.0
                 m += 1
-        _action_values(st, undo, moves, R, actions[:m], values[:m], EXACT, 0, tt, ttf, counters, fv, fi, okeys)
+        _action_values(st, undo, moves, R, actions[:m], values[:m], EXACT, flags, tt, ttf, counters, fv, fi, okeys)
         best = -INF
         for i in range(m):
             best = max(best, values[i])
@@ -525,8 +527,8 @@ class CoreSolver:
 
     def best_action_bits(self, states: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The actions of best exact value (to the end of the hand) in each of ``states[rows]``, as int64 bit sets
-        ``(len(rows),)`` (ties: every best action), in one compiled call. For the trainer's endgame teacher
-        (``train.py --endgame-teacher-coef``): ``states`` are the vector env's own rows, trusted as they are (no
+        ``(len(rows),)`` (ties: every best action; searched with this solver's ``close_below_root``), in one
+        compiled call. For the trainer's endgame teacher (``train.py --endgame-teacher-coef``): ``states`` are the vector env's own rows, trusted as they are (no
         :func:`~schnapsen_env.core.check_state`), each of a hand in progress of this solver's rules.
 
         Args:
@@ -537,8 +539,8 @@ class CoreSolver:
         if len(rows):
             self.counters[NODES] = 0
             n = self.rules.n_actions
-            _best_bits_rows_entry(states, rows, self.R, n, self.state, self.undo, self.moves, *self.tt, self.counters,
-                                  *self.frame, np.zeros(n, np.int64), np.zeros(n, np.float64), out)
+            _best_bits_rows_entry(states, rows, self.R, n, self.flags, self.state, self.undo, self.moves, *self.tt,
+                                  self.counters, *self.frame, np.zeros(n, np.int64), np.zeros(n, np.float64), out)
             self.nodes = int(self.counters[NODES])
         return out
 
@@ -601,9 +603,9 @@ class CoreSolver:
 
 
 @njit(cache=True)
-def _best_bits_rows_entry(states, rows, R, n_actions, st, undo, moves, tt, ttf, counters, fv, fi, okeys, actions,
-                          values, out):
-    _best_bits_rows(uncounted(states), uncounted(rows), uncounted(R), n_actions, uncounted(st), uncounted(undo),
+def _best_bits_rows_entry(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf, counters, fv, fi, okeys,
+                          actions, values, out):
+    _best_bits_rows(uncounted(states), uncounted(rows), uncounted(R), n_actions, flags, uncounted(st), uncounted(undo),
                     uncounted(moves), uncounted(tt), uncounted(ttf), uncounted(counters), uncounted(fv), uncounted(fi),
                     uncounted(okeys), uncounted(actions), uncounted(values), uncounted(out))
 

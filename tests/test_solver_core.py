@@ -77,6 +77,54 @@ def test_one_solver_over_successive_positions_of_a_hand_bug():
                 g.push(int(rng.choice(g.legal_actions())))
 
 
+def test_horizon_values_equal_reference_where_the_leader_could_claim_bug():
+    """At a horizon the claim is not dominant (playing on can score more by the evaluation): the compiled
+    solver's claim shortcut once applied there too (core -1.0, reference -1.1212 at depth 2 here)."""
+    pos = {"trump": "D", "stock": [], "closed_by": None, "closing_snapshot": None,
+           "hands": {"player_0": ["TD", "QD", "KH", "QH", "JS"], "player_1": ["TC", "QC", "JC", "AD", "KD"]},
+           "won": {"player_0": ["JD", "TH", "TS", "KS"], "player_1": ["AC", "KC", "AH", "JH", "AS", "QS"]},
+           "marriages": {"player_0": [], "player_1": ["S"]}, "announced": None, "leader": "player_0",
+           "table": None, "dealer": "player_0", "match_points": {"player_0": 0, "player_1": 0}, "carry": 0,
+           "history": [{"leader": "player_1", "cards": ["JH", "AC"], "winner": "player_1"},
+                       {"leader": "player_1", "cards": ["AH", "AS"], "winner": "player_1"},
+                       {"leader": "player_1", "cards": ["QS", "KC"], "winner": "player_1"},
+                       {"leader": "player_1", "cards": ["KS", "JD"], "winner": "player_0"},
+                       {"leader": "player_0", "cards": ["TS", "TH"], "winner": "player_0"}],
+           "known": {"player_0": [], "player_1": ["KD"]}, "exchanged": False,
+           "points": {"player_0": 26, "player_1": 62}, "tricks": {"player_0": 2, "player_1": 3}, "result": None}
+    g = GameState.from_position(RuleSet.make(), pos)
+    for depth in (1, 2, 3, None):
+        fast, ref = CoreSolver(g.rules).action_values(g, depth), Solver().action_values(g, depth)
+        assert fast.keys() == ref.keys() and all(abs(fast[a] - ref[a]) < 1e-9 for a in ref), (depth, fast, ref)
+    # and over seeded positions of every phase, at depths 1 and 2, with one solver per position
+    for ruleset in ("schnapsen20", "sixtysix24"):
+        rules = RuleSet.make(ruleset)
+        for g in positions(rules, np.random.default_rng(7), 12, min_tricks=3):
+            for depth in (1, 2):
+                fast, ref = CoreSolver(rules).action_values(g, depth), Solver().action_values(g, depth)
+                assert all(abs(fast[a] - ref[a]) < 1e-9 for a in ref), (depth, g.position())
+
+
+def test_best_action_bits_search_with_the_solvers_close_below_root_bug():
+    """best_action_bits once searched without closing below the root whatever the solver was built with."""
+    rules = RuleSet.make()
+    rng = np.random.default_rng(8)
+    open_stock = []
+    while len(open_stock) < 12:  # the stock open: where closing below the root changes values
+        g = GameState.new_hand(rules, rng)
+        for _ in range(4):
+            g.push(int(rng.choice(g.legal_actions())))
+        if g.result is None and g.stock and g.closed_by < 0:
+            open_stock.append(g)
+    for close_below_root in (False, True):
+        solver = CoreSolver(rules, close_below_root=close_below_root)
+        for g in open_stock:
+            values = CoreSolver(rules, close_below_root=close_below_root).action_values(g)
+            best = max(values.values())
+            got = solver.best_action_bits(np.ascontiguousarray(core.from_game_state(g)[None]), np.zeros(1, np.int64))
+            assert int(got[0]) == sum(1 << a for a, v in values.items() if v == best), g.position()
+
+
 def test_finished_hand_and_bad_input_are_refused():
     rules = RuleSet.make()
     g = GameState.new_hand(rules, rng=np.random.default_rng(0))
