@@ -1023,3 +1023,23 @@ def test_a_missing_web_extra_is_a_one_line_error(monkeypatch, capsys):
         main([])
     err = capsys.readouterr().err
     assert e.value.code == 2 and "uvicorn not installed" in err and "extra 'web'" in err, err
+
+
+
+def test_a_warm_up_broken_by_the_servers_own_closing_is_not_logged(caplog):
+    """Ctrl-C during the warm-up once printed "a search worker failed to warm up: BrokenProcessPool" for each
+    worker the closing terminated (bug); a warm-up that fails while the server runs is still logged."""
+    from concurrent.futures import Future
+    from concurrent.futures.process import BrokenProcessPool
+
+    from agents.web.search import SearchPool, _report_warm_up
+    pool = SearchPool()
+    fut = Future()
+    fut.set_exception(BrokenProcessPool("terminated"))
+    with caplog.at_level("WARNING", logger="schnapsen-web"):
+        _report_warm_up(fut, pool)
+        assert "failed to warm up" in caplog.text
+        caplog.clear()
+        pool.close()
+        _report_warm_up(fut, pool)
+        assert caplog.text == ""

@@ -175,8 +175,11 @@ def warm_up(compiled: bool = True, policies: tuple[tuple[AgentSpec, dict], ...] 
     return time.perf_counter() - start
 
 
-def _report_warm_up(fut) -> None:
-    """Log a warm-up that failed (the first real task then fails with the same problem, in its answer)."""
+def _report_warm_up(fut, pool: "SearchPool | None" = None) -> None:
+    """Log a warm-up that failed (the first real task then fails with the same problem, in its answer); not one
+    that ``pool``'s closing ended (a server stopped during its warm-up)."""
+    if pool is not None and pool._closed:
+        return
     if not fut.cancelled() and fut.exception() is not None:
         logging.getLogger("schnapsen-web").warning("a search worker failed to warm up: %s: %s",
                                                    type(fut.exception()).__name__, fut.exception())
@@ -290,7 +293,7 @@ class SearchPool:
             ex = self._executor(kind)
             for _ in range(n):
                 ex.submit(warm_up, kind != "quick", () if kind == "play" else specs).add_done_callback(
-                    _report_warm_up)
+                    lambda fut: _report_warm_up(fut, self))
 
     def close(self) -> None:
         """Stop the workers, cancelling queued tasks and ending running searches."""
