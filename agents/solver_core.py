@@ -528,8 +528,9 @@ class CoreSolver:
     def best_action_bits(self, states: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The actions of best exact value (to the end of the hand) in each of ``states[rows]``, as int64 bit sets
         ``(len(rows),)`` (ties: every best action; searched with this solver's ``close_below_root``), in one
-        compiled call. For the trainer's endgame teacher (``train.py --endgame-teacher-coef``): ``states`` are the vector env's own rows, trusted as they are (no
-        :func:`~schnapsen_env.core.check_state`), each of a hand in progress of this solver's rules.
+        compiled call. For the trainer's endgame teacher (``train.py --endgame-teacher-coef``): ``states`` are the
+        vector env's own rows, trusted as they are (no :func:`~schnapsen_env.core.check_state`), each of a hand in
+        progress of this solver's rules.
 
         Args:
             states: int64 ``(N, STATE_SIZE)``, C-contiguous. rows: int64 ``(M,)`` indices into ``states``.
