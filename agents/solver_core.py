@@ -24,9 +24,9 @@ import numpy as np
 from numba import njit
 
 from agents.worlds import fill_world
-from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply, card_points,
+from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply_searched,
                                 check_state, counted, drop_stale_cache, from_game_state, legal_bits, rank_of,
-                                rule_table, suit_of, trailing_zeros, uncounted)
+                                rule_table, suit_bits, suit_of, trailing_zeros, uncounted)
 from schnapsen_env.rules import CLAIM_TARGET, GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -96,53 +96,71 @@ def _keys(st, counters):
 
 
 @njit(cache=True)
-def _ordered(st, R, tt_move, moves, keys, p):
-    """Legal actions into ``moves[p]``, best guesses first (``keys[p]`` their sort keys); returns their count.
+def _ordered(st, R, tt_move, moves, p):
+    """Legal actions into ``moves[p]``, best guesses first; returns their count.
 
     Order (measured on full solves from trick 1; a history heuristic doubled the nodes): the table's move;
-    claim; marriages (trump first); exchange; close; then cards: a leader's by card points, a follower's
-    winning cards by the points they take, then its cheapest discards.
+    claim; marriages (trump first, then by suit); exchange; close; then cards: a leader's by card points, highest
+    first; a follower's winning cards by the points they take, then its cheapest discards; cards of equal points
+    by card id. Card points fall with the rank index (A T K Q J 9), so the cards are emitted rank by rank from
+    bit sets, with no sort.
     """
     bits = legal_bits(st, R)
     n = R[K.n]
     rps = R[K.rps]
-    table = st[F.table]
-    trump = st[F.trump]
-    if table >= 0:
-        ls = suit_of(table, rps)
-        lr = rank_of(table, rps)
-        lp = card_points(table, rps)
     m = 0
-    while bits:
-        a = trailing_zeros(bits)
-        bits &= bits - 1
-        if a == tt_move:
-            key = 1 << 40
-        elif a < n:
-            pts = card_points(a, rps)
-            if table < 0:
-                key = pts
-            else:
-                fs = suit_of(a, rps)
-                wins = (fs == ls and rank_of(a, rps) < lr) or (fs != ls and fs == trump)
-                key = 64 + lp + pts if wins else 32 - pts
-        elif a == n + CLAIM:
-            key = 1 << 39
-        elif a < n + EXCHANGE:
-            key = (1 << 38) + (1 if a - n == trump else 0)
-        elif a == n + EXCHANGE:
-            key = 1 << 37
+    if tt_move >= 0 and (bits >> tt_move) & 1:
+        moves[p, 0] = tt_move
+        m = 1
+        bits &= ~(1 << tt_move)
+    special = bits >> n
+    if special:
+        if (special >> CLAIM) & 1:
+            moves[p, m] = n + CLAIM
+            m += 1
+        mar = special & ((1 << EXCHANGE) - 1)
+        if mar:
+            trump = st[F.trump]
+            if (mar >> trump) & 1:
+                moves[p, m] = n + trump
+                m += 1
+                mar &= ~(1 << trump)
+            while mar:
+                moves[p, m] = n + trailing_zeros(mar)
+                m += 1
+                mar &= mar - 1
+        if (special >> EXCHANGE) & 1:
+            moves[p, m] = n + EXCHANGE
+            m += 1
+        if (special >> CLOSE) & 1:
+            moves[p, m] = n + CLOSE
+            m += 1
+    cards = bits & ((1 << n) - 1)
+    if cards:
+        column = 1 | (1 << rps) | (1 << 2 * rps) | (1 << 3 * rps)  # the rank-0 card of every suit
+        table = st[F.table]
+        if table < 0:
+            first = cards
+            rest = 0
         else:
-            key = 1 << 36
-        # insertion into descending order (stable)
-        j = m - 1
-        while j >= 0 and keys[p, j] < key:
-            keys[p, j + 1] = keys[p, j]
-            moves[p, j + 1] = moves[p, j]
-            j -= 1
-        keys[p, j + 1] = key
-        moves[p, j + 1] = a
-        m += 1
+            ls = suit_of(table, rps)
+            first = cards & (((1 << rank_of(table, rps)) - 1) << (ls * rps))  # higher cards of the led suit
+            if ls != st[F.trump]:
+                first |= cards & suit_bits(st[F.trump], rps)
+            rest = cards & ~first
+        for r in range(rps):  # highest points first
+            b = first & (column << r)
+            while b:
+                moves[p, m] = trailing_zeros(b)
+                m += 1
+                b &= b - 1
+        if rest:
+            for r in range(rps - 1, -1, -1):  # cheapest first
+                b = rest & (column << r)
+                while b:
+                    moves[p, m] = trailing_zeros(b)
+                    m += 1
+                    b &= b - 1
     return m
 
 
@@ -167,7 +185,7 @@ def _restore(st, undo, p):
 
 
 @njit(cache=True)
-def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi, okeys):
+def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi):
     """Open the node at ply ``p``, whose state is ``st`` (``fv[p, _ALPHA]``, ``fv[p, _BETA]``, ``fi[p, _DEPTH]``
     set by the caller); ``undo[p]`` keeps it while its children are searched in ``st``.
     Returns True with ``fv[p, _BEST]``/``fi[p, _BESTMOVE]`` set when the table answers without a search."""
@@ -179,7 +197,7 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, f
         # tricks, and a later claim, last trick or closed-hand end pays no more (R20-R23). Only where the search
         # reaches the end of the hand: at a horizon, playing on can score more by the evaluation than the claim.
         _save(st, undo, p)
-        apply(st, R, R[K.n] + CLAIM)
+        apply_searched(st, R, R[K.n] + CLAIM)
         fv[p, _BEST] = _terminal(st, root)
         _restore(st, undo, p)
         fi[p, _BESTMOVE] = R[K.n] + CLAIM
@@ -215,7 +233,7 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, f
             fv[p, _BETA] = min(fv[p, _BETA], e_upper)
     fv[p, _A0] = fv[p, _ALPHA]
     fv[p, _B0] = fv[p, _BETA]
-    m = _ordered(st, R, first, moves, okeys, p)
+    m = _ordered(st, R, first, moves, p)
     close = R[K.n] + CLOSE
     if not at_root and not (flags & CLOSE_BELOW_ROOT) and m > 1:
         for i in range(m):
@@ -261,14 +279,14 @@ def _store(p, tt, ttf, counters, fv, fi):
 
 
 @njit(cache=True)
-def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys):
+def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, tt, ttf, counters, fv, fi):
     """Fail-soft alpha-beta from ``st`` (the reference ``Solver._search``, unrolled into a loop over plies; each
     child is made in ``st`` and unmade from ``undo``); returns (value, best action) with ``st`` unchanged."""
     p = base
     fv[p, _ALPHA] = alpha
     fv[p, _BETA] = beta
     fi[p, _DEPTH] = depth
-    done = _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi, okeys)
+    done = _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi)
     while True:
         if done:  # node p has its value: hand it to the parent
             v = fv[p, _BEST]
@@ -284,7 +302,7 @@ def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, 
                 continue
             a = moves[p, fi[p, _IDX]]
             fi[p, _IDX] += 1
-            apply(st, R, a)
+            apply_searched(st, R, a)
             if st[F.over]:
                 v = _terminal(st, root)
                 _restore(st, undo, p)
@@ -301,7 +319,7 @@ def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, 
                     fv[q, _BETA] = fv[p, _BETA]
                     fi[q, _DEPTH] = nd
                     p = q
-                    done = _enter(st, undo, moves, p, R, root, False, flags, tt, ttf, counters, fv, fi, okeys)
+                    done = _enter(st, undo, moves, p, R, root, False, flags, tt, ttf, counters, fv, fi)
                     if done:
                         _restore(st, undo, p - 1)  # never opened: back to the parent (its undo row)
                         done = False
@@ -324,13 +342,12 @@ def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, 
                 if v < fv[p, _BETA]:
                     fv[p, _BETA] = v
 @njit(cache=True)
-def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, counters, fv, fi, okeys):
+def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, counters, fv, fi):
     """Exact value and best action from ``st`` (ply ``base``): MTD(f) (Plaat et al. 1996), zero-window searches around
     ``guess`` that share the table, since full-depth values are whole game points in -3..3. A horizon
     (``depth`` < EXACT) gives fractional values: then one full-window search."""
     if depth < EXACT:
-        return _search(st, undo, moves, base, R, root, -3.0, 3.0, depth, at_root, flags, tt, ttf, counters, fv, fi,
-                       okeys)
+        return _search(st, undo, moves, base, R, root, -3.0, 3.0, depth, at_root, flags, tt, ttf, counters, fv, fi)
     lo = -3.0
     hi = 3.0
     g = min(max(float(np.round(guess)), lo), hi)
@@ -339,7 +356,7 @@ def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, 
     while lo < hi:
         beta = g + 1.0 if g == lo else g
         g, last = _search(st, undo, moves, base, R, root, beta - 1.0, beta, depth, at_root, flags, tt, ttf, counters, fv,
-                          fi, okeys)
+                          fi)
         if g < beta:
             hi = g
         else:
@@ -349,7 +366,7 @@ def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, 
 
 
 @njit(cache=True)
-def _action_values(st, undo, moves, R, actions, out, depth, flags, tt, ttf, counters, fv, fi, okeys):
+def _action_values(st, undo, moves, R, actions, out, depth, flags, tt, ttf, counters, fv, fi):
     """Value of each of ``actions`` (legal in ``st``) for the player to move, into ``out`` (whose entries on entry
     are the first guesses of the zero-window searches); ``st`` is unchanged on return."""
     root = st[F.to_move]
@@ -358,7 +375,7 @@ def _action_values(st, undo, moves, R, actions, out, depth, flags, tt, ttf, coun
     _save(st, undo, 0)
     for i in range(actions.shape[0]):
         guess = out[i]
-        apply(st, R, actions[i])
+        apply_searched(st, R, actions[i])
         if st[F.over]:
             out[i] = _terminal(st, root)
         else:
@@ -368,13 +385,12 @@ def _action_values(st, undo, moves, R, actions, out, depth, flags, tt, ttf, coun
             if nd <= 0:
                 out[i] = _evaluate(st, root)
             else:
-                out[i], _ = _mtd(st, undo, moves, 1, R, root, guess, nd, False, flags, tt, ttf, counters, fv, fi,
-                                 okeys)
+                out[i], _ = _mtd(st, undo, moves, 1, R, root, guess, nd, False, flags, tt, ttf, counters, fv, fi)
         _restore(st, undo, 0)
 
 
 @njit(cache=True)
-def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, ttf, counters, fv, fi, okeys):
+def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, ttf, counters, fv, fi):
     """Solve every world to the end of the hand: ``out[w, i]`` = value of ``actions[i]`` in world ``w``.
 
     A world is ``template`` (a state array with seat 1 the opponent) with ``worlds[w, :k]`` added to seat 1's
@@ -384,11 +400,11 @@ def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, 
         if w > 0:
             for i in range(out.shape[1]):
                 out[w, i] = out[w - 1, i]  # first guesses: the last world's values
-        _action_values(st, undo, moves, R, actions, out[w], EXACT, flags, tt, ttf, counters, fv, fi, okeys)
+        _action_values(st, undo, moves, R, actions, out[w], EXACT, flags, tt, ttf, counters, fv, fi)
 
 
 @njit(cache=True)
-def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf, counters, fv, fi, okeys, actions,
+def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf, counters, fv, fi, actions,
                     values, out):
     """``out[r]`` = the bits of the actions of best exact value in ``states[rows[r]]`` (each searched in ``st``
     with a new table generation: stored bounds are relative to the player to move at the root)."""
@@ -404,7 +420,7 @@ def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf,
                 actions[m] = a
                 values[m] = 0.0
                 m += 1
-        _action_values(st, undo, moves, R, actions[:m], values[:m], EXACT, flags, tt, ttf, counters, fv, fi, okeys)
+        _action_values(st, undo, moves, R, actions[:m], values[:m], EXACT, flags, tt, ttf, counters, fv, fi)
         best = -INF
         for i in range(m):
             best = max(best, values[i])
@@ -418,23 +434,23 @@ def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf,
 # Entry points from Python: the arrays as uncounted views (see :func:`schnapsen_env.core.uncounted`; the search
 # passes them down through every call, and counting each pass halved the node rate).
 @njit(cache=True)
-def _mtd_entry(st, undo, moves, R, root, depth, flags, tt, ttf, counters, fv, fi, okeys):
+def _mtd_entry(st, undo, moves, R, root, depth, flags, tt, ttf, counters, fv, fi):
     _stock_hashes(st, counters)
     return _mtd(uncounted(st), uncounted(undo), uncounted(moves), 0, uncounted(R), root, 0.0, depth, True, flags, uncounted(tt), uncounted(ttf),
-                uncounted(counters), uncounted(fv), uncounted(fi), uncounted(okeys))
+                uncounted(counters), uncounted(fv), uncounted(fi))
 
 
 @njit(cache=True)
-def _action_values_entry(st, undo, moves, R, actions, out, depth, flags, tt, ttf, counters, fv, fi, okeys):
+def _action_values_entry(st, undo, moves, R, actions, out, depth, flags, tt, ttf, counters, fv, fi):
     _action_values(uncounted(st), uncounted(undo), uncounted(moves), uncounted(R), uncounted(actions), uncounted(out), depth, flags, uncounted(tt),
-                   uncounted(ttf), uncounted(counters), uncounted(fv), uncounted(fi), uncounted(okeys))
+                   uncounted(ttf), uncounted(counters), uncounted(fv), uncounted(fi))
 
 
 @njit(cache=True)
-def _world_values_entry(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, ttf, counters, fv, fi, okeys):
+def _world_values_entry(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, ttf, counters, fv, fi):
     _world_values(uncounted(template), uncounted(worlds), k, uncounted(R), uncounted(actions), uncounted(out), flags,
                   uncounted(st), uncounted(undo), uncounted(moves), uncounted(tt), uncounted(ttf), uncounted(counters),
-                  uncounted(fv), uncounted(fi), uncounted(okeys))
+                  uncounted(fv), uncounted(fi))
 
 
 class CoreSolver:
@@ -476,8 +492,7 @@ class CoreSolver:
         self.state = np.zeros(STATE_SIZE, np.int64)  # the searched state, made and unmade in place
         self.undo = np.zeros((MAX_PLY, SEARCH_SIZE), np.int64)  # per ply, the state to unmake to
         self.moves = np.zeros((MAX_PLY, 32), np.int64)
-        self.frame = (np.zeros((MAX_PLY, 7), np.float64), np.zeros((MAX_PLY, 11), np.int64),
-                      np.zeros((MAX_PLY, 32), np.int64))
+        self.frame = (np.zeros((MAX_PLY, 7), np.float64), np.zeros((MAX_PLY, 11), np.int64))
         self.nodes = 0
 
     def clear(self) -> None:
@@ -604,11 +619,11 @@ class CoreSolver:
 
 
 @njit(cache=True)
-def _best_bits_rows_entry(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf, counters, fv, fi, okeys,
+def _best_bits_rows_entry(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf, counters, fv, fi,
                           actions, values, out):
     _best_bits_rows(uncounted(states), uncounted(rows), uncounted(R), n_actions, flags, uncounted(st), uncounted(undo),
                     uncounted(moves), uncounted(tt), uncounted(ttf), uncounted(counters), uncounted(fv), uncounted(fi),
-                    uncounted(okeys), uncounted(actions), uncounted(values), uncounted(out))
+                    uncounted(actions), uncounted(values), uncounted(out))
 
 
 drop_stale_cache("solver_core", _search)  # before any cached function loads (see drop_stale_cache)

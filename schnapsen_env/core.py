@@ -493,16 +493,16 @@ def _end_of_hand(st, R, w):
 
 
 # ---------------------------------------------------------------------------------------------- stepping
-@njit(cache=True)
-def _finish_trick(st, R, follow):
-    """Resolve the trick (R6), draw (R7), and check the end of the hand."""
+@njit(cache=True, inline="always")
+def _finish_trick(st, R, follow, record):
+    """Resolve the trick (R6), draw (R7), and check the end of the hand; ``record``: also the fields no search
+    reads (:data:`UNSEARCHED`)."""
     rps = R[K.rps]
     me = st[F.to_move]
     lead_seat = st[F.leader]
     lead = st[F.table]
     bit = 1 << follow
     st[F.hands + me] &= ~bit
-    st[F.known + me] &= ~bit
     ls = suit_of(lead, rps)
     fs = suit_of(follow, rps)
     if ls == fs:
@@ -510,19 +510,21 @@ def _finish_trick(st, R, follow):
     else:
         winner = me if fs == st[F.trump] else lead_seat
     loser = 1 - winner
-    st[F.won + winner] |= (1 << lead) | bit
     st[F.card_points + winner] += card_points(lead, rps) + card_points(follow, rps)
     st[F.tricks + winner] += 1
-    st[F.led + lead_seat] |= 1 << lead
-    st[F.followed + me] |= bit
-    h = st[F.history_len]
-    if h < MAX_TRICKS:
-        k = F.history + 4 * h
-        st[k] = lead_seat
-        st[k + 1] = lead
-        st[k + 2] = follow
-        st[k + 3] = winner
-        st[F.history_len] = h + 1
+    if record:
+        st[F.known + me] &= ~bit
+        st[F.won + winner] |= (1 << lead) | bit
+        st[F.led + lead_seat] |= 1 << lead
+        st[F.followed + me] |= bit
+        h = st[F.history_len]
+        if h < MAX_TRICKS:
+            k = F.history + 4 * h
+            st[k] = lead_seat
+            st[k + 1] = lead
+            st[k + 2] = follow
+            st[k + 3] = winner
+            st[F.history_len] = h + 1
     st[F.table] = -1
     st[F.announced] = -1
     st[F.exchanged] = 0
@@ -534,7 +536,7 @@ def _finish_trick(st, R, follow):
         st[F.hands + winner] |= 1 << st[F.stock + top]
         c2 = st[F.stock + top + 1]
         st[F.hands + loser] |= 1 << c2
-        if size == 2:
+        if size == 2 and record:
             st[F.known + loser] |= 1 << c2  # the turn-up, drawn by the loser (R27)
         st[F.stock_top] = top + 2
     if st[F.hands + winner] == 0:  # last trick played
@@ -548,6 +550,19 @@ def _finish_trick(st, R, follow):
 @njit(cache=True)
 def apply(st, R, action):
     """Apply action id ``action`` for the player to move, in place, **without** checking legality."""
+    _step(st, R, action, True)
+
+
+@njit(cache=True)
+def apply_searched(st, R, action):
+    """:func:`apply` for a search: writes only the searched fields (those before :data:`UNSEARCHED`: no tricks won,
+    known cards, marriage suits, led and followed cards or history), the same values there as :func:`apply`."""
+    _step(st, R, action, False)
+
+
+@njit(cache=True, inline="always")
+def _step(st, R, action, record):
+    """:func:`apply`; ``record`` False skips the fields of :data:`UNSEARCHED` (inlined, so the flag is a constant)."""
     me = st[F.to_move]
     n = R[K.n]
     rps = R[K.rps]
@@ -555,19 +570,21 @@ def apply(st, R, action):
         if st[F.table] < 0:  # lead
             bit = 1 << action
             st[F.hands + me] &= ~bit
-            st[F.known + me] &= ~bit
+            if record:
+                st[F.known + me] &= ~bit
             st[F.announced] = -1
             st[F.exchanged] = 0  # the turn ends with the lead (R3)
             st[F.table] = action
             st[F.to_move] = 1 - me
         else:
-            _finish_trick(st, R, action)
+            _finish_trick(st, R, action, record)
     elif action < n + EXCHANGE:  # marriage (R12)
         suit = action - n
-        st[F.marriage_suits + me] |= 1 << suit
         st[F.marriage_points + me] += TRUMP_MARRIAGE_POINTS if suit == st[F.trump] else MARRIAGE_POINTS
         st[F.announced] = suit
-        st[F.known + me] |= kq_bits(suit, rps)  # both cards shown (R27)
+        if record:
+            st[F.marriage_suits + me] |= 1 << suit
+            st[F.known + me] |= kq_bits(suit, rps)  # both cards shown (R27)
         if R[K.claim_auto] and counted(st, me) >= CLAIM_TARGET:  # R21 (W2)
             _claim(st, R, me)
     elif action == n + EXCHANGE:  # exchange (R15-R17)
@@ -575,7 +592,8 @@ def apply(st, R, action):
         end = F.stock + st[F.stock_end] - 1
         old = st[end]
         st[F.hands + me] = (st[F.hands + me] & ~(1 << jack)) | (1 << old)
-        st[F.known + me] |= 1 << old  # R27
+        if record:
+            st[F.known + me] |= 1 << old  # R27
         st[end] = jack
         st[F.exchanged] = 1
     elif action == n + CLOSE:  # close (R18, R19)
