@@ -1,5 +1,6 @@
 """The compiled rules core (schnapsen_env.core) against the reference engine (GameState), action by action:
-legal actions, the whole state, both seats' observations and the result after every action, over every knob set
+legal actions, the whole state, both seats' observations and the result after every action (and the search's
+step, core.apply_searched, on the fields a search reads), over every knob set
 of RULES.md section 5 (tests/helpers/knob_cases.py) in both rulesets, with special actions (marriage, exchange, close,
 claim) taken often. The vector env's batch loops are checked in tests/test_vector_exact.py."""
 
@@ -43,6 +44,7 @@ def _play_lockstep(rules: RuleSet, rng: np.random.Generator, special_p: float) -
     R = core.rule_table(rules)
     g = GameState.new_hand(rules, rng=rng)
     st = core.from_game_state(g)
+    searched = st.copy()  # stepped with apply_searched: equal to st on the fields a search reads
     obs = np.empty(encoding.obs_size(rules), dtype=np.float32)
     n = 0
     while g.result is None:
@@ -53,6 +55,8 @@ def _play_lockstep(rules: RuleSet, rng: np.random.Generator, special_p: float) -
         a = _choose(g, rng, special_p)
         g.push(a)
         core.apply(st, R, a)
+        core.apply_searched(searched, R, a)
+        np.testing.assert_array_equal(searched[:core.SEARCH_SIZE], st[:core.SEARCH_SIZE])
         n += 1
         assert core.to_game_state(st, rules) == g, (a, differing_fields(core.to_game_state(st, rules), g))
     assert core.result_of(st) == g.result
