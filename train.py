@@ -11,8 +11,10 @@
   generalised advantage estimation (Schulman et al. 2016).
 * **Samplers and a learner.** ``--samplers`` sampler processes (default: one per core) each play ``--num-envs``
   hands of the vectorised env with a CPU copy of the policy and its opponents (:mod:`agents.self_play`) and send
-  finished decision chains; this process, the learner, runs the PPO update on ``--device`` with every core's
-  threads while the samplers wait, and sends the new weights. Synchronous, so strictly on-policy. With
+  finished decision chains; this process, the learner, runs the PPO update on ``--device`` while the samplers
+  play the next batch with the weights from before the update (``--overlap-sampling``, the default: one update
+  of lag, corrected by PPO's clipped ratio to the behaviour log-probabilities the samplers record), then sends the
+  new weights; ``--no-overlap-sampling`` alternates sampling and updating, strictly on-policy. With
   ``--ray-address`` the same samplers run as Ray actors on a cluster; ``--inline-samplers`` runs them in this
   process (debugging).
 * Self-play: one network plays both seats. With probability ``pool_prob`` a hand instead pits it against an
@@ -83,7 +85,8 @@ class PPOArgs:
     """rule knobs as KEY=VALUE (RULES.md section 5), e.g. --knob false_claim=mirror close_min_stock=3 (or --knob
     repeated, one knob each)"""
     threads: Optional[int] = None
-    """torch CPU threads of the learner's update (default: this machine's cores; samplers use 1 each)"""
+    """torch CPU threads of the learner's update (default: the cores the local samplers leave free under
+    --overlap-sampling, at least 1; else this machine's cores); samplers use 1 each"""
     batch_size: int = 16384
     """at least this many finished learner decisions per PPO update (train_rllib.py: env steps per batch)"""
     minibatch_size: int = 2048
@@ -161,6 +164,10 @@ class Args(PPOArgs):
     cuBLAS requires); --no-torch-deterministic may be faster on a GPU"""
     privileged_critic: bool = False
     """value head also sees the omniscient state vector (PerfectDou-style)"""
+    overlap_sampling: bool = True
+    """the samplers play the next batch while the learner updates, acting with the weights from before the
+    update (one update of lag: PPO's ratio is taken to the log-probabilities the samplers recorded, so the clipped
+    ratio corrects for it); --no-overlap-sampling samples and updates in turn, on-policy"""
     endgame_teacher_coef: float = 1.0
     """weight of the endgame teacher's loss: once the stock is exhausted the position is one of perfect
     information, so the samplers label each such learner decision with its exactly best actions (the compiled
@@ -184,7 +191,7 @@ PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "t
                   "inline_samplers", "ray_address")
 #: Arguments added to train.py since checkpoints were first written, with the value that reproduces a run from
 #: before them (a resumed checkpoint that lacks one gets this value).
-ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0}
+ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0, "overlap_sampling": False}
 #: Files of a run folder written atomically (their stale temporary files are removed when a run starts).
 RUN_FILES = ("checkpoint.pt", "policy.pt", "eval_policy.pt", "summary.json")
 #: Largest seed: torch and numpy take seeds in [0, 2**63 - 1] alike.
@@ -461,7 +468,7 @@ def evaluation_table(policy_path, results) -> str:
 # ----------------------------------------------------------------------------------------- resume
 #: Keys of a trainer checkpoint's ``"trainer"`` entry: the state ``--resume`` restores.
 TRAINER_KEYS = ("optimizer", "pool", "samplers", "rng", "torch_rng", "global_step", "update", "hands", "evals",
-                "history")
+                "history", "next_request")
 
 
 def _one_line(text: object, limit: int = 300) -> str:
@@ -538,6 +545,7 @@ def trainer_state_problem(tr, args: Args, model: ActorCritic, n_obs: int, n_acti
 
     if not isinstance(tr, dict):
         return f"'trainer' is a {type(tr).__name__}, expected a dict"
+    tr = {"next_request": None, **tr}  # checkpoints from before --overlap-sampling have none
     missing = [k for k in TRAINER_KEYS if k not in tr]
     unknown = sorted(map(str, set(tr) - set(TRAINER_KEYS)))
     if missing or unknown:
@@ -568,6 +576,16 @@ def trainer_state_problem(tr, args: Args, model: ActorCritic, n_obs: int, n_acti
         problem = weights_problem(f"pool snapshot {i}", snap)
         if problem:
             return problem
+    req = tr["next_request"]
+    if req is not None:
+        if not isinstance(req, dict) or set(req) != {"weights", "opponent"}:
+            return "trainer 'next_request' must be None or a dict with keys 'weights' and 'opponent'"
+        problem = weights_problem("trainer 'next_request' weights", req["weights"]) or (
+            None if req["opponent"] is None else weights_problem("trainer 'next_request' opponent", req["opponent"]))
+        if problem:
+            return problem
+        if not args.overlap_sampling:
+            return "trainer 'next_request' is set, but the run does not overlap sampling"
     opt = tr["optimizer"]
     if not isinstance(opt, dict) or set(opt) != {"state", "param_groups"} or not isinstance(opt["state"], dict):
         return "trainer 'optimizer' is not the state of torch.optim.Adam (keys 'state', 'param_groups')"
@@ -631,7 +649,9 @@ def main(args: Args) -> dict:
     else:
         resume_ckpt = load_checkpoint(args.resume)
         args = resumed_args(resume_ckpt, args)
-    args = dataclasses.replace(args, threads=cores() if args.threads is None else args.threads)
+    if args.threads is None:  # overlapping local samplers hold their cores during the update; else all of them
+        overlapped = args.overlap_sampling and not args.inline_samplers and args.ray_address is None
+        args = dataclasses.replace(args, threads=max(1, cores() - args.samplers) if overlapped else cores())
     validate(args)
     args = dataclasses.replace(args, precision=resolve_precision(args.precision, args.device))
     rules = rules_of(args)
@@ -668,6 +688,7 @@ def main(args: Args) -> dict:
     global_step, update, hands, evals = 0, 0, 0, 0
     history: list[dict] = []
     sampler_states = None
+    next_request = None  # the samplers' next batch, drawn before the last update (--overlap-sampling)
     if resume_ckpt is not None:
         tr = resume_ckpt["trainer"]
         problem = trainer_state_problem(tr, args, model, obs_size(rules), rules.n_actions, capacity,
@@ -684,6 +705,7 @@ def main(args: Args) -> dict:
             raise CheckpointError(f"checkpoint {args.resume!r} cannot be resumed: {problem} ({versions_text(resume_ckpt)}):"
                                   " expected the checkpoint.pt of a run of this version with these arguments")
         pool = list(tr["pool"])
+        next_request = tr.get("next_request")
         sampler_states = tr["samplers"]
         global_step, update, hands, evals = tr["global_step"], tr["update"], tr["hands"], tr["evals"]
         history = list(tr["history"])
@@ -730,7 +752,7 @@ def main(args: Args) -> dict:
             extra = {"trainer": {
                 "optimizer": optimizer.state_dict(), "pool": pool, "samplers": samplers.get_state(),
                 "rng": rng.bit_generator.state, "torch_rng": torch.get_rng_state(), "global_step": global_step,
-                "update": update, "hands": hands, "evals": evals, "history": history}}
+                "update": update, "hands": hands, "evals": evals, "history": history, "next_request": next_request}}
             try:
                 save_policy(path, model, rules, args, extra)
             except WriteError as e:
@@ -744,15 +766,26 @@ def main(args: Args) -> dict:
             except WriteError as e:
                 raise write_failed(e) from None
 
+        def sampling_request() -> dict:
+            """What the samplers play the next batch with: the learner's weights now and a pool opponent."""
+            opponent = pool[int(rng.integers(len(pool)))] if pool else None
+            return {"weights": {k: v.detach().cpu().clone() for k, v in model.state_dict().items()},
+                    "opponent": opponent}
+
+        rows_per_sampler = -(-args.batch_size // args.samplers)
         updates_this_call = 0
+        in_flight = False  # the samplers are playing next_request's batch (--overlap-sampling)
+        overlapped = 0  # batches sampled during an update
         while global_step < args.total_steps:
             if args.stop_after_updates is not None and updates_this_call >= args.stop_after_updates:
                 break
             # ------------------------------------------------------------ sampling (the samplers, in parallel)
-            opponent = pool[int(rng.integers(len(pool)))] if pool else None
-            weights = {k: v.detach().cpu() for k, v in model.state_dict().items()}
             t0 = time.perf_counter()
-            results = samplers.collect(weights, opponent, -(-args.batch_size // args.samplers))
+            if not in_flight:
+                next_request = next_request or sampling_request()
+                samplers.submit(next_request["weights"], next_request["opponent"], rows_per_sampler)
+            results = samplers.gather()
+            in_flight, next_request = False, None
             t1 = time.perf_counter()
             sampling_s += t1 - t0
             batch = {k: np.concatenate([b[k] for b, _ in results]) for k in results[0][0]}
@@ -766,6 +799,16 @@ def main(args: Args) -> dict:
             opp_hands = sum(st["opponent_hands"] for _, st in results)
             opp_points = sum(st["opponent_points"] for _, st in results)
             pending = sum(st["pending"] for _, st in results)
+            # --overlap-sampling: the next batch is played with the weights from before this update (one update of
+            # lag), during the update; where a checkpoint follows (it saves the samplers' states, which a batch in
+            # flight would change) the request waits in the checkpoint, so a resumed run plays the same batches.
+            if args.overlap_sampling and global_step < args.total_steps:
+                next_request = sampling_request()
+                if ((update + 1) % args.checkpoint_every != 0
+                        and (args.stop_after_updates is None or updates_this_call + 1 < args.stop_after_updates)):
+                    samplers.submit(next_request["weights"], next_request["opponent"], rows_per_sampler)
+                    in_flight = True
+                    overlapped += 1
 
             # ------------------------------------------------------------ PPO update (the learner)
             if args.anneal_lr:
@@ -856,6 +899,7 @@ def main(args: Args) -> dict:
     summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "samplers": args.samplers,
                "sampler_decisions": per_sampler, "sampler_pids": sorted(pids), "decisions_trained": rows_trained,
                "decisions_pending": pending, "sampling_seconds": sampling_s, "update_seconds": update_s,
+               "batches_overlapped": overlapped,
                "evaluation": {}}
     if global_step < args.total_steps:
         print(f"stopped after {updates_this_call} updates; continue with --resume {ckpt_path}")

@@ -10,14 +10,19 @@ advantages (GAE, Schulman et al. 2016) are computed when the hand ends, with no 
 :meth:`Sampler.collect` plays until at least ``n_rows`` decisions of finished chains are ready and returns all of
 them; the decisions of hands still running stay in the sampler for the next call (and in its checkpoint state).
 
-Three ways to run them, one interface (``collect``, ``get_state``, ``set_state``, ``close``):
+Three ways to run them, one interface (``collect``, or ``submit`` then ``gather``; ``get_state``, ``set_state``,
+``close``):
 
-* :class:`InProcessSamplers`: in the learner's process (``--samplers 0``; tests and debugging);
+* :class:`InProcessSamplers`: in the learner's process (``--inline-samplers``; tests and debugging);
 * :class:`ProcessSamplers`: local processes (``multiprocessing``, spawn), one per sampler, no cluster software;
 * :class:`RaySamplers`: Ray actors, one CPU each, on a local Ray or a cluster (extra ``rllib``).
 
-All three are **synchronous** and strictly on-policy: the learner sends its current weights, every sampler plays
-with exactly those weights, and the learner updates only when all have answered (no lag, no importance weights).
+Every sampler plays a batch with exactly the weights it was sent, and the learner gathers all answers before it
+uses a batch. ``submit`` returns at once, so the learner can update while the samplers play the next batch with
+the weights from before the update (``train.py --overlap-sampling``: one update of lag, corrected by PPO's
+clipped ratio to the log-probabilities recorded here); ``collect`` is ``submit`` and ``gather`` in one call.
+:class:`InProcessSamplers` runs the batch inside ``gather``, so it gives the processes' results without the
+overlap.
 Sampler ``i`` draws every random choice (deals, Gumbel noise for actions, opponent draws) from its own generator,
 ``numpy.random.default_rng(SeedSequence(seed, spawn_key=(i,)))``, so a run with a fixed sampler count is
 reproducible whichever way the samplers run.
@@ -396,9 +401,22 @@ class InProcessSamplers:
 
     def __init__(self, kwargs: list[dict]) -> None:
         self.samplers = [Sampler(**kw) for kw in kwargs]
+        self._request = None
 
     def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> list[tuple[dict, dict]]:
-        return [s.collect(weights, opponent, n_rows) for s in self.samplers]
+        """Every sampler's ``Sampler.collect(weights, opponent, n_rows)``, in sampler order."""
+        self.submit(weights, opponent, n_rows)
+        return self.gather()
+
+    def submit(self, weights: dict, opponent: dict | None, n_rows: int) -> None:
+        """Start a :meth:`collect` whose results :meth:`gather` returns (here it runs in :meth:`gather`, so the
+        results are those of the sampler processes, without the overlap). The weights are copied now, as a process
+        sampler receives them: the learner's update changes its tensors in place."""
+        self._request = ({k: v.clone() for k, v in weights.items()}, opponent, n_rows)
+
+    def gather(self) -> list[tuple[dict, dict]]:
+        request, self._request = self._request, None
+        return [s.collect(*request) for s in self.samplers]
 
     def get_state(self) -> list[dict]:
         return [s.get_state() for s in self.samplers]
@@ -469,7 +487,18 @@ class ProcessSamplers:
         return self._gather()
 
     def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> list[tuple[dict, dict]]:
-        return self._call("collect", *[(weights, opponent, n_rows)] * len(self.conns))
+        """Every sampler's ``Sampler.collect(weights, opponent, n_rows)``, in parallel, in sampler order."""
+        self.submit(weights, opponent, n_rows)
+        return self.gather()
+
+    def submit(self, weights: dict, opponent: dict | None, n_rows: int) -> None:
+        """Start a :meth:`collect` in the sampler processes and return at once; :meth:`gather` waits for it."""
+        for conn in self.conns:
+            conn.send(("collect", weights, opponent, n_rows))
+
+    def gather(self) -> list[tuple[dict, dict]]:
+        """The results of the :meth:`submit` in flight. Raises :class:`SamplerError` as :meth:`collect`."""
+        return self._gather()
 
     def get_state(self) -> list[dict]:
         return self._call("get_state")
@@ -521,8 +550,18 @@ class RaySamplers:
             raise SamplerError(f"a Ray sampler failed: {type(e).__name__}", str(e)) from None
 
     def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> list[tuple[dict, dict]]:
+        """Every actor's ``Sampler.collect(weights, opponent, n_rows)``, in parallel, in actor order."""
+        self.submit(weights, opponent, n_rows)
+        return self.gather()
+
+    def submit(self, weights: dict, opponent: dict | None, n_rows: int) -> None:
+        """Start a :meth:`collect` on the actors and return at once; :meth:`gather` waits for it."""
         w, o = self.ray.put(weights), self.ray.put(opponent)
-        return self._get([a.collect.remote(w, o, n_rows) for a in self.actors])
+        self._refs = [a.collect.remote(w, o, n_rows) for a in self.actors]
+
+    def gather(self) -> list[tuple[dict, dict]]:
+        refs, self._refs = self._refs, None
+        return self._get(refs)
 
     def get_state(self) -> list[dict]:
         return self._get([a.get_state.remote() for a in self.actors])

@@ -285,6 +285,47 @@ def test_sampler_processes_match_inline_samplers_exactly(tmp_path):
                    load_checkpoint(tmp_path / "inline" / "policy.pt")["model"])
 
 
+def test_overlapped_sampling_plays_the_same_batches_however_checkpoints_fall(tmp_path):
+    """--overlap-sampling: the next batch is played with the weights from before the update, in flight during it
+    (sampler processes, checkpoints far apart) or not (a checkpoint after every update, or samplers in the
+    learner's process): the same weights and counts either way, and a run stopped and resumed mid-way plays the
+    same batches. Without the overlap (strictly on-policy) the weights differ: the lag is real."""
+    kw = dict(samplers=2, total_steps=4500, overlap_sampling=True, heuristic_prob=0.3, pool_prob=0.3)
+    a = train.main(tiny_args(tmp_path, run_name="flight", inline_samplers=False, checkpoint_every=100, **kw))
+    b = train.main(tiny_args(tmp_path, run_name="every", inline_samplers=False, checkpoint_every=1, **kw))
+    c = train.main(tiny_args(tmp_path, run_name="inline", inline_samplers=True, checkpoint_every=100, **kw))
+    assert a["batches_overlapped"] > 0 and b["batches_overlapped"] == 0
+    assert c["batches_overlapped"] > 0
+    stopped = train.main(tiny_args(tmp_path, run_name="split", inline_samplers=False, checkpoint_every=100,
+                                   stop_after_updates=2, **kw))
+    assert stopped["steps"] < 4500 and load_checkpoint(tmp_path / "split" / "checkpoint.pt")["trainer"][
+        "next_request"] is not None
+    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt"), threads=1))
+    for key in ("steps", "sampler_decisions", "decisions_trained", "decisions_pending"):
+        assert a[key] == b[key] == c[key], key
+    for run in ("every", "inline", "split"):
+        _weights_equal(load_checkpoint(tmp_path / "flight" / "policy.pt")["model"],
+                       load_checkpoint(tmp_path / run / "policy.pt")["model"])
+    train.main(tiny_args(tmp_path, run_name="sync", inline_samplers=False, **{**kw, "overlap_sampling": False}))
+    sync = load_checkpoint(tmp_path / "sync" / "policy.pt")["model"]
+    flight = load_checkpoint(tmp_path / "flight" / "policy.pt")["model"]
+    assert any(not torch.equal(sync[k], flight[k]) for k in sync)
+
+
+def test_a_checkpoint_without_next_request_resumes_and_a_malformed_one_is_refused(tmp_path):
+    train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1, overlap_sampling=True))
+    path = tmp_path / "tiny" / "checkpoint.pt"
+    ck = load_checkpoint(path)
+    assert ck["trainer"]["next_request"] is not None
+    bad = {**ck, "trainer": {**ck["trainer"], "next_request": {"weights": {}, "opponent": None}}}
+    save_atomic(bad, path)
+    with pytest.raises(CheckpointError, match="next_request"):
+        train.main(train.Args(resume=str(path), threads=1))
+    old = {**ck, "trainer": {k: v for k, v in ck["trainer"].items() if k != "next_request"}}
+    save_atomic(old, path)
+    assert train.main(train.Args(resume=str(path), threads=1))["steps"] >= 3000
+
+
 def test_every_learner_decision_is_trained_once_or_pending(tmp_path):
     out = train.main(tiny_args(tmp_path, samplers=2, total_steps=3000))
     assert sum(out["sampler_decisions"]) == out["steps"]
