@@ -568,6 +568,8 @@ def trainer_state_problem(tr, args: Args, model: ActorCritic, n_obs: int, n_acti
             problem = tensor_problem(f"{name} {k!r}", v, shapes[k], (torch.float32,))
             if problem:
                 return problem
+            if not torch.isfinite(v).all():
+                return f"{name} {k!r} holds NaN or inf"
         return None
 
     if not isinstance(tr["pool"], list) or len(tr["pool"]) > args.pool_size:
@@ -745,7 +747,9 @@ def main(args: Args) -> dict:
         latest_eval = ""
         t_start, steps_at_start = time.time(), global_step
         rows_trained, pending, per_sampler = 0, 0, [0] * args.samplers
-        sampling_s = update_s = 0.0  # wall-clock seconds in the samplers' collect calls and in the PPO updates
+        # Wall-clock seconds the learner waited for batches (under --overlap-sampling, only the part of the
+        # sampling that the update did not cover) and spent in the PPO updates.
+        sampling_s = update_s = 0.0
         pids: set[int] = set()
 
         def save_checkpoint(path):
@@ -775,7 +779,7 @@ def main(args: Args) -> dict:
         rows_per_sampler = -(-args.batch_size // args.samplers)
         updates_this_call = 0
         in_flight = False  # the samplers are playing next_request's batch (--overlap-sampling)
-        overlapped = 0  # batches sampled during an update
+        overlapped = 0  # batches the samplers played during an update
         while global_step < args.total_steps:
             if args.stop_after_updates is not None and updates_this_call >= args.stop_after_updates:
                 break
@@ -808,7 +812,7 @@ def main(args: Args) -> dict:
                         and (args.stop_after_updates is None or updates_this_call + 1 < args.stop_after_updates)):
                     samplers.submit(next_request["weights"], next_request["opponent"], rows_per_sampler)
                     in_flight = True
-                    overlapped += 1
+                    overlapped += 0 if args.inline_samplers else 1  # inline samplers play it when gathered
 
             # ------------------------------------------------------------ PPO update (the learner)
             if args.anneal_lr:

@@ -33,6 +33,7 @@ from __future__ import annotations
 import multiprocessing
 import os
 import signal
+import time
 import traceback
 from typing import Any
 
@@ -456,6 +457,7 @@ class ProcessSamplers:
     def __init__(self, kwargs: list[dict]) -> None:
         ctx = multiprocessing.get_context("spawn")
         self.conns, self.procs = [], []
+        self.in_flight = False  # a submitted collect not gathered yet
         try:
             for kw in kwargs:
                 parent, child = ctx.Pipe()
@@ -481,9 +483,18 @@ class ProcessSamplers:
             out.append(value)
         return out
 
+    def _send(self, messages) -> None:
+        for i, (conn, message) in enumerate(zip(self.conns, messages)):
+            try:
+                conn.send(message)
+            except (BrokenPipeError, EOFError, OSError):
+                self.procs[i].join(timeout=1)
+                raise SamplerError(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
+
     def _call(self, cmd: str, *payloads) -> list:
-        for conn, payload in zip(self.conns, payloads if payloads else [()] * len(self.conns)):
-            conn.send((cmd, *payload))
+        if self.in_flight:  # its answer would be read as this call's
+            raise RuntimeError(f"ProcessSamplers.{cmd} while a collect is in flight: gather it first")
+        self._send([(cmd, *payload) for payload in (payloads if payloads else [()] * len(self.conns))])
         return self._gather()
 
     def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> list[tuple[dict, dict]]:
@@ -493,12 +504,16 @@ class ProcessSamplers:
 
     def submit(self, weights: dict, opponent: dict | None, n_rows: int) -> None:
         """Start a :meth:`collect` in the sampler processes and return at once; :meth:`gather` waits for it."""
-        for conn in self.conns:
-            conn.send(("collect", weights, opponent, n_rows))
+        if self.in_flight:
+            raise RuntimeError("ProcessSamplers.submit while a collect is in flight: gather it first")
+        self.in_flight = True  # also if a send fails part-way: close() then stops the processes at once
+        self._send([("collect", weights, opponent, n_rows)] * len(self.conns))
 
     def gather(self) -> list[tuple[dict, dict]]:
         """The results of the :meth:`submit` in flight. Raises :class:`SamplerError` as :meth:`collect`."""
-        return self._gather()
+        out = self._gather()
+        self.in_flight = False
+        return out
 
     def get_state(self) -> list[dict]:
         return self._call("get_state")
@@ -507,19 +522,25 @@ class ProcessSamplers:
         self._call("set_state", *[(st,) for st in states])
 
     def close(self) -> None:
-        for conn in self.conns:
-            try:
-                conn.send(("close",))
-            except (OSError, EOFError, BrokenPipeError):
-                pass
+        """Stop the processes: asked to, when idle (5 s for all of them, then terminated); at once when a collect
+        is in flight (after an error or Ctrl-C during an update), whose results nobody will read."""
+        if not self.in_flight:
+            for conn in self.conns:
+                try:
+                    conn.send(("close",))
+                except (OSError, EOFError, BrokenPipeError):
+                    pass
+            deadline = time.monotonic() + 5
+            for p in self.procs:
+                p.join(timeout=max(0.0, deadline - time.monotonic()))
         for p in self.procs:
-            p.join(timeout=5)
             if p.is_alive():
                 p.terminate()
-                p.join(timeout=5)
+        for p in self.procs:
+            p.join(timeout=5)
         for conn in self.conns:
             conn.close()
-        self.conns, self.procs = [], []
+        self.conns, self.procs, self.in_flight = [], [], False
 
 
 class RaySamplers:
