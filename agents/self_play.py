@@ -309,6 +309,10 @@ class Sampler:
                  "opponent_points": opp_points, "pid": os.getpid()}
         return batch, stats
 
+    def pid(self) -> int:
+        """This sampler's process id (a Ray actor answers it once built)."""
+        return os.getpid()
+
     def get_state(self) -> dict:
         """This sampler's checkpoint state (:data:`SAMPLER_KEYS`): hands, unfinished chains, generator, opponents."""
         return {"venv": self.venv.get_state(), "buffer": self.buf.state(), "rng": self.rng.bit_generator.state,
@@ -559,6 +563,11 @@ class RaySamplers:
                      log_to_driver=True)
         actor = ray.remote(num_cpus=1)(Sampler)
         self.actors = [actor.remote(**kw, threads=1) for kw in kwargs]
+        try:
+            self._get([a.pid.remote() for a in self.actors])  # built (as the processes are), before the first batch
+        except BaseException:
+            self.close()
+            raise
 
     def _get(self, refs):
         try:
