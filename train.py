@@ -188,7 +188,7 @@ class Args(PPOArgs):
 DEFAULT_TOTAL_STEPS = 18_000_000
 #: Flags taken from the command line on --resume (the rest come from the checkpoint).
 PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "threads", "tensorboard",
-                  "inline_samplers", "ray_address")
+                  "inline_samplers", "ray_address", "final_eval_deals", "final_eval_opponents")
 #: Arguments added to train.py since checkpoints were first written, with the value that reproduces a run from
 #: before them (a resumed checkpoint that lacks one gets this value).
 ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0, "overlap_sampling": False}
@@ -711,6 +711,9 @@ def main(args: Args) -> dict:
         sampler_states = tr["samplers"]
         global_step, update, hands, evals = tr["global_step"], tr["update"], tr["hands"], tr["evals"]
         history = list(tr["history"])
+        if global_step >= args.total_steps:
+            raise ValueError(f"the run in {str(run_dir)!r} already finished at {global_step:,} learner decisions "
+                             f"(--total-steps {args.total_steps:,}): pass a larger --total-steps to extend it")
 
     run_dir.mkdir(parents=True, exist_ok=True)
     for name in RUN_FILES:  # temporary files of writes killed in an earlier run
@@ -816,7 +819,9 @@ def main(args: Args) -> dict:
 
             # ------------------------------------------------------------ PPO update (the learner)
             if args.anneal_lr:
-                frac = max(0.0, 1.0 - update / n_updates_total)
+                # Linear decay; a run's last batches (each at least --batch-size, so the count rounds up) keep the
+                # last step's rate instead of 0.
+                frac = max(1.0 - update / n_updates_total, 1.0 / n_updates_total)
                 optimizer.param_groups[0]["lr"] = frac * args.learning_rate
             b_obs, b_masks, b_crit, b_actions, b_logp, b_values, b_adv, b_ret = (
                 torch.from_numpy(batch[k]).to(device)

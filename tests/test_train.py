@@ -248,6 +248,29 @@ def test_resume_takes_machine_flags_from_the_command_line(tmp_path):
     assert load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")["args"]["threads"] == 2
 
 
+def test_resume_takes_the_final_table_flags_and_refuses_a_finished_run(tmp_path):
+    train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1, final_eval_deals=4))
+    path = tmp_path / "tiny" / "checkpoint.pt"
+    out = train.main(train.Args(resume=str(path), final_eval_deals=2, final_eval_opponents=("random",)))
+    assert out["steps"] >= 3000 and set(out["evaluation"]) == {"random"}
+    assert out["evaluation"]["random"]["deals"] == 2
+    summary = (tmp_path / "tiny" / "summary.json").read_bytes()
+    with pytest.raises(ValueError, match="already finished at .* pass a larger --total-steps"):
+        train.main(train.Args(resume=str(path)))  # rewrote summary.json with 0 decisions/s
+    assert (tmp_path / "tiny" / "summary.json").read_bytes() == summary
+
+
+def test_the_learning_rate_never_decays_to_zero_on_the_last_batches(tmp_path):
+    """--total-steps rounds up to whole batches of at least --batch-size decisions, so a run can play more updates
+    than total_steps // batch_size; those kept a rate of 0 (an update that did nothing)."""
+    train.main(tiny_args(tmp_path, total_steps=2500, tensorboard=True))
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    ea = EventAccumulator(str(tmp_path / "tiny"))
+    ea.Reload()
+    rates = [e.value for e in ea.Scalars("charts/learning_rate")]
+    assert len(rates) > 2500 // 1024 and min(rates) > 0
+
+
 # ------------------------------------------------------------------------------ samplers (issue 12)
 def _weights_equal(a: dict, b: dict) -> None:
     assert list(a) == list(b)
