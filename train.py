@@ -711,7 +711,7 @@ def main(args: Args) -> dict:
         sampler_states = tr["samplers"]
         global_step, update, hands, evals = tr["global_step"], tr["update"], tr["hands"], tr["evals"]
         history = list(tr["history"])
-        if global_step >= args.total_steps:
+        if global_step >= args.total_steps and (run_dir / "policy.pt").exists():  # else: write the final policy
             raise ValueError(f"the run in {str(run_dir)!r} already finished at {global_step:,} learner decisions "
                              f"(--total-steps {args.total_steps:,}): pass a larger --total-steps to extend it")
 

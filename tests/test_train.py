@@ -258,6 +258,9 @@ def test_resume_takes_the_final_table_flags_and_refuses_a_finished_run(tmp_path)
     with pytest.raises(ValueError, match="already finished at .* pass a larger --total-steps"):
         train.main(train.Args(resume=str(path)))  # rewrote summary.json with 0 decisions/s
     assert (tmp_path / "tiny" / "summary.json").read_bytes() == summary
+    (tmp_path / "tiny" / "policy.pt").unlink()  # as after a disk full at the final policy: --resume writes it
+    train.main(train.Args(resume=str(path), final_eval_deals=0))
+    assert (tmp_path / "tiny" / "policy.pt").exists()
 
 
 def test_the_learning_rate_never_decays_to_zero_on_the_last_batches(tmp_path):
