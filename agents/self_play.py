@@ -401,17 +401,21 @@ class SamplerError(RuntimeError):
         self.reason, self.details = reason, details
 
 
-class InProcessSamplers:
-    """The samplers as objects in this process, called one after another (``--samplers 0`` runs one)."""
-
-    def __init__(self, kwargs: list[dict]) -> None:
-        self.samplers = [Sampler(**kw) for kw in kwargs]
-        self._request = None
+class _Samplers:
+    """What the three runners share: ``collect`` is ``submit`` then ``gather``."""
 
     def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> list[tuple[dict, dict]]:
         """Every sampler's ``Sampler.collect(weights, opponent, n_rows)``, in sampler order."""
         self.submit(weights, opponent, n_rows)
         return self.gather()
+
+
+class InProcessSamplers(_Samplers):
+    """The samplers as objects in this process, called one after another (``--samplers 0`` runs one)."""
+
+    def __init__(self, kwargs: list[dict]) -> None:
+        self.samplers = [Sampler(**kw) for kw in kwargs]
+        self._request = None
 
     def submit(self, weights: dict, opponent: dict | None, n_rows: int) -> None:
         """Start a :meth:`collect` whose results :meth:`gather` returns (here it runs in :meth:`gather`, so the
@@ -455,7 +459,7 @@ def _serve(conn, kwargs: dict) -> None:
             pass
 
 
-class ProcessSamplers:
+class ProcessSamplers(_Samplers):
     """The samplers as local processes (spawned, one per sampler, one torch thread each), over pipes."""
 
     def __init__(self, kwargs: list[dict]) -> None:
@@ -501,11 +505,6 @@ class ProcessSamplers:
         self._send([(cmd, *payload) for payload in (payloads if payloads else [()] * len(self.conns))])
         return self._gather()
 
-    def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> list[tuple[dict, dict]]:
-        """Every sampler's ``Sampler.collect(weights, opponent, n_rows)``, in parallel, in sampler order."""
-        self.submit(weights, opponent, n_rows)
-        return self.gather()
-
     def submit(self, weights: dict, opponent: dict | None, n_rows: int) -> None:
         """Start a :meth:`collect` in the sampler processes and return at once; :meth:`gather` waits for it."""
         if self.in_flight:
@@ -547,7 +546,7 @@ class ProcessSamplers:
         self.conns, self.procs, self.in_flight = [], [], False
 
 
-class RaySamplers:
+class RaySamplers(_Samplers):
     """The samplers as Ray actors (one CPU each) on the Ray at ``address`` ("local": start one on this machine;
     "auto" or "HOST:PORT": a running cluster). Needs the extra ``rllib`` (Ray)."""
 
@@ -578,11 +577,6 @@ class RaySamplers:
                                str(e)) from None
         except self.ray.exceptions.RayError as e:
             raise SamplerError(f"a Ray sampler failed: {type(e).__name__}", str(e)) from None
-
-    def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> list[tuple[dict, dict]]:
-        """Every actor's ``Sampler.collect(weights, opponent, n_rows)``, in parallel, in actor order."""
-        self.submit(weights, opponent, n_rows)
-        return self.gather()
 
     def submit(self, weights: dict, opponent: dict | None, n_rows: int) -> None:
         """Start a :meth:`collect` on the actors and return at once; :meth:`gather` waits for it."""
