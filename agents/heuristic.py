@@ -9,7 +9,6 @@ from agents.base import as_rules, legal_ids
 from schnapsen_env.cards import Deck, iter_bits
 from schnapsen_env.encoding import PENDING_SCALE, POINTS_SCALE, layout, obs_bounds, obs_size, plane_to_bits
 from schnapsen_env.ruleset import RuleSet
-from schnapsen_env.scoring import CLAIM_TARGET, marriage_points
 
 #: Card points credited for the opponent's card in every trick counted as a sure win by the close rule (a jack).
 CLOSE_OPP_CARD_POINTS = 2
@@ -172,7 +171,7 @@ class HeuristicAgent:
         close, claim = rules.close_action, rules.claim_action
         cards = bits & d.full
         # 1. claim
-        if bits >> claim & 1 and v.me_points >= CLAIM_TARGET:
+        if bits >> claim & 1 and v.me_points >= self.rules.claim_target:
             return claim
         if v.table >= 0:
             return self._follow(v, cards)
@@ -182,12 +181,12 @@ class HeuristicAgent:
         marriages = [s for s in range(4) if bits >> (marriage + s) & 1]
         # 3. close
         if bits >> close & 1:
-            best_marriage = max(marriage_points(1 << s, v.trump) for s in marriages) if marriages else 0
+            best_marriage = max(self.rules.marriage_points(1 << s, v.trump) for s in marriages) if marriages else 0
             sure = self._sure_winners(v)
             n_sure = sure.bit_count()
             estimate = (v.me_points + best_marriage + v.me_pending
                         + d.points_of(sure) + CLOSE_OPP_CARD_POINTS * n_sure)
-            if n_sure and estimate >= CLAIM_TARGET:
+            if n_sure and estimate >= self.rules.claim_target:
                 return close
         # 4. marriages
         if marriages:
@@ -295,7 +294,7 @@ class HeuristicAgent:
             return self._cheapest(d, cards)
         # OPEN phase: any card is legal (R9)
         if winners:
-            need = CLAIM_TARGET - v.me_points - v.me_pending
+            need = self.rules.claim_target - v.me_points - v.me_pending
             cheap = self._cheapest(d, winners)
             if d.points[lead] + d.points[cheap] >= need:
                 return cheap

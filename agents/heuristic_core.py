@@ -28,7 +28,6 @@ from numba import njit
 
 from schnapsen_env.encoding import PENDING_SCALE, POINTS_SCALE, layout, obs_bounds
 from schnapsen_env.ruleset import RuleSet
-from schnapsen_env.scoring import CLAIM_TARGET, MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS
 
 #: Entries of the integer parameter table (:func:`tables`), declared once: deck size and full mask, the action ids
 #: of marriage C (the others follow), exchange, close and claim, the points rules, then the start of each
@@ -74,9 +73,9 @@ def tables(rules: RuleSet, close_opp_points: int) -> Tables:
     _, high = obs_bounds(rules)
     values = dict(
         n=deck.size, full=deck.full, marriage=rules.marriage_action(0), exchange=rules.exchange_action,
-        close=rules.close_action, claim=rules.claim_action, claim_target=CLAIM_TARGET,
-        close_opp_points=close_opp_points, trump_marriage_points=TRUMP_MARRIAGE_POINTS,
-        marriage_points=MARRIAGE_POINTS,
+        close=rules.close_action, claim=rules.claim_action, claim_target=rules.claim_target,
+        close_opp_points=close_opp_points, trump_marriage_points=rules.shape.marriage[1],
+        marriage_points=rules.shape.marriage[0],
         **{name: lay[name].start for name in ("hand", "table", "unseen", "me_won", "opp_won", "trump", "stock_size",
                                               "closed", "points", "pending")},
     )

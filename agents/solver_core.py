@@ -27,7 +27,7 @@ from agents.worlds import fill_world
 from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply_searched,
                                 check_state, counted, drop_stale_cache, from_game_state, legal_bits, rank_of,
                                 rule_table, suit_bits, suit_of, trailing_zeros, uncounted)
-from schnapsen_env.rules import CLAIM_TARGET, GameState
+from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
 INF = 1000.0
@@ -191,7 +191,7 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, f
     Returns True with ``fv[p, _BEST]``/``fi[p, _BESTMOVE]`` set when the table answers without a search."""
     counters[NODES] += 1
     me = st[F.to_move]
-    if (st[F.table] < 0 and not R[K.claim_auto] and counted(st, me) >= CLAIM_TARGET
+    if (st[F.table] < 0 and not R[K.claim_auto] and counted(st, me) >= R[K.claim_target]
             and fi[p, _DEPTH] >= R[K.n] // 2 - st[F.tricks] - st[F.tricks + 1]):
         # A correct claim is legal and dominant: the claim value only falls as the opponent takes points and
         # tricks, and a later claim, last trick or closed-hand end pays no more (R20-R23). Only where the search

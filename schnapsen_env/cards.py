@@ -6,7 +6,8 @@ A card is a two-character code, rank then suit: ``"TH"`` is the ten of hearts,
 suits in the order ``C D H S``, inside a suit ranks ``A T K Q J 9``, so
 
 * ``schnapsen20``: ``card id = 5 * suit + rank`` (20 cards, ids 0..19);
-* ``sixtysix24``:  ``card id = 6 * suit + rank`` (24 cards, ids 0..23).
+* ``sixtysix24``:  ``card id = 6 * suit + rank`` (24 cards, ids 0..23);
+* ``schnapsen10``: ``card id = 5 * suit + rank`` over clubs and diamonds only (10 cards, ids 0..9).
 
 Sets of cards (hands, tricks won) are ``int`` bit sets: bit ``i`` set means
 card id ``i`` is in the set. :class:`Deck` holds the per-deck lookup tables.
@@ -79,32 +80,43 @@ def iter_bits(bits: int):
         bits ^= low
 
 
+#: The decks there are, as (cards, suits): schnapsen20, sixtysix24 and schnapsen10 (RULES.md sections 2, 3, 3a).
+DECK_SHAPES = ((20, 4), (24, 4), (10, 2))
+
+
 class Deck:
-    """Lookup tables for one deck: 20 cards (``schnapsen20``) or 24 (``sixtysix24``).
+    """Lookup tables for one deck: 20 cards (``schnapsen20``), 24 (``sixtysix24``) or 10 (``schnapsen10``).
+
+    The suits are the first ``n_suits`` of ``C D H S`` and the ranks the first ``ranks_per_suit`` of
+    ``A T K Q J 9``, so a card's rank index is its :class:`Rank` in every deck.
 
     Attributes:
-        size: number of cards, 20 or 24.
+        size: number of cards, 20, 24 or 10.
+        n_suits: 4, or 2 (``schnapsen10``: clubs and diamonds).
         ranks_per_suit: 5 or 6.
         codes: card codes by card id, e.g. ``codes[0] == "AC"``.
         suit, rank, points: per card id (``tuple[int, ...]`` of length ``size``);
             points in card points.
-        suit_bits: bit set of the cards of each suit, indexed by :class:`Suit`.
+        suit_bits: bit set of the cards of each suit, indexed by :class:`Suit` (4 entries; 0 for a suit
+            the deck lacks).
         higher: per card id, the bit set of the cards of the same suit that beat it.
-        pair_bits: per suit, the bit set of its king and queen (the marriage pair, R12).
+        pair_bits: per suit, the bit set of its king and queen (the marriage pair, R12; 4 entries, the
+            pair of a suit the deck lacks lies outside the deck, so no hand ever holds it).
         full: bit set of the whole deck.
     """
 
-    def __init__(self, size: int) -> None:
-        if size not in (20, 24):
-            raise ValueError(f"deck size must be 20 or 24, got {size!r}")
+    def __init__(self, size: int, n_suits: int = 4) -> None:
+        if (size, n_suits) not in DECK_SHAPES:
+            raise ValueError(f"deck (size, n_suits) must be one of {DECK_SHAPES}, got {(size, n_suits)!r}")
         self.size = size
-        self.ranks_per_suit = size // 4
+        self.n_suits = n_suits
+        self.ranks_per_suit = size // n_suits
         rps = self.ranks_per_suit
-        self.codes = tuple(RANK_LETTERS[r] + SUIT_LETTERS[s] for s in range(4) for r in range(rps))
+        self.codes = tuple(RANK_LETTERS[r] + SUIT_LETTERS[s] for s in range(n_suits) for r in range(rps))
         self.suit = tuple(i // rps for i in range(size))
         self.rank = tuple(i % rps for i in range(size))
         self.points = tuple(RANK_POINTS[i % rps] for i in range(size))
-        self.suit_bits = tuple(((1 << rps) - 1) << (s * rps) for s in range(4))
+        self.suit_bits = tuple(((1 << rps) - 1) << (s * rps) if s < n_suits else 0 for s in range(4))
         self.higher = tuple(((1 << (i % rps)) - 1) << (i // rps * rps) for i in range(size))
         self.pair_bits = tuple((1 << s * rps + Rank.K) | (1 << s * rps + Rank.Q) for s in range(4))
         self.full = (1 << size) - 1
@@ -146,3 +158,4 @@ class Deck:
 
 DECK20 = Deck(20)
 DECK24 = Deck(24)
+DECK10 = Deck(10, 2)

@@ -52,8 +52,7 @@ from schnapsen_env import encoding
 from schnapsen_env.cards import RANK_POINTS
 from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.encoding import PENDING_SCALE, POINTS_SCALE
-from schnapsen_env.rules import CLAIM_TARGET, FIELDS, RESULT_REASONS, GameState, Reason, Result, Trick
-from schnapsen_env.scoring import MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS
+from schnapsen_env.rules import FIELDS, RESULT_REASONS, GameState, Reason, Result, Trick
 from schnapsen_env.ruleset import RuleSet, SpecialAction
 
 MAX_STOCK = 12  # sixtysix24: 24 - 2 * 6
@@ -115,7 +114,8 @@ FRESH = _fresh_state()
 SEARCH_SIZE = getattr(F, UNSEARCHED[0])
 
 #: The rule table's entries (:func:`rule_table`), declared once.
-RULE_FIELDS = ("n", "rps", "n_tricks", "stock0", "exchange_min_stock", "close_min_stock", "marriage_automatic",
+RULE_FIELDS = ("n", "rps", "hand", "n_tricks", "stock0", "claim_target", "schneider_below", "marriage_plain",
+               "marriage_trump", "schnapsen_family", "exchange_min_stock", "close_min_stock", "marriage_automatic",
                "marriage_on_opening_lead", "marriage_window", "must_head", "claim_auto", "false_claim",
                "last_trick_one", "must_claim", "reference_at_end", "failed_flat3", "last_trick_bonus",
                "bonus_when_closed", "exchange_rank", "tie_last_trick", "match_target")
@@ -140,7 +140,9 @@ def rule_table(rules: RuleSet) -> np.ndarray:
     """The rule knobs of ``rules`` as the ``int64`` array (``(len(RULE_FIELDS),)``) the compiled core reads."""
     r = rules
     values = dict(
-        n=r.n_cards, rps=r.hand_size, n_tricks=r.n_tricks, stock0=r.n_cards - 2 * r.hand_size,
+        n=r.n_cards, rps=r.deck.ranks_per_suit, hand=r.hand_size, n_tricks=r.n_tricks, stock0=r.stock0,
+        claim_target=r.claim_target, schneider_below=r.schneider_below, marriage_plain=r.shape.marriage[0],
+        marriage_trump=r.shape.marriage[1], schnapsen_family=int(r.shape.family == "schnapsen"),
         exchange_min_stock=r.exchange_min_stock, close_min_stock=r.close_min_stock,
         marriage_automatic=int(r.marriage_declaration == "automatic"),
         marriage_on_opening_lead=int(r.marriage_on_opening_lead), marriage_window=_WINDOWS.index(r.marriage_window),
@@ -335,11 +337,11 @@ def points_of(bits, rps):
 
 
 @njit(cache=True)
-def game_value(points, tricks):
-    """v(points, tricks) of RULES.md section 1: 3 if no trick, 2 below 33, else 1."""
+def game_value(points, tricks, R):
+    """v(points, tricks) of RULES.md section 1: 3 if no trick, 2 below the ruleset's bound (33; RS3: 17), else 1."""
     if tricks == 0:
         return 3
-    return 2 if points < 33 else 1
+    return 2 if points < R[K.schneider_below] else 1
 
 
 @njit(cache=True)
@@ -391,7 +393,7 @@ def legal_bits(st, R):
     claim = 0
     if not R[K.claim_auto]:  # R21
         if (st[F.announced] >= 0 or st[F.tricks] + st[F.tricks + 1] > 0) and (
-                R[K.false_claim] != 0 or counted(st, me) >= CLAIM_TARGET):  # R20 W1/W2, R21a
+                R[K.false_claim] != 0 or counted(st, me) >= R[K.claim_target]):  # R20 W1/W2, R21a
             claim = 1 << (n + CLAIM)
     if st[F.announced] >= 0:
         return kq_bits(st[F.announced], rps) | claim  # R4
@@ -427,8 +429,8 @@ def _snapshot_value(st, R):
     """v(snap), or the non-closer's state at the end under ``closing_reference="at_end"`` (R23a)."""
     if R[K.reference_at_end]:
         other = 1 - st[F.closed_by]
-        return game_value(counted(st, other), st[F.tricks + other])
-    return game_value(st[F.snap_points], st[F.snap_tricks])
+        return game_value(counted(st, other), st[F.tricks + other], R)
+    return game_value(st[F.snap_points], st[F.snap_tricks], R)
 
 
 @njit(cache=True)
@@ -443,16 +445,16 @@ def _failed_close_value(st, R):
 def _claim(st, R, x):
     """Claim 66 by seat ``x`` (R20-R23)."""
     o = 1 - x
-    correct = counted(st, x) >= CLAIM_TARGET
+    correct = counted(st, x) >= R[K.claim_target]
     pagat = R[K.false_claim] == 2
     closer = st[F.closed_by]
     if closer < 0:  # R22
         if correct:
-            _set_result(st, x, game_value(counted(st, o), st[F.tricks + o]), REASON.claim)
+            _set_result(st, x, game_value(counted(st, o), st[F.tricks + o], R), REASON.claim)
         elif pagat:
             _set_result(st, o, 3 if st[F.tricks + o] == 0 else 2, REASON.false_claim)
         else:
-            _set_result(st, o, game_value(counted(st, o), st[F.tricks + o]), REASON.false_claim)
+            _set_result(st, o, game_value(counted(st, o), st[F.tricks + o], R), REASON.false_claim)
         return
     if x == closer:  # R23
         if correct:
@@ -470,23 +472,23 @@ def _claim(st, R, x):
 @njit(cache=True)
 def _end_of_hand(st, R, w):
     """All cards played; ``w`` took the last trick (R20 W3, R22, R23, R66-10)."""
-    if counted(st, w) >= CLAIM_TARGET:  # W3
+    if counted(st, w) >= R[K.claim_target]:  # W3
         _claim(st, R, w)
         return
     o = 1 - w
     closer = st[F.closed_by]
     if closer < 0:
-        if R[K.n] == 20:  # R22
-            value = 1 if R[K.last_trick_one] else game_value(counted(st, o), st[F.tricks + o])
+        if R[K.schnapsen_family]:  # R22 (schnapsen20, schnapsen10)
+            value = 1 if R[K.last_trick_one] else game_value(counted(st, o), st[F.tricks + o], R)
             _set_result(st, w, value, REASON.last_trick)
-        elif counted(st, o) >= CLAIM_TARGET:  # R66-10
-            _set_result(st, o, game_value(counted(st, w), st[F.tricks + w]), REASON.count)
+        elif counted(st, o) >= R[K.claim_target]:  # R66-10
+            _set_result(st, o, game_value(counted(st, w), st[F.tricks + w], R), REASON.count)
         elif R[K.tie_last_trick]:
             _set_result(st, w, 1, REASON.last_trick)
         else:
             _set_result(st, -1, 0, REASON.tie)
         return
-    if not R[K.must_claim] and counted(st, closer) >= CLAIM_TARGET:  # R23
+    if not R[K.must_claim] and counted(st, closer) >= R[K.claim_target]:  # R23
         _set_result(st, closer, _snapshot_value(st, R), REASON.closed_hand)
     else:
         _set_result(st, 1 - closer, _failed_close_value(st, R), REASON.closed_hand)
@@ -543,7 +545,7 @@ def _finish_trick(st, R, follow, record):
         if R[K.last_trick_bonus] and (st[F.closed_by] < 0 or R[K.bonus_when_closed]):
             st[F.bonus + winner] = R[K.last_trick_bonus]  # R66-7
         _end_of_hand(st, R, winner)
-    elif R[K.claim_auto] and counted(st, winner) >= CLAIM_TARGET:  # R21 (W1)
+    elif R[K.claim_auto] and counted(st, winner) >= R[K.claim_target]:  # R21 (W1)
         _claim(st, R, winner)
 
 
@@ -580,12 +582,12 @@ def _step(st, R, action, record):
             _finish_trick(st, R, action, record)
     elif action < n + EXCHANGE:  # marriage (R12)
         suit = action - n
-        st[F.marriage_points + me] += TRUMP_MARRIAGE_POINTS if suit == st[F.trump] else MARRIAGE_POINTS
+        st[F.marriage_points + me] += R[K.marriage_trump] if suit == st[F.trump] else R[K.marriage_plain]
         st[F.announced] = suit
         if record:
             st[F.marriage_suits + me] |= 1 << suit
             st[F.known + me] |= kq_bits(suit, rps)  # both cards shown (R27)
-        if R[K.claim_auto] and counted(st, me) >= CLAIM_TARGET:  # R21 (W2)
+        if R[K.claim_auto] and counted(st, me) >= R[K.claim_target]:  # R21 (W2)
             _claim(st, R, me)
     elif action == n + EXCHANGE:  # exchange (R15-R17)
         jack = st[F.trump] * rps + R[K.exchange_rank]
@@ -612,7 +614,7 @@ def deal(st, R, order, dealer):
     for j in range(STATE_SIZE):
         st[j] = FRESH[j]
     n = R[K.n]
-    second = R[K.rps] - 3
+    second = R[K.hand] - 3
     non_dealer = 1 - dealer
     hn = 0
     hd = 0

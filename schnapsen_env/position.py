@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 from schnapsen_env.cards import SUIT_LETTERS, Deck
 from schnapsen_env.cards import bits_of as _mask
 from schnapsen_env.errors import InvalidPositionError
-from schnapsen_env.scoring import CLAIM_TARGET, RESULT_REASONS, Reason, Result, Trick, marriage_points
+from schnapsen_env.scoring import RESULT_REASONS, Reason, Result, Trick
 from schnapsen_env.seats import PLAYERS, seat_of
 
 if TYPE_CHECKING:
@@ -293,7 +293,7 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
     s = state_class.from_fields(
         rules, hands=[_mask(h) for h in hands], won=won_masks, card_points=[d.points_of(m) for m in won_masks],
         tricks=[len(w) // 2 for w in won], marriage_suits=msuits,
-        marriage_points=[marriage_points(msuits[p], trump) for p in (0, 1)],
+        marriage_points=[rules.marriage_points(msuits[p], trump) for p in (0, 1)],
         stock=tuple(stock), trump=trump, leader=leader, to_move=leader if table is None else follower,
         dealer=dealer, table=-1 if table is None else table, closed_by=closer,
         closing_snapshot=snap if closer >= 0 else None, announced=announced, exchanged=exchanged, known=known,
@@ -394,7 +394,7 @@ def _check_reachable(s: GameState, pos: dict, played_out: bool) -> None:
         if s.stock[-1] != rules.exchange_card(s.trump) or len(s.stock) < rules.exchange_min_stock:
             raise _bad("exchanged is true, but the turn-up is not the exchange card or the stock is below "
                        f"exchange_min_stock ({rules.exchange_min_stock}) (R16)")
-    if rules.claim_mode == "auto" and n_done and s.counted(leader) >= CLAIM_TARGET and pos.get("result") is None:
+    if rules.claim_mode == "auto" and n_done and s.counted(leader) >= rules.claim_target and pos.get("result") is None:
         raise _bad(f"{PLAYERS[leader]} leads with {s.counted(leader)} points under claim_mode='auto': the engine "
                    "would have claimed already (R21)")
 

@@ -34,7 +34,7 @@ from schnapsen_env.cards import SUIT_LETTERS, iter_bits, bits_of, bits_to_array
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
 from schnapsen_env.position import load_position, to_position
 from schnapsen_env.ruleset import RuleSet, SpecialAction
-from schnapsen_env.scoring import CLAIM_TARGET, RESULT_REASONS, Reason, Result, Trick, game_value, marriage_points
+from schnapsen_env.scoring import CLAIM_TARGET, RESULT_REASONS, Reason, Result, Trick, game_value
 from schnapsen_env.seats import PLAYERS, seat_of
 
 # Offsets of the non-play actions after the card ids, as plain ints for the hot paths.
@@ -285,7 +285,7 @@ class GameState:
         claim = 0
         if rules.claim_mode == "manual":  # R21
             if (self.announced >= 0 or self.tricks[0] + self.tricks[1]) and (  # W2 / W1 (R20)
-                    rules.false_claim != "reject" or self.counted(me) >= CLAIM_TARGET):  # R21a
+                    rules.false_claim != "reject" or self.counted(me) >= rules.claim_target):  # R21a
                 claim = 1 << (n + _CLAIM)
         pairs = d.pair_bits
         if self.announced >= 0:
@@ -409,10 +409,10 @@ class GameState:
         elif action < n + _EXCHANGE:  # marriage (R12)
             suit = action - n - SpecialAction.MARRIAGE_C
             self.marriage_suits[me] |= 1 << suit
-            self.marriage_points[me] += marriage_points(1 << suit, self.trump)
+            self.marriage_points[me] += self.rules.marriage_points(1 << suit, self.trump)
             self.announced = suit
             self.known[me] |= self.deck.pair_bits[suit]  # both cards shown (R27)
-            if self.rules.claim_mode == "auto" and self.counted(me) >= CLAIM_TARGET:  # R21 (W2)
+            if self.rules.claim_mode == "auto" and self.counted(me) >= self.rules.claim_target:  # R21 (W2)
                 self._claim(me)
         elif action == n + _EXCHANGE:  # exchange (R15–R17)
             jack = self._exchange_card
@@ -468,7 +468,7 @@ class GameState:
             if rules.last_trick_bonus and (self.closed_by < 0 or rules.last_trick_bonus_when_closed):
                 self.bonus[winner] = rules.last_trick_bonus  # R66-7
             self._end_of_hand(winner)
-        elif rules.claim_mode == "auto" and self.counted(winner) >= CLAIM_TARGET:  # R21 (W1)
+        elif rules.claim_mode == "auto" and self.counted(winner) >= rules.claim_target:  # R21 (W1)
             self._claim(winner)
 
     # ------------------------------------------------------------------ scoring
@@ -476,9 +476,9 @@ class GameState:
         """v(snap) with the closing snapshot, or O's state at the end (``closing_reference``, R23a)."""
         if self.rules.closing_reference == "at_end":
             other = 1 - self.closed_by
-            return game_value(self.counted(other), self.tricks[other])
+            return self.rules.game_value(self.counted(other), self.tricks[other])
         points, tricks = self.closing_snapshot
-        return game_value(points, tricks)
+        return self.rules.game_value(points, tricks)
 
     def _failed_close_value(self) -> int:
         """max(2, v(snap)), or 3 under ``failed_close_value="flat3"`` (R23, R23a)."""
@@ -489,15 +489,16 @@ class GameState:
     def _claim(self, x: int) -> None:
         """Claim 66 by seat ``x`` (R20–R23)."""
         o = 1 - x
-        correct = self.counted(x) >= CLAIM_TARGET
-        false_claim = self.rules.false_claim
+        rules = self.rules
+        correct = self.counted(x) >= rules.claim_target
+        false_claim = rules.false_claim
         if self.closed_by < 0:  # R22
             if correct:
-                self.result = Result(x, game_value(self.counted(o), self.tricks[o]), Reason.CLAIM)
+                self.result = Result(x, rules.game_value(self.counted(o), self.tricks[o]), Reason.CLAIM)
             elif false_claim == "pagat":
                 self.result = Result(o, 3 if self.tricks[o] == 0 else 2, Reason.FALSE_CLAIM)
             else:  # "mirror" (and "reject", where the action is never offered)
-                self.result = Result(o, game_value(self.counted(o), self.tricks[o]), Reason.FALSE_CLAIM)
+                self.result = Result(o, rules.game_value(self.counted(o), self.tricks[o]), Reason.FALSE_CLAIM)
             return
         closer = self.closed_by  # R23
         if x == closer:
@@ -514,25 +515,25 @@ class GameState:
 
     def _end_of_hand(self, w: int) -> None:
         """All cards played; ``w`` took the last trick (R20 W3, R22, R23, R66-10)."""
-        if self.counted(w) >= CLAIM_TARGET:  # W3: the engine claims for the last-trick winner
+        rules = self.rules
+        if self.counted(w) >= rules.claim_target:  # W3: the engine claims for the last-trick winner
             self._claim(w)
             return
         o = 1 - w
-        rules = self.rules
         if self.closed_by < 0:
-            if self.deck.size == 20:  # R22
-                value = 1 if rules.unclaimed_last_trick_value == "one" else game_value(
+            if rules.shape.family == "schnapsen":  # R22 (schnapsen20, schnapsen10)
+                value = 1 if rules.unclaimed_last_trick_value == "one" else rules.game_value(
                     self.counted(o), self.tricks[o])
                 self.result = Result(w, value, Reason.LAST_TRICK)
-            elif self.counted(o) >= CLAIM_TARGET:  # R66-10
-                self.result = Result(o, game_value(self.counted(w), self.tricks[w]), Reason.COUNT)
+            elif self.counted(o) >= rules.claim_target:  # R66-10
+                self.result = Result(o, rules.game_value(self.counted(w), self.tricks[w]), Reason.COUNT)
             elif rules.tie == "last_trick":
                 self.result = Result(w, 1, Reason.LAST_TRICK)
             else:
                 self.result = Result(None, 0, Reason.TIE)
             return
         closer = self.closed_by  # R23 without a claim
-        if rules.closed_hand_end == "closer_score" and self.counted(closer) >= CLAIM_TARGET:
+        if rules.closed_hand_end == "closer_score" and self.counted(closer) >= rules.claim_target:
             self.result = Result(closer, self._snapshot_value(), Reason.CLOSED_HAND)
         else:
             self.result = Result(1 - closer, self._failed_close_value(), Reason.CLOSED_HAND)

@@ -18,10 +18,42 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import Any
 
-from schnapsen_env.cards import DECK20, DECK24, SUIT_LETTERS, Deck
+from schnapsen_env.cards import DECK10, DECK20, DECK24, SUIT_LETTERS, Deck
 from schnapsen_env.errors import RulesError
+from schnapsen_env.scoring import (CLAIM_TARGET, MARRIAGE_POINTS, SCHNEIDER_BELOW, TRUMP_MARRIAGE_POINTS, game_value,
+                                   marriage_points)
 
-RULESETS = ("schnapsen20", "sixtysix24")
+RULESETS = ("schnapsen20", "sixtysix24", "schnapsen10")
+
+
+@dataclass(frozen=True)
+class Shape:
+    """What a ruleset fixes besides its knobs: the deck, the hand, the targets and the marriage values.
+
+    Attributes:
+        deck: the :class:`~schnapsen_env.cards.Deck`.
+        hand_size: cards in a hand while the stock is open (R2, R66-2, RS2).
+        claim_target: counted points a correct claim needs (R20: 66; RS3: 33).
+        schneider_below: a loser with a trick and fewer counted points than this pays 2 game points
+            (section 1: 33; RS3: 17).
+        marriage: card points of a marriage outside and in the trump suit (R12: 20 and 40; RS3: 10 and 20).
+        family: ``"schnapsen"`` (R22 decides an unclaimed last trick) or ``"sixtysix"`` (R66-10).
+    """
+
+    deck: Deck
+    hand_size: int
+    claim_target: int
+    schneider_below: int
+    marriage: tuple[int, int]
+    family: str
+
+
+#: Per ruleset, its :class:`Shape` (RULES.md sections 1, 2, 3 and 3a).
+SHAPES: dict[str, Shape] = {
+    "schnapsen20": Shape(DECK20, 5, CLAIM_TARGET, SCHNEIDER_BELOW, (MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS), "schnapsen"),
+    "sixtysix24": Shape(DECK24, 6, CLAIM_TARGET, SCHNEIDER_BELOW, (MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS), "sixtysix"),
+    "schnapsen10": Shape(DECK10, 4, 33, 17, (10, 20), "schnapsen"),  # RS1-RS3
+}
 
 # Allowed values of the string and bool knobs (RULES.md section 5).
 _CHOICES: dict[str, tuple] = {
@@ -42,7 +74,7 @@ _CHOICES: dict[str, tuple] = {
 }
 _INT_KNOBS = ("exchange_min_stock", "close_min_stock", "last_trick_bonus", "match_target")
 # Knobs marked "—" in RULES.md section 5: no effect in that ruleset, so passing them is an error.
-_NOT_IN = {"schnapsen20": ("tie",), "sixtysix24": ("unclaimed_last_trick_value",)}
+_NOT_IN = {"schnapsen20": ("tie",), "sixtysix24": ("unclaimed_last_trick_value",), "schnapsen10": ("tie",)}
 
 _PRESETS: dict[str, dict[str, Any]] = {
     "schnapsen20": dict(
@@ -86,6 +118,8 @@ _PRESETS: dict[str, dict[str, Any]] = {
         match_target=7,  # R66-11
     ),
 }
+# RS4: schnapsen10 plays schnapsen20's knobs; its stock of 2 (the turn-up and one card) allows no other minimum.
+_PRESETS["schnapsen10"] = dict(_PRESETS["schnapsen20"], exchange_min_stock=2, close_min_stock=2)
 
 
 #: The knob keys of RULES.md section 5, in its table's order.
@@ -116,10 +150,10 @@ class RuleSet:
     """One complete set of rule knobs (RULES.md section 5). Immutable and hashable.
 
     Attributes are the knob keys of RULES.md section 5 with their documented
-    values; ``name`` is the preset (``"schnapsen20"`` or ``"sixtysix24"``).
-    Derived, read-only attributes: ``deck`` (:class:`~schnapsen_env.cards.Deck`),
-    ``n_cards``, ``hand_size`` (5 or 6), ``n_tricks`` (10 or 12), ``n_actions``
-    (27 or 31), ``action_names``.
+    values; ``name`` is the preset (``"schnapsen20"``, ``"sixtysix24"`` or ``"schnapsen10"``).
+    Derived, read-only attributes: ``shape`` (:class:`Shape`), ``deck``
+    (:class:`~schnapsen_env.cards.Deck`), ``n_cards``, ``hand_size`` (5, 6 or 4), ``n_tricks``
+    (10, 12 or 5), ``n_actions`` (27, 31 or 17), ``action_names``, ``claim_target``, ``schneider_below``.
     """
 
     name: str = "schnapsen20"
@@ -143,13 +177,16 @@ class RuleSet:
     next_dealer: str = _default("next_dealer")
     match_target: int = _default("match_target")
     # Derived (not knobs); filled in __post_init__.
+    shape: Shape = field(init=False, repr=False, compare=False)
     deck: Deck = field(init=False, repr=False, compare=False)
     action_names: tuple = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self.name not in RULESETS:
             raise RulesError(f"unknown ruleset {self.name!r}: expected one of {', '.join(RULESETS)}")
-        deck = DECK20 if self.name == "schnapsen20" else DECK24
+        shape = SHAPES[self.name]
+        deck = shape.deck
+        object.__setattr__(self, "shape", shape)
         object.__setattr__(self, "deck", deck)
         for key in _NOT_IN[self.name]:
             if getattr(self, key) is not None:
@@ -164,9 +201,9 @@ class RuleSet:
             if not any(value is a if isinstance(a, bool) else (value == a and not isinstance(value, bool))
                        for a in allowed):
                 raise RulesError(f"rule key {key!r} got {value!r}: expected one of {list(allowed)}")
-        if self.exchange_rank == "9" and deck.size == 20:
-            raise RulesError("rule key 'exchange_rank' got '9', but schnapsen20 has no nines: expected 'J'")
-        initial_stock = deck.size - 2 * (deck.size // 4)
+        if self.exchange_rank == "9" and deck.ranks_per_suit == 5:
+            raise RulesError(f"rule key 'exchange_rank' got '9', but {self.name} has no nines: expected 'J'")
+        initial_stock = deck.size - 2 * shape.hand_size
         for key in _INT_KNOBS:
             value = getattr(self, key)
             if not isinstance(value, int) or isinstance(value, bool):
@@ -189,7 +226,7 @@ class RuleSet:
         """Build a rule set from a preset plus knob overrides.
 
         Args:
-            ruleset: ``"schnapsen20"`` (default) or ``"sixtysix24"``.
+            ruleset: ``"schnapsen20"`` (default), ``"sixtysix24"`` or ``"schnapsen10"``.
             **overrides: any knob of RULES.md section 5, e.g. ``false_claim="mirror"``.
 
         Raises:
@@ -224,6 +261,11 @@ class RuleSet:
         """24-card Sixty-Six (RULES.md section 3)."""
         return cls.make("sixtysix24", **overrides)
 
+    @classmethod
+    def schnapsen10(cls, **overrides: Any) -> "RuleSet":
+        """10-card Schnapsen, the small variant for exact evaluation (RULES.md section 3a)."""
+        return cls.make("schnapsen10", **overrides)
+
     def replace(self, **overrides: Any) -> "RuleSet":
         """A copy with some knobs changed (validated as in :meth:`make`)."""
         return RuleSet.make(self.name, **{**self.knobs(), **overrides})
@@ -254,7 +296,32 @@ class RuleSet:
 
     @property
     def hand_size(self) -> int:
-        return self.deck.ranks_per_suit
+        return self.shape.hand_size
+
+    @property
+    def claim_target(self) -> int:
+        """Counted points a correct claim needs (R20: 66; schnapsen10 RS3: 33)."""
+        return self.shape.claim_target
+
+    @property
+    def schneider_below(self) -> int:
+        """A loser with a trick and fewer counted points than this pays 2 (section 1: 33; RS3: 17)."""
+        return self.shape.schneider_below
+
+    @property
+    def stock0(self) -> int:
+        """Cards on the stock after the deal, the turn-up included (R2: 10, R66-2: 12, RS2: 2)."""
+        return self.deck.size - 2 * self.shape.hand_size
+
+    def marriage_points(self, suits: int, trump: int) -> int:
+        """Points of the marriages announced in ``suits`` (a 4-bit set of suit indices) with ``trump`` (R12,
+        RS3)."""
+        return marriage_points(suits, trump, *self.shape.marriage)
+
+    def game_value(self, points: int, tricks: int) -> int:
+        """Game value ``v(points, tricks)`` of the loser (RULES.md section 1, RS3): 3 if no trick, 2 with
+        fewer than :attr:`schneider_below` counted points, else 1."""
+        return game_value(points, tricks, self.shape.schneider_below)
 
     @property
     def n_tricks(self) -> int:

@@ -19,7 +19,6 @@ from schnapsen_env.encoding import POINTS_SCALE, layout, plane_to_bits
 from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
-from schnapsen_env.scoring import marriage_points
 
 
 class Determinizer:
@@ -52,7 +51,7 @@ class Determinizer:
         self.me_won = plane_to_bits(obs[lay["me_won"]])
         self.opp_won = plane_to_bits(obs[lay["opp_won"]])
         self.trump = int(np.argmax(obs[lay["trump"]]))
-        stock_full = rules.n_cards - 2 * rules.hand_size
+        stock_full = rules.stock0
         self.stock_size = int(round(float(obs[lay["stock_size"]][0]) * stock_full))
         self.turn_up = turn_up.bit_length() - 1 if turn_up else -1
         closed = obs[lay["closed"]][0] > 0.5
@@ -86,7 +85,7 @@ class Determinizer:
                 f"{self.opp_hidden} and the stock has {face_down} face-down cards")
         self._unseen_ids = np.array([i for i in range(d.size) if self.unseen >> i & 1], dtype=np.int64)
         self._card_points = [d.points_of(self.me_won), d.points_of(self.opp_won)]
-        self._marriage_points = [marriage_points(ms, self.trump)
+        self._marriage_points = [rules.marriage_points(ms, self.trump)
                                  for ms in self.marriage_suits]
 
     def sample(self, rng: np.random.Generator) -> GameState:

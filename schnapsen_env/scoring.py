@@ -9,10 +9,13 @@ from __future__ import annotations
 from enum import Enum
 from typing import NamedTuple
 
-#: R20: a claim is correct with counted points >= 66.
+#: R20: a claim is correct with counted points >= 66 (``schnapsen20``, ``sixtysix24``; ``schnapsen10``'s
+#: halved values are in :data:`schnapsen_env.ruleset.SHAPES`, RS3).
 CLAIM_TARGET = 66
 #: R12: a marriage in the trump suit scores 40, any other 20.
 TRUMP_MARRIAGE_POINTS, MARRIAGE_POINTS = 40, 20
+#: Section 1: a loser with a trick and fewer than 33 counted points pays 2 game points.
+SCHNEIDER_BELOW = 33
 
 
 class Reason(str, Enum):
@@ -68,17 +71,20 @@ class Trick(NamedTuple):
     winner: int
 
 
-def marriage_points(suits: int, trump: int) -> int:
-    """Points of the marriages announced in ``suits`` (a 4-bit set of suit indices) with ``trump`` (R12)."""
-    return sum(TRUMP_MARRIAGE_POINTS if s == trump else MARRIAGE_POINTS for s in range(4) if suits >> s & 1)
+def marriage_points(suits: int, trump: int, plain: int = MARRIAGE_POINTS, in_trump: int = TRUMP_MARRIAGE_POINTS) -> int:
+    """Points of the marriages announced in ``suits`` (a 4-bit set of suit indices) with ``trump`` (R12): each
+    ``in_trump`` in the trump suit, else ``plain`` (the defaults are R12's 40 and 20; ``RuleSet.marriage_points``
+    passes a ruleset's own values)."""
+    return sum(in_trump if s == trump else plain for s in range(4) if suits >> s & 1)
 
 
-def game_value(points: int, tricks: int) -> int:
-    """Game value ``v(points, tricks)`` (RULES.md section 1): 3 if no trick, 2 below 33, else 1."""
+def game_value(points: int, tricks: int, schneider_below: int = SCHNEIDER_BELOW) -> int:
+    """Game value ``v(points, tricks)`` (RULES.md section 1): 3 if no trick, 2 below ``schneider_below`` (33;
+    ``RuleSet.game_value`` passes a ruleset's own bound), else 1."""
     if tricks == 0:
         return 3
-    return 2 if points < 33 else 1
+    return 2 if points < schneider_below else 1
 
 
-__all__ = ["CLAIM_TARGET", "MARRIAGE_POINTS", "RESULT_REASONS", "TRUMP_MARRIAGE_POINTS", "Reason", "Result", "Trick",
+__all__ = ["CLAIM_TARGET", "MARRIAGE_POINTS", "RESULT_REASONS", "SCHNEIDER_BELOW", "TRUMP_MARRIAGE_POINTS", "Reason", "Result", "Trick",
            "game_value", "marriage_points"]

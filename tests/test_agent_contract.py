@@ -146,7 +146,7 @@ def test_agent_classes_need_rules(cls):
 
 
 @pytest.mark.parametrize("cls", [RandomAgent, HeuristicAgent, PIMCAgent, RolloutAgent])
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_rules_and_seed_keywords_are_uniform(cls, ruleset):
     rules = RuleSet.make(ruleset, must_head=ruleset == "sixtysix24")
     agent = cls(rules=rules, seed=7)

@@ -32,7 +32,7 @@ from schnapsen_env.encoding import layout, observation
 from schnapsen_env.sampler import Determinizer
 
 
-RULESETS = ("schnapsen20", "sixtysix24")
+RULESETS = ("schnapsen20", "sixtysix24", "schnapsen10")
 
 
 # ------------------------------------------------------------------------------------------------ helpers
@@ -507,7 +507,7 @@ def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
 
 
 # ------------------------------------------------------------------ legal actions over many hands
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_search_agents_legal_over_many_hands(ruleset):
     # Cheap settings of the same code paths (sampling, search, horizon, exact endgames): hundreds of hands each.
     play_hands(PIMCAgent(ruleset, n_samples=2, depth=1, seed=5), RandomAgent(ruleset, seed=6), ruleset, 150,

@@ -230,7 +230,7 @@ def _aec_rollout(seed, n_steps, actions_rng, ruleset):
     return trace
 
 
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_vector_env_matches_aec_env(ruleset):
     seeds = [3, 17, 99]
     n_steps = 120

@@ -72,7 +72,7 @@ def test_observations_equal_the_encoder_every_knob(case):
     assert _play(menv, rng, special_p=0.2) >= 2  # several hands: the mirror follows every new deal
 
 
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_loaded_positions_and_decks(ruleset):
     rng = np.random.default_rng(5)
     rules = RuleSet.make(ruleset)

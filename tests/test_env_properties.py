@@ -147,7 +147,7 @@ def test_random_play_properties(config_id, kwargs, episodes):
     assert stats["steps"] >= 4 * episodes
 
 
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_position_round_trip_every_step(ruleset):
     """API.md: ``position()`` round-trips exactly, so ``reset(options={"position": env.position()})`` and
     ``GameState.from_position(rules, env.position())`` work at every step."""

@@ -69,7 +69,7 @@ def test_expert_plays_only_legal_actions(case):
             g.step(a)
 
 
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_worlds_never_contradict_the_observation(ruleset):
     """Every sampled or enumerated world shows the observer exactly its observation (but for the history planes,
     which worlds do not rebuild), keeps every card once, pins the opponent's known cards to its hand and gives it

@@ -145,7 +145,7 @@ def test_fuzz_records_only_record_errors_and_the_file_is_unchanged(data):
 @fuzz_settings(400)
 @given(st.data())
 def test_fuzz_positions_only_invalid_position_errors_and_nothing_changes(data):
-    ruleset = data.draw(st.sampled_from(["schnapsen20", "sixtysix24"]), label="ruleset")
+    ruleset = data.draw(st.sampled_from(["schnapsen20", "sixtysix24", "schnapsen10"]), label="ruleset")
     seed = data.draw(st.integers(0, 30), label="seed")
     state = _played(seed, ruleset, steps=data.draw(st.integers(0, 14), label="steps"))
     pos = json.loads(json.dumps(state.position()))

@@ -110,13 +110,14 @@ def test_lockstep_runs_reach_every_rule_of_the_heuristic():
     """Over all knob sets, the lockstep runs compare thousands of rows in each ruleset and reach each rule of the
     heuristic often (claim, exchange, close, marriages, leading after a marriage, leading and following with the
     stock open, closed and exhausted), so that the equality above covers them. Computed here if run alone."""
-    per_ruleset = {"schnapsen20": Counter(), "sixtysix24": Counter()}
+    per_ruleset = {ruleset: Counter() for ruleset, _ in CASES}
+    assert len(per_ruleset) == 3
     for i, (ruleset, _) in enumerate(CASES):
         per_ruleset[ruleset] += _lockstep(i)
     kinds = ["claim", "exchange", "close", "marriage", "lead-announced-open", "lead-announced-strict"] + [
         f"{how}-{phase}" for how in ("lead", "follow") for phase in ("open", "closed", "exhausted")]
     for ruleset, seen in per_ruleset.items():
-        assert seen["decisions"] >= 40_000, (ruleset, seen)
+        assert seen["decisions"] >= (10_000 if ruleset == "schnapsen10" else 40_000), (ruleset, seen)
         thin = {k: seen[k] for k in kinds if seen[k] < 100}
         assert not thin, (ruleset, thin, seen)
 
@@ -153,7 +154,7 @@ def _scrambled(rules: RuleSet, n_rows: int, rng: np.random.Generator) -> tuple[n
     return obs, masks
 
 
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_act_batch_equals_act_on_scrambled_rows(ruleset):
     """Far from real positions (hands and masks that disagree, several table cards, NaN entries): the two agree
     on every row act accepts, and refuse the same rows."""
@@ -195,7 +196,7 @@ def test_act_batch_takes_other_dtypes_and_layouts_alike():
 
 def test_kernel_tables_follow_the_observation_layout():
     """The kernel reads the observation at the offsets of encoding.layout, for each ruleset."""
-    for ruleset in ("schnapsen20", "sixtysix24"):
+    for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
         rules = RuleSet.make(ruleset)
         lay = layout(rules)
         t = heuristic_core.tables(rules, 2)

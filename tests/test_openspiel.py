@@ -13,7 +13,7 @@ import sys
 import numpy as np
 import pytest
 
-from helpers.knob_cases import COMBINED_20, COMBINED_24, KNOBS_20, KNOBS_24
+from helpers.knob_cases import COMBINED_10, COMBINED_20, COMBINED_24, KNOBS_10, KNOBS_20, KNOBS_24
 from schnapsen_env import schnapsen_v0
 from schnapsen_env.errors import IllegalActionError, RulesError
 from schnapsen_env.rules import PLAYERS
@@ -27,7 +27,7 @@ if HAS_OPENSPIEL:
 
     from schnapsen_env import openspiel as sos
 
-KNOBS = {"schnapsen20": KNOBS_20, "sixtysix24": KNOBS_24}
+KNOBS = {"schnapsen20": KNOBS_20, "sixtysix24": KNOBS_24, "schnapsen10": KNOBS_10}
 
 
 def _deal(state, deal) -> None:
@@ -176,7 +176,7 @@ def test_illegal_actions_raise_and_change_nothing():
 
 # ----------------------------------------------------------------------------------------- lockstep
 @needs_openspiel
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_lockstep_with_the_pettingzoo_env(ruleset):
     """Legal actions, observations, results and returns agree with the AEC env over 300 seeded hands of random
     play, each under a knob set drawn at random from tests/knob_cases.py."""
@@ -241,7 +241,7 @@ def _swap_worlds(state, player, rng, n: int):
 
 
 @needs_openspiel
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_information_states_are_sealed(ruleset):
     """Swapping two cards a player has not seen (the opponent's hidden hand, the stock order) changes none of its
     information state and observation, strings and tensors; the opponent's does change (the test can fail)."""
@@ -283,13 +283,15 @@ def test_information_state_has_perfect_recall_of_the_order_of_draws():
 
 
 @needs_openspiel
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_resample_from_infostate_keeps_the_information_state(ruleset):
     game = sos.load_game(ruleset, claim_mode="auto") if ruleset == "schnapsen20" else sos.load_game(ruleset)
     rng = np.random.default_rng(8)
     varied = 0
+    # schnapsen10 hides cards during trick 1 only (afterwards each player can tell the other's hand, RS2)
+    max_steps = 2 if ruleset == "schnapsen10" else 25
     for _ in range(25):
-        state = _random_state(game, rng, int(rng.integers(0, 25)))
+        state = _random_state(game, rng, int(rng.integers(0, max_steps)))
         if state.is_terminal():
             continue
         player = state.current_player()

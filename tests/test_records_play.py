@@ -28,7 +28,7 @@ def _random_records(n, ruleset="schnapsen20", seed=0, **knobs):
     return out
 
 
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_records_write_read_replay_reproduce(tmp_path, ruleset):
     pairs = _random_records(40, ruleset, seed=1)
     path = tmp_path / "hands.jsonl"
@@ -50,7 +50,7 @@ def test_record_loads_into_the_env_and_reproduces():
 
 def test_deck_of_inverts_the_deal():
     rng = np.random.default_rng(2)
-    for ruleset in ("schnapsen20", "sixtysix24"):
+    for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
         s = GameState.new_hand(RuleSet.make(ruleset), rng)
         again = GameState.from_deck(s.rules, deck_of(s), f"player_{s.dealer}")
         assert again == s

@@ -15,15 +15,16 @@ from schnapsen_env.ruleset import KNOBS, RULESETS, RuleSet
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def _knob_table(path: Path, after: str) -> dict[str, tuple[str, str]]:
-    """``{key: (schnapsen20 cell, sixtysix24 cell)}`` of the first knob table after the heading ``after``."""
+def _knob_table(path: Path, after: str) -> dict[str, tuple[str, str, str]]:
+    """``{key: (schnapsen20 cell, sixtysix24 cell, schnapsen10 cell)}`` of the first knob table after the heading
+    ``after``."""
     text = path.read_text(encoding="utf-8")
     start = text.index(after)
     rows = {}
     for line in text[start:].splitlines():
-        m = re.match(r"\| `([a-z0-9_]+)` \| ([^|]+) \| ([^|]+) \|", line)
+        m = re.match(r"\| `([a-z0-9_]+)` \| ([^|]+) \| ([^|]+) \| ([^|]+) \|", line)
         if m:
-            rows[m.group(1)] = (m.group(2).strip(), m.group(3).strip())
+            rows[m.group(1)] = (m.group(2).strip(), m.group(3).strip(), m.group(4).strip())
         elif rows and not line.startswith("|"):
             break
     return rows
@@ -40,7 +41,7 @@ def _cell(value, python: bool) -> str:
 
 
 @pytest.mark.parametrize("path, heading, python", [(ROOT / "docs" / "RULES.md", "## 5. Rule knobs", False),
-                                                   (ROOT / "README.md", "| key | schnapsen20 | sixtysix24 |", True)])
+                                                   (ROOT / "README.md", "| key | schnapsen20 | sixtysix24 | schnapsen10 |", True)])
 def test_knob_tables_match_the_presets(path, heading, python):
     table = _knob_table(path, heading)
     assert list(table) == list(KNOBS), f"{path.name}: the knob keys differ from schnapsen_env/ruleset.py's"

@@ -62,7 +62,7 @@ def test_one_solver_over_successive_positions_of_a_hand_bug():
     keys once overwrote the generation counter, so that entries of an earlier solve, relative to the other player,
     were read as this one's)."""
     from agents.solver_core import GENERATION
-    for ruleset in ("schnapsen20", "sixtysix24"):
+    for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
         rules = RuleSet.make(ruleset)
         rng = np.random.default_rng(4)
         fast, checked = CoreSolver(rules), 0
@@ -97,7 +97,7 @@ def test_horizon_values_equal_reference_where_the_leader_could_claim_bug():
         fast, ref = CoreSolver(g.rules).action_values(g, depth), Solver().action_values(g, depth)
         assert fast.keys() == ref.keys() and all(abs(fast[a] - ref[a]) < 1e-9 for a in ref), (depth, fast, ref)
     # and over seeded positions of every phase, at depths 1 and 2, with one solver per position
-    for ruleset in ("schnapsen20", "sixtysix24"):
+    for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
         rules = RuleSet.make(ruleset)
         for g in positions(rules, np.random.default_rng(7), 12, min_tricks=3):
             for depth in (1, 2):

@@ -474,7 +474,7 @@ def test_best_action_bits_are_the_solvers_best_actions():
     from agents.solver_core import CoreSolver
     from schnapsen_env import core
     from schnapsen_env.rules import GameState
-    for ruleset in ("schnapsen20", "sixtysix24"):
+    for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
         rules = train.RuleSet.make(ruleset)
         rng = np.random.default_rng(4)
         states, expect = [], []

@@ -109,7 +109,7 @@ def test_vector_env_lockstep_with_reference(case):
     assert sum(reasons.values()) > 200 and sum(kinds.values()) == N_SLOTS * N_STEPS
 
 
-@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_core_round_trip_and_both_seats(ruleset):
     """from_game_state / to_game_state round-trip mid-hand states (also loaded ones with a partial history),
     and observations of both seats (not only the player to move) and legal masks match the reference."""
@@ -282,13 +282,15 @@ def test_lockstep_runs_reach_every_reason_and_action_kind():
     """The seeded lockstep and endgame runs of the tests above, over all knob sets, reach every result reason of
     each ruleset and take every kind of action often, so the exactness checks cover them. The runs are computed
     here if this test runs first or alone (memoised: the same runs, not repeated, in a full session)."""
-    seen = {"schnapsen20": Counter(), "sixtysix24": Counter()}
-    kinds_seen = {"schnapsen20": Counter(), "sixtysix24": Counter()}
+    seen = {ruleset: Counter() for ruleset, _ in CASES}
+    kinds_seen = {ruleset: Counter() for ruleset, _ in CASES}
+    assert len(seen) == 3
     for i, (ruleset, _) in enumerate(CASES):
         reasons, kinds = _lockstep(i)
         seen[ruleset] += reasons + _endgame_lockstep(i)
         kinds_seen[ruleset] += kinds
     assert set(seen["schnapsen20"]) == {"claim", "false_claim", "last_trick", "closed_hand"}, seen
+    assert set(seen["schnapsen10"]) == {"claim", "false_claim", "last_trick", "closed_hand"}, seen
     assert set(seen["sixtysix24"]) == set(RESULT_REASONS), seen
     for ruleset, kinds in kinds_seen.items():
         assert all(kinds[k] >= 500 for k in range(5)), (ruleset, kinds)  # play, marriage, exchange, close, claim
@@ -302,7 +304,7 @@ def test_new_hands_draw_exactly_as_new_hand(compiled, monkeypatch):
     assert vector_module._compiled_draws_ok()
     if not compiled:  # the fallback used if a numpy ever draws differently
         monkeypatch.setattr(vector_module, "_COMPILED_DRAWS", [False])
-    for ruleset in ("schnapsen20", "sixtysix24"):
+    for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
         rules = RuleSet.make(ruleset)
         venv = SchnapsenVectorEnv(50, ruleset=ruleset)
         venv.reset(seed=0)
@@ -318,11 +320,11 @@ def test_new_hands_draw_exactly_as_new_hand(compiled, monkeypatch):
 
 
 def test_compiled_draws_match_numpy_over_many_seeds():
-    """core.draw_deal against rng.permutation(n), rng.integers(2) for 300 seeds, 6 deals each of 20 and 24 cards."""
+    """core.draw_deal against rng.permutation(n), rng.integers(2) for 300 seeds, 6 deals of 20, 24 and 10 cards."""
     for seed in range(300):
         a, b = np.random.default_rng(seed), np.random.default_rng(seed)
         fn, state = core.bitgen_addresses(b)
-        for n in (20, 24, 24, 20, 20, 24):
+        for n in (20, 24, 24, 20, 10, 24):
             order = np.empty(n, dtype=np.int64)
             dealer = core.draw_deal(fn, state, order)
             np.testing.assert_array_equal(order, a.permutation(n))

@@ -124,7 +124,8 @@ def test_options_offer_the_registered_agents_and_no_paths(client):
     s24 = [x["id"] for x in o["opponents"]["sixtysix24"]]
     assert {"random", "heuristic", "rollout", "pimc", "expert", "trained", "trained-long"} <= set(s20)
     assert set(POLICY_NAMES) & set(s24) == set()  # the shipped policies play schnapsen20 only
-    assert o["default_opponent"] == {"schnapsen20": "trained-long", "sixtysix24": "pimc"}
+    assert o["default_opponent"] == {"schnapsen20": "trained-long", "sixtysix24": "pimc", "schnapsen10": "pimc"}
+    assert set(POLICY_NAMES) & {x["id"] for x in o["opponents"]["schnapsen10"]} == set()
     assert [a["id"] for a in o["analysers"]["schnapsen20"]][:2] == ["pimc", "expert"]
     assert {"trained", "trained-long"} <= {a["id"] for a in o["analysers"]["schnapsen20"]}
     assert [a["id"] for a in o["analysers"]["sixtysix24"]] == ["pimc", "expert"]
@@ -134,7 +135,8 @@ def test_options_offer_the_registered_agents_and_no_paths(client):
 @pytest.mark.parametrize("ruleset,seat,opponent", [("schnapsen20", "player_0", "random"),
                                                    ("schnapsen20", "player_1", "heuristic"),
                                                    ("sixtysix24", "player_0", "heuristic"),
-                                                   ("sixtysix24", "player_1", "random")])
+                                                   ("sixtysix24", "player_1", "random"),
+                                                   ("schnapsen10", "player_1", "expert")])
 def test_a_whole_hand_over_http(client, app, ruleset, seat, opponent):
     rng = np.random.default_rng(7)
     for seed in (11, 12):

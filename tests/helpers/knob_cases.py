@@ -57,7 +57,12 @@ KNOBS_24 = [
     {"claim_mode": "auto", "closing_reference": "at_end", "must_head": True, "tie": "last_trick"},
 ]
 COMBINED_24 = KNOBS_24[-1]
-CASES = [("schnapsen20", k) for k in KNOBS_20] + [("sixtysix24", k) for k in KNOBS_24]
+#: schnapsen10 (RULES.md section 3a) takes schnapsen20's knobs, except the stock minimums: its stock of 2 allows
+#: no other value (RS4).
+KNOBS_10 = [k for k in KNOBS_20 if "exchange_min_stock" not in k and "close_min_stock" not in k]
+COMBINED_10 = KNOBS_10[-1]
+CASES = ([("schnapsen20", k) for k in KNOBS_20] + [("sixtysix24", k) for k in KNOBS_24]
+         + [("schnapsen10", k) for k in KNOBS_10])
 
 
 def case_seed(case) -> int:

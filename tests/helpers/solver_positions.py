@@ -16,11 +16,13 @@ def positions(rules: RuleSet, rng: np.random.Generator, count: int, min_tricks: 
     while len(out) < count:
         g = GameState.new_hand(rules, rng=rng)
         want = ("open", "closed", "exhausted")[len(out) % 3]
+        # The stock is open for the first stock0 / 2 tricks only (schnapsen10: trick 1, RS2).
+        need = min(min_tricks, rules.stock0 // 2 - 1) if want == "open" else min_tricks
         while g.result is None:
             legal = g.legal_actions()
             tricks = g.tricks[0] + g.tricks[1]
             phase = "closed" if g.closed_by >= 0 else ("open" if g.stock else "exhausted")
-            if tricks >= min_tricks and phase == want:
+            if tricks >= need and phase == want:
                 out.append(g.copy())
                 break
             if rules.close_action in legal and want != "closed":
