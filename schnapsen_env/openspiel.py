@@ -278,7 +278,9 @@ class _Hand:
         h.deck = None if self.deck is None else list(self.deck)
         h.gs = None if self.gs is None else self.gs.copy()
         h.events = list(self.events)
-        h.heads = self.heads  # shared: it depends on the deal (or the base) only, which the copy shares
+        # Shared once dealt: it depends on the deal (or the base) only, which the copy then shares. A copy made during
+        # the deal gets its own: its deal may still differ (OpenSpiel's tree walks clone chance nodes).
+        h.heads = self.heads if self.gs is not None else {}
         return h
 
     def __getstate__(self) -> dict:

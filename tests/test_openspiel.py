@@ -404,3 +404,31 @@ def test_schnapsen_play_and_the_arena_resolve_the_names_with_options():
         assert agent.rules == rules and agent.simulations in (20, 8)
     with pytest.raises(ValueError, match="depth"):
         resolve_agent("openspiel-ismcts:depth=2", rules)
+
+
+@needs_openspiel
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "schnapsen10"])
+def test_states_cloned_during_the_deal_keep_their_own_information_states_bug(ruleset):
+    """Children of one chance node (OpenSpiel's tree walks clone them: best response, CFR) each name their own
+    dealt hand in the information state string. The cached start of the string was once shared with every clone,
+    also with those cloned before the deal was complete, so that siblings reported the first-dealt sibling's hand."""
+    game = sos.load_game(ruleset)
+    rules = game.rules
+    dealers_last = 7 + 2 * (rules.hand_size - 3) - 1  # deal position of the dealer's last card (R2, RS2)
+    state = game.new_initial_state()
+    state.apply_action(1)  # seat 1 deals
+    for card in range(dealers_last):
+        state.apply_action(card)
+    children = [state.child(c) for c, _ in state.chance_outcomes()]  # every dealer's last card
+    for child in children:
+        while child.is_chance_node():
+            child.apply_action(child.chance_outcomes()[0][0])
+    strings = set()
+    for child in children:
+        gs = child.game_state
+        for seat in (0, 1):
+            s = child.information_state_string(seat)
+            hand = " ".join(rules.deck.codes[c] for c in range(rules.n_cards) if gs.hands[seat] >> c & 1)
+            assert f"hand:[{hand}]" in s, (s, hand)
+            strings.add(s)
+    assert len(strings) == len(children) + 1  # the dealer's hands differ; the non-dealer's is the same
