@@ -80,7 +80,7 @@ class PPOArgs:
     """learner decisions to train on (each is one action of the trained network; train_rllib.py: env steps, the
     decisions of both seats); default 18,000,000, or the resumed run's value"""
     ruleset: str = "schnapsen20"
-    """"schnapsen20" or "sixtysix24" (its default rule knobs, changed by --knob)"""
+    """"schnapsen20", "sixtysix24" or "schnapsen10" (its default rule knobs, changed by --knob)"""
     knob: tuple[str, ...] = ()
     """rule knobs as KEY=VALUE (RULES.md section 5), e.g. --knob false_claim=mirror close_min_stock=3 (or --knob
     repeated, one knob each)"""

@@ -65,7 +65,7 @@ def play_match(agent_a: Any, agent_b: Any, n_deals: int, ruleset: str = "schnaps
         agent_a, agent_b: agent specs (:mod:`agents.specs`): a registered name, a ``.pt`` path, a factory, an
             agent.
         n_deals: number of deals; each is played twice with the seats swapped.
-        ruleset: ``"schnapsen20"`` or ``"sixtysix24"``.
+        ruleset: ``"schnapsen20"``, ``"sixtysix24"`` or ``"schnapsen10"``.
         seed: seeds the deals and every agent (through ``(seed, chunk)``).
         workers: processes (default ``os.cpu_count()``); 1 plays in this process.
         episode: ``"hand"`` (one hand per deal and seating) or ``"match"`` (a match to ``match_target``; the deal

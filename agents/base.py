@@ -67,7 +67,7 @@ def as_rules(rules: RuleSet | str) -> RuleSet:
 
     Args:
         rules: a RuleSet (returned as it is, knobs included) or a ruleset name (``"schnapsen20"``,
-            ``"sixtysix24"``: that ruleset's default knobs).
+            ``"sixtysix24"``, ``"schnapsen10"``: that ruleset's default knobs).
 
     Raises:
         TypeError: ``rules`` is missing (None) or neither a RuleSet nor a string; agents never infer the rules

@@ -64,9 +64,9 @@ class _View:
 class HeuristicAgent:
     """Plays the rules of thumb of a club player, in this order of priority.
 
-    1. **Claim** as soon as the claim action is legal and my counted points are at least 66 (under the default
-       ``false_claim="reject"`` the action is only offered when the claim is correct; under other knobs the agent
-       checks its counted points itself, which the observation holds exactly).
+    1. **Claim** as soon as the claim action is legal and my counted points reach the claim target (66; 33 in
+       ``schnapsen10``) (under the default ``false_claim="reject"`` the action is only offered when the claim is
+       correct; under other knobs the agent checks its counted points itself, which the observation holds exactly).
     2. **Exchange** the trump jack (nine in ``sixtysix24``) for the turn-up whenever it is allowed (R15–R17).
     3. **Close** (R18) when the stock is open, closing is legal and closing makes 66 likely: my counted points,
        plus the marriage points I can announce now, plus my pending marriage points (they count once I take a

@@ -4,9 +4,10 @@ Public module: :mod:`schnapsen_env.schnapsen_v0` (``env()``, ``raw_env()``).
 
 =====================  =============================================================================
 Agents                 ``player_0``, ``player_1`` (seats; the dealer and leader change per hand)
-Action space           ``Discrete(27)`` (``schnapsen20``) / ``Discrete(31)`` (``sixtysix24``); the id is
-                       the index in ``env.unwrapped.action_names``: ``play XX`` by card (suits C D H S,
-                       ranks A T K Q J 9), ``marriage C/D/H/S``, ``exchange``, ``close``, ``claim``
+Action space           ``Discrete(27)`` (``schnapsen20``) / ``Discrete(31)`` (``sixtysix24``) /
+                       ``Discrete(17)`` (``schnapsen10``); the id is the index in ``env.unwrapped.action_names``:
+                       ``play XX`` by card (suits C D H S, ranks A T K Q J 9), ``marriage C/D/H/S``,
+                       ``exchange``, ``close``, ``claim``
 Observation space      ``Dict(observation=Box(0, high, (obs_size,), float32),
                        action_mask=Box(0, 1, (n_actions,), int8))``; ``obs_size`` 255 / 299; layout in
                        :mod:`schnapsen_env.encoding` and the README

@@ -908,6 +908,7 @@ def check_state(st, rules: RuleSet) -> np.ndarray:
     arr = np.ascontiguousarray(arr, dtype=np.int64)
     n = rules.n_cards
     full = (1 << n) - 1
+    last_suit = rules.deck.n_suits - 1  # schnapsen10: clubs and diamonds only (RS1)
 
     def need(ok: bool, what: str) -> None:
         if not ok:
@@ -918,14 +919,14 @@ def check_state(st, rules: RuleSet) -> np.ndarray:
             v = int(arr[getattr(F, name) + p])
             need(0 <= v <= full, f"{name}[{p}] = {v} is not a set of {rules.name}'s {n} cards")
     for name, low, high in (("to_move", 0, 1), ("leader", 0, 1), ("dealer", 0, 1), ("table", -1, n - 1),
-                            ("closed_by", -1, 1), ("announced", -1, 3), ("trump", 0, 3), ("exchanged", 0, 1),
+                            ("closed_by", -1, 1), ("announced", -1, last_suit), ("trump", 0, last_suit), ("exchanged", 0, 1),
                             ("over", 0, 1), ("stock_top", 0, MAX_STOCK), ("stock_end", 0, MAX_STOCK),
                             ("history_len", 0, MAX_TRICKS)):
         v = int(arr[getattr(F, name)])
         need(low <= v <= high, f"{name} = {v}, expected {low}..{high}")
     need(arr[F.stock_top] <= arr[F.stock_end], "stock_top after stock_end")
     for name, high in (("card_points", 200), ("tricks", MAX_TRICKS), ("marriage_points", 200),
-                       ("marriage_suits", 15), ("bonus", 100)):
+                       ("marriage_suits", (1 << (last_suit + 1)) - 1), ("bonus", 100)):
         for p in (0, 1):
             v = int(arr[getattr(F, name) + p])
             need(0 <= v <= high, f"{name}[{p}] = {v}, expected 0..{high}")

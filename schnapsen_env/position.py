@@ -59,9 +59,11 @@ def _nonneg_int(value: Any, key: str) -> int:
     return value
 
 
-def _suit(value: Any, key: str) -> int:
-    if not isinstance(value, str) or value not in SUIT_LETTERS or len(value) != 1:
-        raise _bad(f"{key} must be a suit letter (one of C D H S), got {value!r}")
+def _suit(value: Any, key: str, d: Deck) -> int:
+    """A suit letter of the deck ``d`` (``schnapsen10`` has clubs and diamonds only, RS1)."""
+    letters = SUIT_LETTERS[:d.n_suits]
+    if not isinstance(value, str) or value not in letters or len(value) != 1:
+        raise _bad(f"{key} must be a suit letter of this deck (one of {' '.join(letters)}), got {value!r}")
     return SUIT_LETTERS.index(value)
 
 
@@ -113,7 +115,7 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
     if unknown:
         raise _bad(f"unknown key(s) {unknown}: expected {sorted(POSITION_KEYS | OPTIONAL_KEYS)}")
 
-    trump = _suit(pos["trump"], "trump")
+    trump = _suit(pos["trump"], "trump", d)
     stock = _card_list(d, pos["stock"], "stock")
     hands_in = _per_player(pos["hands"], "hands")
     won_in = _per_player(pos["won"], "won")
@@ -190,7 +192,7 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
         if not isinstance(suits, (list, tuple)):
             raise _bad(f"marriages[{PLAYERS[p]!r}] must be a list of suit letters, got {suits!r}")
         for letter in suits:
-            su = _suit(letter, f"marriages[{PLAYERS[p]!r}]")
+            su = _suit(letter, f"marriages[{PLAYERS[p]!r}]", d)
             if msuits[p] >> su & 1:
                 raise _bad(f"marriages[{PLAYERS[p]!r}] lists suit {letter} twice")
             if msuits[1 - p] >> su & 1:
@@ -202,7 +204,7 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
             msuits[p] |= 1 << su
     announced = -1
     if pos["announced"] is not None:
-        announced = _suit(pos["announced"], "announced")
+        announced = _suit(pos["announced"], "announced", d)
         if table is not None:
             raise _bad("announced must be null once a card is on the table (the announced card is led, R4)")
         if not msuits[leader] >> announced & 1:

@@ -164,7 +164,7 @@ class GameState:
 
         Args:
             rules: the rule set.
-            deck: card codes c0…c19 (c0…c23 for ``sixtysix24``), each card once.
+            deck: card codes c0…c19 (c0…c23 for ``sixtysix24``, c0…c9 for ``schnapsen10``), each card once.
             dealer: ``"player_0"``/``"player_1"`` (or seat 0/1). The non-dealer leads trick 1 (R1).
 
         Raises:

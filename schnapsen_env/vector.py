@@ -59,7 +59,7 @@ class SchnapsenVectorEnv:
 
     Args:
         num_envs: N >= 1.
-        ruleset: ``"schnapsen20"`` (default) or ``"sixtysix24"``.
+        ruleset: ``"schnapsen20"`` (default), ``"sixtysix24"`` or ``"schnapsen10"``.
         **knobs: rule knobs of RULES.md section 5.
 
     Raises:

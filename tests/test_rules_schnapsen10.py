@@ -140,3 +140,36 @@ def test_RS4_knobs():
     with pytest.raises(RulesError, match="schnapsen10 has no nines"):
         RuleSet.make("schnapsen10", exchange_rank="9")
     assert RuleSet.from_dict(RULES.to_dict()) == RULES and RuleSet.schnapsen10() == RULES
+
+
+def _position(**changes) -> dict:
+    pos = {"trump": "C", "stock": [], "closed_by": None, "closing_snapshot": None,
+           "hands": {"player_0": ["AD", "TD", "KD"], "player_1": ["QD", "JD", "QC"]},
+           "won": {"player_0": ["AC", "TC"], "player_1": ["KC", "JC"]},
+           "marriages": {"player_0": [], "player_1": []}, "announced": None,
+           "leader": "player_0", "table": None, "dealer": "player_1"}
+    pos.update(changes)
+    return pos
+
+
+def test_RS1_positions_name_clubs_and_diamonds_only():
+    from schnapsen_env.errors import InvalidPositionError
+    GameState.from_position(RULES, _position())  # the base position loads
+    with pytest.raises(InvalidPositionError, match=r"marriages\['player_0'\] must be a suit letter of this deck "
+                                                   r"\(one of C D\), got 'H'"):
+        GameState.from_position(RULES, _position(marriages={"player_0": ["H", "S"], "player_1": []}))
+    with pytest.raises(InvalidPositionError, match=r"trump must be a suit letter of this deck \(one of C D\)"):
+        GameState.from_position(RULES, _position(trump="H"))
+
+
+def test_RS1_state_arrays_with_suits_outside_the_deck_are_refused():
+    from schnapsen_env import core
+    from schnapsen_env.errors import InvalidPositionError
+    g = GameState.new_hand(RULES, np.random.default_rng(0))
+    st = core.from_game_state(g)
+    core.check_state(st, RULES)
+    for field, value in (("trump", 2), ("announced", 3), ("marriage_suits", 4)):
+        bad = st.copy()
+        bad[getattr(core.F, field)] = value
+        with pytest.raises(InvalidPositionError, match=f"{field}"):
+            core.check_state(bad, RULES)

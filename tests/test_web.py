@@ -131,6 +131,17 @@ def test_options_offer_the_registered_agents_and_no_paths(client):
     assert [a["id"] for a in o["analysers"]["sixtysix24"]] == ["pimc", "expert"]
 
 
+@pytest.mark.parametrize("ruleset, claim, plain, trump", [("schnapsen20", 66, 20, 40), ("sixtysix24", 66, 20, 40),
+                                                         ("schnapsen10", 33, 10, 20)])
+def test_the_view_carries_the_rulesets_targets_for_the_labels(client, ruleset, claim, plain, trump):
+    """The page labels the claim and marriage buttons from the view (RS3 halves them), not from constants."""
+    view = new_game(client, opponent="random", seat="player_0", ruleset=ruleset, mode="hand", seed=1)
+    t = view["table"]
+    assert (t["claim_target"], t["marriage_points"]) == (claim, {"plain": plain, "trump": trump})
+    js = (Path(__file__).resolve().parents[1] / "agents" / "web" / "static" / "app.js").read_text()
+    assert "Claim 66" not in js and "t.claim_target" in js and "t.marriage_points.trump" in js
+
+
 # ------------------------------------------------------------------------------------------------ whole games
 @pytest.mark.parametrize("ruleset,seat,opponent", [("schnapsen20", "player_0", "random"),
                                                    ("schnapsen20", "player_1", "heuristic"),

@@ -72,7 +72,9 @@ def parse_action(text: str, state: GameState) -> tuple[int | None, str]:
     elif key.startswith("10") and "play t" + key[2:] in names:
         a = names["play t" + key[2:]]
     else:
-        return None, f"{t!r} is neither a card code (like QH, TS, 9C) nor an action name"
+        codes = rules.deck.codes
+        return None, (f"{t!r} is neither a card code of {rules.name} (like {codes[3]}, {codes[-4]}, {codes[-1]}) nor "
+                      "an action name")
     if not state.is_legal(a):
         return None, f"{rules.action_names[a]!r} is not legal now"
     return a, ""

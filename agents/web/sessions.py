@@ -289,8 +289,9 @@ class Game:
             raise WebError(409, "it is not your turn: the opponent is to move")
         if isinstance(action, str):
             if action not in names:
-                raise WebError(422, f"unknown action {action!r}: expected an action name ('play QH', 'marriage H', "
-                                    f"'exchange', 'close', 'claim'); legal now: {self.state.legal_action_names()}",
+                raise WebError(422, f"unknown action {action!r}: expected an action name ('play {names[3][5:]}', "
+                                    f"'marriage {names[self.rules.marriage_action(0)][-1]}', 'exchange', 'close', "
+                                    f"'claim'); legal now: {self.state.legal_action_names()}",
                                field="action", legal=self.state.legal_action_names())
             action_id = names.index(action)
         else:

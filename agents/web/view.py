@@ -114,6 +114,9 @@ def player_view(rules: RuleSet, obs: np.ndarray, action_mask: np.ndarray, *, to_
     leader = YOU if o["leader"] else OPPONENT
     return {
         "ruleset": rules.name,
+        # the ruleset's targets, for the page's labels (R12, R20; schnapsen10 halves them, RS3)
+        "claim_target": rules.claim_target,
+        "marriage_points": {"plain": rules.shape.marriage[0], "trump": rules.shape.marriage[1]},
         "trump": o["trump"],
         "hand": o["hand"],
         "table": table,

@@ -256,10 +256,12 @@ function renderMine(t, replaying) {
 }
 
 function specialText(a, t) {
-  if (a.kind === "marriage") return `Marriage ${suitText(a.suit)} (${a.suit === t.trump ? 40 : 20})`;
+  if (a.kind === "marriage") {
+    return `Marriage ${suitText(a.suit)} (${a.suit === t.trump ? t.marriage_points.trump : t.marriage_points.plain})`;
+  }
   if (a.kind === "exchange") return `Exchange for ${cardText(t.stock.turn_up)}`;
   if (a.kind === "close") return "Close the stock";
-  if (a.kind === "claim") return "Claim 66";
+  if (a.kind === "claim") return `Claim ${t.claim_target}`;
   return escapeHtml(a.name);
 }
 
