@@ -178,6 +178,10 @@ class Args(PPOArgs):
     """duplicate deals (2 hands each) per periodic evaluation and opponent"""
     eval_rollout_every: int = 3
     """also evaluate against "rollout" every N-th periodic evaluation (0: never; it is slower)"""
+    nash_conv_every: int = 0
+    """--ruleset schnapsen10 only: updates between exact measurements of the policy's exploitability (NashConv of
+    its masked softmax over the whole game tree, agents/exact.py; about 2 minutes each on one core), logged to
+    TensorBoard (exact/nash_conv) and summary.json, and once more at the end; 0: never"""
     resume: Optional[str] = None
     """checkpoint to continue from (its arguments are used; --total-steps may extend the run)"""
     stop_after_updates: Optional[int] = None
@@ -188,10 +192,10 @@ class Args(PPOArgs):
 DEFAULT_TOTAL_STEPS = 18_000_000
 #: Flags taken from the command line on --resume (the rest come from the checkpoint).
 PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "threads", "tensorboard",
-                  "inline_samplers", "ray_address", "final_eval_deals", "final_eval_opponents")
+                  "inline_samplers", "ray_address", "final_eval_deals", "final_eval_opponents", "nash_conv_every")
 #: Arguments added to train.py since checkpoints were first written, with the value that reproduces a run from
 #: before them (a resumed checkpoint that lacks one gets this value).
-ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0, "overlap_sampling": False}
+ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0, "overlap_sampling": False, "nash_conv_every": 0}
 #: Files of a run folder written atomically (their stale temporary files are removed when a run starts).
 RUN_FILES = ("checkpoint.pt", "policy.pt", "eval_policy.pt", "summary.json")
 #: Largest seed: torch and numpy take seeds in [0, 2**63 - 1] alike.
@@ -346,9 +350,12 @@ def validate(args: Args) -> None:
     validate_recipe(args)
     if args.num_envs < 1:
         raise ValueError(f"--num-envs must be >= 1, got {args.num_envs}")
-    for name in ("eval_every", "eval_deals", "eval_rollout_every"):
+    for name in ("eval_every", "eval_deals", "eval_rollout_every", "nash_conv_every"):
         if getattr(args, name) < 0:
             raise ValueError(f"{_flag(name)} must be >= 0, got {getattr(args, name)}")
+    if args.nash_conv_every and args.ruleset != "schnapsen10":
+        raise ValueError(f"--nash-conv-every needs --ruleset schnapsen10 (the ruleset small enough for exact "
+                         f"exploitability, RULES.md section 3a), got --ruleset {args.ruleset}")
     if args.eval_deals > MAX_DEALS:
         raise ValueError(f"--eval-deals must be at most {MAX_DEALS:,}, got {args.eval_deals}")
     if args.samplers is not None and not 1 <= args.samplers <= MAX_SAMPLERS:
@@ -773,6 +780,28 @@ def main(args: Args) -> dict:
             except WriteError as e:
                 raise write_failed(e) from None
 
+        exact_tree = []  # built on the first exact measurement (agents.exact.Tree, about 5 s)
+
+        def measure_nash_conv() -> None:
+            """The current policy's exact NashConv (schnapsen10), into the history, TensorBoard and the log."""
+            from agents import exact
+
+            if not exact_tree:
+                exact_tree.append(exact.Tree(rules))
+            was_training = model.training
+            model.eval()
+            try:
+                res = exact_tree[0].nash_conv(exact.network_policy(model))
+            finally:
+                model.train(was_training)
+            history.append({"step": global_step, "nash_conv": res["nash_conv"],
+                            "exploitability": res["exploitability"]})
+            tqdm.write(f"exact at {global_step:,} steps: NashConv {res['nash_conv']:.4f} game points "
+                       f"(exploitability {res['exploitability']:.4f})")
+            if writer is not None:
+                writer.add_scalar("exact/nash_conv", res["nash_conv"], global_step)
+                writer.add_scalar("exact/exploitability", res["exploitability"], global_step)
+
         def sampling_request() -> dict:
             """What the samplers play the next batch with: the learner's weights now and a pool opponent."""
             opponent = pool[int(rng.integers(len(pool)))] if pool else None
@@ -895,6 +924,8 @@ def main(args: Args) -> dict:
                     for k, v in res.items():
                         writer.add_scalar(f"eval/{k}_game_points_per_hand", v.mean, global_step)
                         writer.add_scalar(f"eval/{k}_hand_win_rate", v.hand_win_rate, global_step)
+            if args.nash_conv_every and (update % args.nash_conv_every == 0 or final):
+                measure_nash_conv()
             bar.set_postfix_str(f"{sps:,.0f} steps/s {latest_eval}")
             if update % args.checkpoint_every == 0 or final:
                 save_checkpoint(ckpt_path)
@@ -909,6 +940,8 @@ def main(args: Args) -> dict:
                "sampler_decisions": per_sampler, "sampler_pids": sorted(pids), "decisions_trained": rows_trained,
                "decisions_pending": pending, "sampling_seconds": sampling_s, "update_seconds": update_s,
                "batches_overlapped": overlapped,
+               "nash_conv": [{"step": h["step"], "nash_conv": h["nash_conv"], "exploitability": h["exploitability"]}
+                             for h in history if "nash_conv" in h],
                "evaluation": {}}
     if global_step < args.total_steps:
         print(f"stopped after {updates_this_call} updates; continue with --resume {ckpt_path}")

@@ -524,3 +524,31 @@ def test_sampler_state_from_before_the_teacher_loads(tmp_path):
     assert sampler_state_problem(st, 8, 255, 27, capacity, 1) is None
     sampler.set_state(st)
     assert not sampler.buf.teach[:sampler.buf.size].any()
+
+
+def test_nash_conv_is_tracked_over_training_on_schnapsen10(tmp_path, monkeypatch):
+    """--nash-conv-every measures the policy's exact NashConv (agents.exact) during the run and at its end, into
+    summary.json and the checkpoint's history; the last figure is the final policy's. On a game of a few deals
+    (agents.exact.Tree patched to a subset: the whole game takes a minute a measurement)."""
+    from agents import exact
+    from agents.policy_net import load_policy
+
+    rules = train.RuleSet.make("schnapsen10")
+    small = [o for k, o in enumerate(exact.deals(rules)) if k % 900 == 4]
+    whole = exact.Tree
+    monkeypatch.setattr(exact, "Tree", lambda r: whole(r, small))
+    summary = train.main(tiny_args(tmp_path, ruleset="schnapsen10", total_steps=3000, nash_conv_every=1))
+    track = summary["nash_conv"]
+    assert [t["step"] for t in track] == sorted({t["step"] for t in track}) and len(track) >= 3
+    assert all(t["nash_conv"] > 0 and t["exploitability"] == pytest.approx(t["nash_conv"] / 2) for t in track)
+    model, _, _ = load_policy(tmp_path / "tiny" / "policy.pt", "schnapsen10")
+    # equal up to float summation order (torch's thread count differs outside the run)
+    assert whole(rules, small).nash_conv(exact.network_policy(model))["nash_conv"] == \
+        pytest.approx(track[-1]["nash_conv"], abs=1e-5)
+    ck = load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")
+    assert [h for h in ck["trainer"]["history"] if "nash_conv" in h] == track
+
+
+def test_nash_conv_needs_schnapsen10(tmp_path):
+    with pytest.raises(ValueError, match="--nash-conv-every needs --ruleset schnapsen10"):
+        train.validate(tiny_args(tmp_path, nash_conv_every=5))
