@@ -180,8 +180,8 @@ class Args(PPOArgs):
     """also evaluate against "rollout" every N-th periodic evaluation (0: never; it is slower)"""
     nash_conv_every: int = 0
     """--ruleset schnapsen10 only: updates between exact measurements of the policy's exploitability (NashConv of
-    its masked softmax over the whole game tree, agents/exact.py; about 2 minutes each on one core), logged to
-    TensorBoard (exact/nash_conv) and summary.json, and once more at the end; 0: never"""
+    its masked softmax in fp32 over the whole game tree, agents/exact.py; about 1.5 minutes each on one core, the
+    learner waiting), logged to TensorBoard (exact/nash_conv) and summary.json, and once more at the end; 0: never"""
     resume: Optional[str] = None
     """checkpoint to continue from (its arguments are used; --total-steps may extend the run)"""
     stop_after_updates: Optional[int] = None

@@ -47,6 +47,8 @@ from schnapsen_env.ruleset import RuleSet
 #: Deepest action sequence of a hand: every card played plus marriages, an exchange, a close and a claim (a bound,
 #: checked by the walks).
 _MAX_DEPTH = 32
+#: Actions an information-set key holds (:func:`_key_add`: 9 in its low word, 12 in its high word).
+_KEY_ACTIONS = 21
 #: Node kinds of the open part.
 DECISION, TERMINAL, REVEALED = 0, 1, 2
 #: A policy: observations float32 ``(B, obs_size)`` and action masks int8 ``(B, n_actions)`` -> probabilities
@@ -56,10 +58,19 @@ Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 
 # ------------------------------------------------------------------------------------------------ deals
 def _check_rules(rules: RuleSet) -> None:
-    if not isinstance(rules, RuleSet) or rules.name != "schnapsen10":
-        name = rules.name if isinstance(rules, RuleSet) else rules
-        raise ValueError(f"exact tree walks need ruleset 'schnapsen10' (RULES.md section 3a), got {name!r}: "
+    if not isinstance(rules, RuleSet):
+        raise ValueError(f"expected a RuleSet, e.g. RuleSet.make('schnapsen10'), got {type(rules).__name__} "
+                         f"{rules!r}")
+    if rules.name != "schnapsen10":
+        raise ValueError(f"exact tree walks need ruleset 'schnapsen10' (RULES.md section 3a), got {rules.name!r}: "
                          "the other rulesets are far too large to walk")
+
+
+def _int_at_least(value, low: int, what: str) -> int:
+    """``value`` as an int >= ``low`` (numpy integers accepted, bools refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < low:
+        raise ValueError(f"{what} must be an int >= {low}, got {value!r}")
+    return int(value)
 
 
 def deals(rules: RuleSet):
@@ -85,12 +96,36 @@ def deals(rules: RuleSet):
 
 
 def _dealt(rules: RuleSet, orders) -> np.ndarray:
-    """The dealt states (seat 1 deals) of deck orders, int64 ``(n_deals, STATE_SIZE)``."""
+    """The dealt states (seat 1 deals) of deck orders, int64 ``(n_deals, STATE_SIZE)``.
+
+    Raises:
+        ValueError: not a list of deck orders, an order that is not a permutation of the card ids, or a deal
+            given twice (the deals are uniform: a repeated one would count double).
+    """
+    n = rules.n_cards
+    if isinstance(orders, np.ndarray) and orders.ndim != 2:
+        raise ValueError(f"orders must be a list of deck orders (a 2-D array of shape (deals, {n})), got an array "
+                         f"of shape {orders.shape}")
+    try:
+        orders = list(orders)
+    except TypeError:
+        raise ValueError(f"orders must be a list of deck orders (each a permutation of 0..{n - 1}), got "
+                         f"{type(orders).__name__}") from None
     R = core.rule_table(rules)
-    orders = list(orders)
     roots = np.empty((len(orders), STATE_SIZE), dtype=np.int64)
+    seen = set()
     for i, order in enumerate(orders):
-        core.deal(roots[i], R, np.asarray(order, dtype=np.int64), 1)
+        a = np.asarray(order)
+        if a.shape != (n,) or a.dtype.kind not in "iu" or sorted(a.tolist()) != list(range(n)):
+            raise ValueError(f"deal {i}: expected a deck order, a permutation of the card ids 0..{n - 1} "
+                             f"({n} ints), got {order!r}")
+        core.deal(roots[i], R, a.astype(np.int64), 1)
+        g = roots[i]
+        key = (int(g[F.hands]), int(g[F.hands + 1]), tuple(g[F.stock:F.stock + g[F.stock_end]].tolist()))
+        if key in seen:
+            raise ValueError(f"deal {i} repeats an earlier deal (the same hands, turn-up and stock): the deals are "
+                             "uniform, so each must be given once")
+        seen.add(key)
     return roots
 
 
@@ -261,6 +296,8 @@ def _open_part(roots, R, mode, d0, d1, nid, kind, player, depth_of, first_child,
                 for _ in range(j):
                     b &= b - 1
                 a = _lowest(b & -b)
+                if depth >= _KEY_ACTIONS:
+                    raise ValueError("an information-set key holds 21 actions: this hand is longer")
                 child = stack[depth + 1]
                 child[:] = stack[depth]
                 core.apply(child, R, a)
@@ -681,14 +718,17 @@ class Tree:
             start += done
         return out
 
-    def nash_conv(self, policy: Policy | None, batch_rows: int = 1 << 18) -> dict[str, float]:
+    def nash_conv(self, policy: Policy | None, batch_rows: int = 1 << 18, revealed: str = "policy") -> dict[str, float]:
         """Exploitability of an observation-based policy on this game.
 
         Args:
             policy: :data:`Policy` (observations and masks -> probabilities), the same for both seats; it must depend
-                on the observation only (as every agent of this project). ``None``: minimax play (used in the
-                revealed subtrees by :meth:`cfr`).
+                on the observation only (as every agent of this project).
             batch_rows: observations per call of ``policy``.
+            revealed: ``"policy"``: the policy plays the revealed subtrees too (every decision of the tree);
+                ``"minimax"``: it is known to play them perfectly (as ``pimc`` and ``expert`` do, whose one world
+                is then the true position: ``tests/test_exact.py`` checks it), so they are valued by minimax and
+                the policy is asked about the open part only (545,089 distinct decisions instead of 9 million).
 
         Returns:
             ``{"nash_conv", "exploitability", "best_response": [seat 0, seat 1], "value"}`` in game points a hand:
@@ -699,11 +739,15 @@ class Tree:
             ValueError: the policy returned probabilities of the wrong shape, NaN, negative, on illegal actions or
                 not summing to 1.
         """
-        if policy is None:
-            raise ValueError("nash_conv needs a policy; the equilibrium's is cfr()'s")
+        if policy is None or not callable(policy):
+            raise ValueError(f"policy must be callable as policy(observations, masks) -> probabilities, got "
+                             f"{policy!r} (the equilibrium is cfr()'s)")
+        batch_rows = _int_at_least(batch_rows, 1024, "batch_rows")
+        if revealed not in ("policy", "minimax"):
+            raise ValueError(f"revealed must be 'policy' or 'minimax', got {revealed!r}")
         prob = self._open_probabilities(policy, batch_rows)
-        revealed = self._revealed_values(policy, batch_rows)
-        return self._nash_conv_from(prob, revealed)
+        values = self._revealed_values(policy if revealed == "policy" else None, batch_rows)
+        return self._nash_conv_from(prob, values)
 
     def _nash_conv_from(self, prob: np.ndarray, revealed: np.ndarray) -> dict[str, float]:
         w = 1.0 / self.n_deals
@@ -728,11 +772,17 @@ class Tree:
             callback: called as ``callback(iteration, result)`` after each evaluation.
 
         Returns:
-            ``{"iterations", "curve": [(iteration, nash_conv), ...], "average": per information set and action,
-            **nash_conv of the average strategy}``.
+            ``{"iterations", "curve": [(iteration, nash_conv), ...], "average", **nash_conv of the average
+            strategy}``; ``average`` holds the unnormalised reach-weighted sums of the strategies played, per
+            information set and action (information set ``s``'s actions, in id order, at ``set_offset[s]`` on).
+
+        Raises:
+            ValueError: ``iterations`` not an int >= 1, ``eval_every`` not an int >= 0, a callback not callable.
         """
-        if not isinstance(iterations, int) or iterations < 1:
-            raise ValueError(f"iterations must be an int >= 1, got {iterations!r}")
+        iterations = _int_at_least(iterations, 1, "iterations")
+        eval_every = _int_at_least(eval_every, 0, "eval_every")
+        if callback is not None and not callable(callback):
+            raise ValueError(f"callback must be callable as callback(iteration, result), got {callback!r}")
         revealed = self._revealed_values(None, 0)
         rv = np.ascontiguousarray(revealed[:, 0])
         regret = np.zeros(self.set_offset[-1])
@@ -803,15 +853,18 @@ def _evaluate(policy: Policy, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
 
 def _checked(p, masks: np.ndarray) -> np.ndarray:
     """The policy's output as float64 ``(B, n_actions)``, refused unless a distribution over the legal actions."""
-    p = np.asarray(p, dtype=np.float64)
+    p = np.asarray(p)
+    if p.dtype.kind not in "fiub":
+        raise ValueError(f"the policy returned {p.dtype} values: expected real probabilities")
+    p = p.astype(np.float64)
     if p.shape != masks.shape:
         raise ValueError(f"the policy returned shape {p.shape}, expected {masks.shape} (rows, actions)")
     if not np.all(np.isfinite(p)) or (p < 0).any():
         raise ValueError("the policy returned NaN, infinite or negative probabilities")
-    if (p[masks == 0] > 1e-9).any():
-        raise ValueError("the policy put probability on an illegal action")
-    if not np.allclose(p.sum(axis=1), 1.0, atol=1e-6):
-        raise ValueError("the policy's probabilities do not sum to 1 over the legal actions")
+    if (p[masks == 0] != 0).any():
+        raise ValueError("the policy put probability on an illegal action (it must be exactly 0 there)")
+    if not np.allclose(p.sum(axis=1), 1.0, rtol=0, atol=1e-9):
+        raise ValueError("the policy's probabilities do not sum to 1 over the legal actions (within 1e-9)")
     return p
 
 
@@ -829,7 +882,11 @@ def agent_policy(agent) -> Policy:
                          "batched decisions")
 
     def policy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
-        actions = np.asarray(agent.act_batch(obs, masks), dtype=np.int64)
+        actions = np.asarray(agent.act_batch(obs, masks))
+        if actions.shape != (len(obs),) or actions.dtype.kind not in "iu" or \
+                (actions < 0).any() or (actions >= masks.shape[1]).any():
+            raise ValueError(f"act_batch returned {actions.dtype} {actions.shape}: expected one action id in "
+                             f"0..{masks.shape[1] - 1} per row ({len(obs)} ints)")
         out = np.zeros(masks.shape)
         out[np.arange(len(actions)), actions] = 1.0
         return out
@@ -837,21 +894,57 @@ def agent_policy(agent) -> Policy:
     return policy
 
 
+def search_agent_policy(agent) -> Policy:
+    """An agent that acts one observation at a time (``act({"observation", "action_mask"})``, as ``pimc`` and
+    ``expert``) as a deterministic :data:`Policy`: each distinct observation is answered once (remembered), with the
+    agent's generator (``agent.rng``, if it has one) seeded from the observation, so that the action is a function
+    of the observation, as a strategy must be."""
+    import zlib
+
+    if not callable(getattr(agent, "act", None)):
+        raise ValueError(f"agent {type(agent).__name__} has no act(observation): expected an agent of this project")
+    memo: dict[bytes, int] = {}
+
+    def policy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        out = np.zeros(masks.shape)
+        for i in range(len(obs)):
+            key = obs[i].tobytes() + masks[i].tobytes()
+            a = memo.get(key)
+            if a is None:
+                if hasattr(agent, "rng"):
+                    agent.rng = np.random.default_rng(zlib.crc32(key))
+                if hasattr(agent, "reset"):
+                    agent.reset()
+                a = agent.act({"observation": obs[i], "action_mask": masks[i]})
+                if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or not 0 <= a < masks.shape[1]:
+                    raise ValueError(f"the agent returned action {a!r}: expected an action id in "
+                                     f"0..{masks.shape[1] - 1}")
+                a = memo[key] = int(a)
+            out[i, a] = 1.0
+        return out
+
+    return policy
+
+
 def network_policy(model, batch: int = 1 << 16) -> Policy:
     """A trained :class:`agents.policy_net.ActorCritic` as a :data:`Policy`: its masked softmax (the stochastic
-    policy PPO learns; ``PolicyAgent`` plays its argmax)."""
+    policy PPO learns; ``PolicyAgent`` plays its argmax), in fp32 on the model's device."""
     import torch
 
     from agents.policy_net import masked_logits
+
+    if not callable(getattr(model, "act_logits", None)):
+        raise ValueError(f"expected an agents.policy_net.ActorCritic, got {type(model).__name__}")
+    device = next(model.parameters()).device
 
     def policy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         out = np.empty(masks.shape)
         with torch.no_grad():
             for i in range(0, len(obs), batch):
-                o = torch.from_numpy(obs[i:i + batch])
-                m = torch.from_numpy(masks[i:i + batch].astype(bool))
-                logits = masked_logits(model.act_logits(o), m)
-                out[i:i + batch] = torch.softmax(logits.double(), dim=-1).numpy()
+                o = torch.from_numpy(obs[i:i + batch]).to(device)
+                m = torch.from_numpy(masks[i:i + batch].astype(bool)).to(device)
+                logits = masked_logits(model.act_logits(o).float(), m)
+                out[i:i + batch] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
         out[masks == 0] = 0.0
         return out / out.sum(axis=1, keepdims=True)
 
@@ -887,5 +980,5 @@ def tree_size(rules: RuleSet, dealer: int = 1) -> dict[str, int]:
     return out
 
 
-__all__ = ["DECISION", "REVEALED", "TERMINAL", "Tree", "agent_policy", "deals", "network_policy", "tree_size",
-           "uniform_policy"]
+__all__ = ["DECISION", "REVEALED", "TERMINAL", "Tree", "agent_policy", "deals", "network_policy",
+           "search_agent_policy", "tree_size", "uniform_policy"]
