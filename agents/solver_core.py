@@ -16,6 +16,14 @@ earlier solve are ignored (a generation counter), so no table is cleared between
 
 Move ordering: the table's move first, then claim, marriages, exchange and close, then cards by card points,
 highest first (the reference solver's order).
+
+Two kernels, one tree: while the stock is open, :func:`_search` makes and unmakes moves in one state array
+(:func:`schnapsen_env.core.apply_searched`); once it is closed or exhausted and the search reaches the end of the
+hand, :func:`_strict` takes over, the state in a dozen scalars passed down a recursive call, with the core's own
+rule functions (:func:`~schnapsen_env.core.follow_bits`, :func:`~schnapsen_env.core.lead_bits`,
+:func:`~schnapsen_env.core.trick_winner`, and its scoring on a scratch row at the end of the hand). Both keep the
+same table entries and move order, so the node counts are those of one kernel alone; about 95% of a full solve's
+nodes from trick 1 are in the strict phase, searched about twice as fast per node.
 """
 
 from __future__ import annotations
@@ -25,8 +33,9 @@ from numba import njit
 
 from agents.worlds import fill_world
 from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply_searched,
-                                check_state, counted, drop_stale_cache, from_game_state, legal_bits, rank_of,
-                                rule_table, suit_bits, suit_of, trailing_zeros, uncounted)
+                                card_points, check_state, claim, counted, drop_stale_cache, follow_bits,
+                                bits_float, float_bits, from_game_state, last_trick, lead_bits, legal_bits, marriage_value, rank_of,
+                                rule_table, suit_bits, suit_of, trailing_zeros, trick_winner, uncounted)
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -42,8 +51,13 @@ CLOSE_BELOW_ROOT, HORIZON_AFTER_CLOSE = 1, 2
 #: Indices into a solver's ``counters`` array: nodes searched, the table's generation, and from ``ZOBRIST`` on, per
 #: stock position ``k``, the XOR of the Zobrist keys of the face-down stock from ``k`` on, set at each root
 #: (:func:`_stock_hashes`: the face-down cards never change within a search, so a node's stock key is one look-up).
+#: From ``_XROOT`` on, the context of the strict-phase search below the current node (:func:`_strict_root`).
 NODES, GENERATION, ZOBRIST = 0, 1, 2
-COUNTERS = ZOBRIST + MAX_STOCK + 1
+_XROOT, _XTRUMP, _XCLOSED, _XSNAP_POINTS, _XSNAP_TRICKS, _XSTOCK, _XEXACT = range(ZOBRIST + MAX_STOCK + 1,
+                                                                                 ZOBRIST + MAX_STOCK + 8)
+COUNTERS = _XEXACT + 1
+#: The row of a solver's ``undo`` array that the strict-phase search scores finished hands in (no ply reaches it).
+_SCRATCH = -1
 
 
 @njit(cache=True)
@@ -82,22 +96,35 @@ def _stock_hashes(st, counters):
 def _keys(st, counters):
     """Two 64-bit keys of everything that can change a value (see the module docstring); the stock's part from the
     root's :func:`_stock_hashes` and the turn-up."""
-    k1 = (st[F.hands] | (st[F.hands + 1] << 24) | (st[F.to_move] << 48) | ((st[F.table] + 1) << 49)
-          | ((st[F.closed_by] + 1) << 54) | ((st[F.announced] + 1) << 56)
-          | (min(st[F.tricks], 1) << 59) | (min(st[F.tricks + 1], 1) << 60))
+    k1 = _key1(st[F.hands], st[F.hands + 1], st[F.to_move], st[F.table], st[F.closed_by], st[F.announced],
+               st[F.tricks], st[F.tricks + 1])
     top = st[F.stock_top]
     end = st[F.stock_end]
-    k2 = (st[F.card_points] | (st[F.card_points + 1] << 8) | (st[F.marriage_points] << 16)
-          | (st[F.marriage_points + 1] << 24) | (st[F.snap_points] << 32) | (st[F.snap_tricks] << 40)
-          | ((end - top) << 44))
+    k2 = _key2(st[F.card_points], st[F.card_points + 1], st[F.marriage_points], st[F.marriage_points + 1],
+               st[F.snap_points], st[F.snap_tricks], end - top)
     if st[F.closed_by] < 0 and top < end:
         k2 ^= counters[ZOBRIST + top] ^ _Z[end - 1, st[F.stock + end - 1]]
     return k1, k2
 
 
-@njit(cache=True)
-def _ordered(st, R, tt_move, moves, p):
-    """Legal actions into ``moves[p]``, best guesses first; returns their count.
+@njit(cache=True, inline="always")
+def _key1(h0, h1, me, table, closed_by, announced, tricks0, tricks1):
+    """The first table key: hands and turn state (tricks only as taken / not yet)."""
+    return (h0 | (h1 << 24) | (me << 48) | ((table + 1) << 49) | ((closed_by + 1) << 54) | ((announced + 1) << 56)
+            | (min(tricks0, 1) << 59) | (min(tricks1, 1) << 60))
+
+
+@njit(cache=True, inline="always")
+def _key2(cp0, cp1, mp0, mp1, snap_points, snap_tricks, stock_size):
+    """The second table key, before the stock order's hash: points, closing snapshot, stock size."""
+    return (cp0 | (cp1 << 8) | (mp0 << 16) | (mp1 << 24) | (snap_points << 32) | (snap_tricks << 40)
+            | (stock_size << 44))
+
+
+@njit(cache=True, inline="always")
+def _order(bits, table, trump, n, rps, tt_move):
+    """The legal actions ``bits``, best guesses first, packed 5 bits an action (first in the lowest bits; at most 12
+    actions, as many as a leader of 6 cards can have); returns ``(packed, count)``.
 
     Order (measured on full solves from trick 1; a history heuristic doubled the nodes): the table's move;
     claim; marriages (trump first, then by suit); exchange; close; then cards: a leader's by card points, highest
@@ -105,66 +132,71 @@ def _ordered(st, R, tt_move, moves, p):
     by card id. Card points fall with the rank index (A T K Q J 9), so the cards are emitted rank by rank from
     bit sets, with no sort.
     """
-    bits = legal_bits(st, R)
-    n = R[K.n]
-    rps = R[K.rps]
+    packed = 0
     m = 0
     if tt_move >= 0 and (bits >> tt_move) & 1:
-        moves[p, 0] = tt_move
+        packed = tt_move
         m = 1
         bits &= ~(1 << tt_move)
     special = bits >> n
     if special:
         if (special >> CLAIM) & 1:
-            moves[p, m] = n + CLAIM
+            packed |= (n + CLAIM) << (5 * m)
             m += 1
         mar = special & ((1 << EXCHANGE) - 1)
         if mar:
-            trump = st[F.trump]
             if (mar >> trump) & 1:
-                moves[p, m] = n + trump
+                packed |= (n + trump) << (5 * m)
                 m += 1
                 mar &= ~(1 << trump)
             while mar:
-                moves[p, m] = n + trailing_zeros(mar)
+                packed |= (n + trailing_zeros(mar)) << (5 * m)
                 m += 1
                 mar &= mar - 1
         if (special >> EXCHANGE) & 1:
-            moves[p, m] = n + EXCHANGE
+            packed |= (n + EXCHANGE) << (5 * m)
             m += 1
         if (special >> CLOSE) & 1:
-            moves[p, m] = n + CLOSE
+            packed |= (n + CLOSE) << (5 * m)
             m += 1
     cards = bits & ((1 << n) - 1)
     if cards:
         column = 1 | (1 << rps) | (1 << 2 * rps) | (1 << 3 * rps)  # the rank-0 card of every suit
-        table = st[F.table]
         if table < 0:
             first = cards
             rest = 0
         else:
             ls = suit_of(table, rps)
             first = cards & (((1 << rank_of(table, rps)) - 1) << (ls * rps))  # higher cards of the led suit
-            if ls != st[F.trump]:
-                first |= cards & suit_bits(st[F.trump], rps)
+            if ls != trump:
+                first |= cards & suit_bits(trump, rps)
             rest = cards & ~first
         for r in range(rps):  # highest points first
             b = first & (column << r)
             while b:
-                moves[p, m] = trailing_zeros(b)
+                packed |= trailing_zeros(b) << (5 * m)
                 m += 1
                 b &= b - 1
         if rest:
             for r in range(rps - 1, -1, -1):  # cheapest first
                 b = rest & (column << r)
                 while b:
-                    moves[p, m] = trailing_zeros(b)
+                    packed |= trailing_zeros(b) << (5 * m)
                     m += 1
                     b &= b - 1
+    return packed, m
+
+
+@njit(cache=True)
+def _ordered(st, R, tt_move, moves, p):
+    """Legal actions of ``st`` into ``moves[p]`` in :func:`_order`'s order; returns their count."""
+    packed, m = _order(legal_bits(st, R), st[F.table], st[F.trump], R[K.n], R[K.rps], tt_move)
+    for i in range(m):
+        moves[p, i] = (packed >> (5 * i)) & 31
     return m
 
 
-# Columns of a table entry (int64; the two bounds are read and written through a float64 view of the same row).
+# Columns of a table entry (int64; the two bounds as float64 bits: core.float_bits, core.bits_float).
 _TK1, _TK2, _TGEN, _TDEPTH, _TMOVE, _TLOWER, _TUPPER = range(7)
 # Per-ply frame of the iterative search (the reference solver's recursion, unrolled: numba caches no recursion).
 _ALPHA, _BETA, _A0, _B0, _BEST, _ELOWER, _EUPPER = range(7)
@@ -185,10 +217,15 @@ def _restore(st, undo, p):
 
 
 @njit(cache=True)
-def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi):
+def _enter(st, undo, moves, p, R, root, at_root, flags, tt, counters, fv, fi):
     """Open the node at ply ``p``, whose state is ``st`` (``fv[p, _ALPHA]``, ``fv[p, _BETA]``, ``fi[p, _DEPTH]``
     set by the caller); ``undo[p]`` keeps it while its children are searched in ``st``.
     Returns True with ``fv[p, _BEST]``/``fi[p, _BESTMOVE]`` set when the table answers without a search."""
+    if ((st[F.closed_by] >= 0 or st[F.stock_top] == st[F.stock_end])
+            and fi[p, _DEPTH] >= R[K.n] // 2 - st[F.tricks] - st[F.tricks + 1]):
+        fv[p, _BEST], fi[p, _BESTMOVE] = _strict_root(st, R, root, flags, fv[p, _ALPHA], fv[p, _BETA],
+                                                      fi[p, _DEPTH], tt, counters, undo[_SCRATCH])
+        return True
     counters[NODES] += 1
     me = st[F.to_move]
     if (st[F.table] < 0 and not R[K.claim_auto] and counted(st, me) >= R[K.claim_target]
@@ -203,9 +240,7 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, f
         fi[p, _BESTMOVE] = R[K.n] + CLAIM
         return True
     k1, k2 = _keys(st, counters)
-    mask = tt.shape[0] - 1
-    h = (k1 * _M1 ^ k2) * _M2
-    slot = (h ^ (h >> 29)) & mask
+    slot = _slot(k1, k2, tt)
     have = tt[slot, _TGEN] == counters[GENERATION] and tt[slot, _TK1] == k1 and tt[slot, _TK2] == k2
     fi[p, _SLOT] = slot
     fi[p, _K1] = k1
@@ -214,8 +249,8 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, f
     first = -1
     if have:
         e_depth = tt[slot, _TDEPTH]
-        e_lower = ttf[slot, _TLOWER]
-        e_upper = ttf[slot, _TUPPER]
+        e_lower = bits_float(tt[slot, _TLOWER])
+        e_upper = bits_float(tt[slot, _TUPPER])
         first = tt[slot, _TMOVE]
         fi[p, _EDEPTH] = e_depth
         fv[p, _ELOWER] = e_lower
@@ -253,40 +288,206 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, f
 
 
 @njit(cache=True)
-def _store(p, tt, ttf, counters, fv, fi):
+def _store(p, tt, counters, fv, fi):
     """Close the node at ply ``p``: its bounds into the table."""
-    best = fv[p, _BEST]
+    _put(tt, fi[p, _SLOT], fi[p, _K1], fi[p, _K2], counters[GENERATION], fi[p, _DEPTH], fi[p, _BESTMOVE],
+         fv[p, _BEST], fv[p, _A0], fv[p, _B0], fi[p, _HAVE] and fi[p, _EDEPTH] == fi[p, _DEPTH], fv[p, _ELOWER],
+         fv[p, _EUPPER])
+
+
+@njit(cache=True, inline="always")
+def _put(tt, slot, k1, k2, generation, depth, move, best, a0, b0, merge, e_lower, e_upper):
+    """Write a searched node's entry: fail-soft bounds of ``best`` in the window ``(a0, b0)``, narrowed by the old
+    entry's when ``merge`` (it has the same keys and depth)."""
     lower = -INF
     upper = INF
-    if best <= fv[p, _A0]:
+    if best <= a0:
         upper = best
-    elif best >= fv[p, _B0]:
+    elif best >= b0:
         lower = best
     else:
         lower = best
         upper = best
-    if fi[p, _HAVE] and fi[p, _EDEPTH] == fi[p, _DEPTH]:
-        lower = max(lower, fv[p, _ELOWER])
-        upper = min(upper, fv[p, _EUPPER])
-    slot = fi[p, _SLOT]
-    tt[slot, _TK1] = fi[p, _K1]
-    tt[slot, _TK2] = fi[p, _K2]
-    tt[slot, _TGEN] = counters[GENERATION]
-    tt[slot, _TDEPTH] = fi[p, _DEPTH]
-    tt[slot, _TMOVE] = fi[p, _BESTMOVE]
-    ttf[slot, _TLOWER] = lower
-    ttf[slot, _TUPPER] = upper
+    if merge:
+        lower = max(lower, e_lower)
+        upper = min(upper, e_upper)
+    tt[slot, _TK1] = k1
+    tt[slot, _TK2] = k2
+    tt[slot, _TGEN] = generation
+    tt[slot, _TDEPTH] = depth
+    tt[slot, _TMOVE] = move
+    tt[slot, _TLOWER] = float_bits(lower)
+    tt[slot, _TUPPER] = float_bits(upper)
+
+
+@njit(cache=True, inline="always")
+def _slot(k1, k2, tt):
+    h = (k1 * _M1 ^ k2) * _M2
+    return (h ^ (h >> 29)) & (tt.shape[0] - 1)
+
+
+# ---------------------------------------------------------------------------------------------- strict phase
+@njit(cache=True)
+def _strict_root(st, R, root, flags, alpha, beta, depth, tt, counters, scratch):
+    """:func:`_strict` from the state array ``st``, whose stock is closed or exhausted and whose search reaches the
+    end of the hand (``depth`` >= the tricks left): its context into ``counters`` and ``scratch``."""
+    counters[_XROOT] = root
+    counters[_XTRUMP] = st[F.trump]
+    counters[_XCLOSED] = st[F.closed_by]
+    counters[_XSNAP_POINTS] = st[F.snap_points]
+    counters[_XSNAP_TRICKS] = st[F.snap_tricks]
+    counters[_XSTOCK] = st[F.stock_end] - st[F.stock_top]
+    counters[_XEXACT] = 1 if st[F.closed_by] >= 0 and not (flags & HORIZON_AFTER_CLOSE) else 0
+    scratch[F.closed_by] = st[F.closed_by]
+    scratch[F.snap_points] = st[F.snap_points]
+    scratch[F.snap_tricks] = st[F.snap_tricks]
+    return _strict(st[F.hands], st[F.hands + 1], st[F.table], st[F.to_move], st[F.card_points],
+                   st[F.card_points + 1], st[F.marriage_points], st[F.marriage_points + 1], st[F.tricks],
+                   st[F.tricks + 1], st[F.announced], depth, alpha, beta, R, tt, counters, scratch)
 
 
 @njit(cache=True)
-def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, tt, ttf, counters, fv, fi):
+def _strict_score(scratch, R, root, seat, last, cp0, cp1, mp0, mp1, tr0, tr1):
+    """The value for ``root`` of the hand ending now: seat ``seat`` took the last trick (``last``) or claims, by the
+    core's own scoring (:func:`schnapsen_env.core.last_trick`, :func:`schnapsen_env.core.claim`) on ``scratch``."""
+    scratch[F.card_points] = cp0
+    scratch[F.card_points + 1] = cp1
+    scratch[F.marriage_points] = mp0
+    scratch[F.marriage_points + 1] = mp1
+    scratch[F.tricks] = tr0
+    scratch[F.tricks + 1] = tr1
+    scratch[F.bonus] = 0
+    scratch[F.bonus + 1] = 0
+    if last:
+        last_trick(scratch, R, seat)
+    else:
+        claim(scratch, R, seat)
+    return _terminal(scratch, root)
+
+
+@njit(cache=True)
+def _strict(h0, h1, table, me, cp0, cp1, mp0, mp1, tr0, tr1, announced, depth, alpha, beta, R, tt, counters,
+            scratch):
+    """Fail-soft alpha-beta once the stock is closed or exhausted (R10), the state in scalars: no stock to draw
+    from, no exchange or close, every child made in the arguments of a recursive call instead of in a state
+    array. The same search as :func:`_search` there (the claim cut, the table's entries and keys, the move order,
+    the bounds), so node for node the same tree; about 95% of a full solve's nodes from trick 1 are here.
+    Returns ``(value, best action)``; the context (root, trump, closing) is in ``counters`` (:func:`_strict_root`)."""
+    counters[NODES] += 1
+    n = R[K.n]
+    rps = R[K.rps]
+    root = counters[_XROOT]
+    target = R[K.claim_target]
+    if me == 0:
+        hand = h0
+        mine = cp0 + (mp0 if tr0 else 0)
+    else:
+        hand = h1
+        mine = cp1 + (mp1 if tr1 else 0)
+    if table < 0 and not R[K.claim_auto] and mine >= target:  # the claim cut of _enter
+        return _strict_score(scratch, R, root, me, False, cp0, cp1, mp0, mp1, tr0, tr1), n + CLAIM
+    closed = counters[_XCLOSED]
+    k1 = _key1(h0, h1, me, table, closed, announced, tr0, tr1)
+    k2 = _key2(cp0, cp1, mp0, mp1, counters[_XSNAP_POINTS], counters[_XSNAP_TRICKS], counters[_XSTOCK])
+    slot = _slot(k1, k2, tt)
+    generation = counters[GENERATION]
+    have = tt[slot, _TGEN] == generation and tt[slot, _TK1] == k1 and tt[slot, _TK2] == k2
+    first = -1
+    e_depth = 0
+    e_lower = -INF
+    e_upper = INF
+    if have:
+        e_depth = tt[slot, _TDEPTH]
+        e_lower = bits_float(tt[slot, _TLOWER])
+        e_upper = bits_float(tt[slot, _TUPPER])
+        first = tt[slot, _TMOVE]
+        if e_depth >= depth:
+            if e_lower >= beta or e_lower == e_upper:
+                return e_lower, first
+            if e_upper <= alpha:
+                return e_upper, first
+            alpha = max(alpha, e_lower)
+            beta = min(beta, e_upper)
+    a0 = alpha
+    b0 = beta
+    trump = counters[_XTRUMP]
+    if table >= 0:
+        bits = follow_bits(hand, table, trump, R)
+    else:
+        bits = lead_bits(hand, mine, announced, tr0 + tr1, False, 0, trump, R)
+    packed, m = _order(bits, table, trump, n, rps, first)
+    maximize = me == root
+    best = -INF if maximize else INF
+    best_move = packed & 31
+    exact = counters[_XEXACT]
+    none = np.int64(-1)  # no card on the table, no marriage announced (an int64: a literal -1 would compile another
+    # specialisation of this function, whose cached call numba leaves unresolved: numba issue #6713)
+    for i in range(m):
+        if alpha >= beta:
+            break
+        a = (packed >> (5 * i)) & 31
+        if a < n:
+            g0 = h0 & ~(1 << a) if me == 0 else h0
+            g1 = h1 & ~(1 << a) if me == 1 else h1
+            if table < 0:  # lead
+                v, _ = _strict(g0, g1, a, 1 - me, cp0, cp1, mp0, mp1, tr0, tr1, none, EXACT if exact else depth,
+                               alpha, beta, R, tt, counters, scratch)
+            else:  # follow: the trick (R6)
+                w = trick_winner(table, a, 1 - me, trump, rps)
+                won = card_points(table, rps) + card_points(a, rps)
+                if w == 0:
+                    c0, c1, t0, t1, left, wins = cp0 + won, cp1, tr0 + 1, tr1, g0, cp0 + won + mp0
+                else:
+                    c0, c1, t0, t1, left, wins = cp0, cp1 + won, tr0, tr1 + 1, g1, cp1 + won + mp1
+                if left == 0:  # the last trick
+                    v = _strict_score(scratch, R, root, w, True, c0, c1, mp0, mp1, t0, t1)
+                elif R[K.claim_auto] and wins >= target:  # R21 (W1)
+                    v = _strict_score(scratch, R, root, w, False, c0, c1, mp0, mp1, t0, t1)
+                else:
+                    v, _ = _strict(g0, g1, none, w, c0, c1, mp0, mp1, t0, t1, none, EXACT if exact else depth - 1,
+                                   alpha, beta, R, tt, counters, scratch)
+        elif a < n + EXCHANGE:  # marriage (R12)
+            suit = a - n
+            q0 = mp0
+            q1 = mp1
+            if me == 0:
+                q0 += marriage_value(suit, trump, R)
+                after = cp0 + (q0 if tr0 else 0)
+            else:
+                q1 += marriage_value(suit, trump, R)
+                after = cp1 + (q1 if tr1 else 0)
+            if R[K.claim_auto] and after >= target:  # R21 (W2)
+                v = _strict_score(scratch, R, root, me, False, cp0, cp1, q0, q1, tr0, tr1)
+            else:
+                v, _ = _strict(h0, h1, none, me, cp0, cp1, q0, q1, tr0, tr1, suit, EXACT if exact else depth,
+                               alpha, beta, R, tt, counters, scratch)
+        else:  # claim (R20): the only other action once the stock is closed or exhausted
+            v = _strict_score(scratch, R, root, me, False, cp0, cp1, mp0, mp1, tr0, tr1)
+        if maximize:
+            if v > best:
+                best = v
+                best_move = a
+                if v > alpha:
+                    alpha = v
+        elif v < best:
+            best = v
+            best_move = a
+            if v < beta:
+                beta = v
+    _put(tt, slot, k1, k2, generation, depth, best_move, best, a0, b0, have and e_depth == depth, e_lower,
+         e_upper)
+    return best, best_move
+
+
+@njit(cache=True)
+def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, tt, counters, fv, fi):
     """Fail-soft alpha-beta from ``st`` (the reference ``Solver._search``, unrolled into a loop over plies; each
     child is made in ``st`` and unmade from ``undo``); returns (value, best action) with ``st`` unchanged."""
     p = base
     fv[p, _ALPHA] = alpha
     fv[p, _BETA] = beta
     fi[p, _DEPTH] = depth
-    done = _enter(st, undo, moves, p, R, root, at_root, flags, tt, ttf, counters, fv, fi)
+    done = _enter(st, undo, moves, p, R, root, at_root, flags, tt, counters, fv, fi)
     while True:
         if done:  # node p has its value: hand it to the parent
             v = fv[p, _BEST]
@@ -297,7 +498,7 @@ def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, 
             a = moves[p, fi[p, _IDX] - 1]
         else:
             if fi[p, _IDX] >= fi[p, _N] or fv[p, _ALPHA] >= fv[p, _BETA]:
-                _store(p, tt, ttf, counters, fv, fi)
+                _store(p, tt, counters, fv, fi)
                 done = True
                 continue
             a = moves[p, fi[p, _IDX]]
@@ -319,7 +520,7 @@ def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, 
                     fv[q, _BETA] = fv[p, _BETA]
                     fi[q, _DEPTH] = nd
                     p = q
-                    done = _enter(st, undo, moves, p, R, root, False, flags, tt, ttf, counters, fv, fi)
+                    done = _enter(st, undo, moves, p, R, root, False, flags, tt, counters, fv, fi)
                     if done:
                         _restore(st, undo, p - 1)  # never opened: back to the parent (its undo row)
                         done = False
@@ -342,12 +543,12 @@ def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, 
                 if v < fv[p, _BETA]:
                     fv[p, _BETA] = v
 @njit(cache=True)
-def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, counters, fv, fi):
+def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, counters, fv, fi):
     """Exact value and best action from ``st`` (ply ``base``): MTD(f) (Plaat et al. 1996), zero-window searches around
     ``guess`` that share the table, since full-depth values are whole game points in -3..3. A horizon
     (``depth`` < EXACT) gives fractional values: then one full-window search."""
     if depth < EXACT:
-        return _search(st, undo, moves, base, R, root, -3.0, 3.0, depth, at_root, flags, tt, ttf, counters, fv, fi)
+        return _search(st, undo, moves, base, R, root, -3.0, 3.0, depth, at_root, flags, tt, counters, fv, fi)
     lo = -3.0
     hi = 3.0
     g = min(max(float(np.round(guess)), lo), hi)
@@ -355,7 +556,7 @@ def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, 
     last = -1
     while lo < hi:
         beta = g + 1.0 if g == lo else g
-        g, last = _search(st, undo, moves, base, R, root, beta - 1.0, beta, depth, at_root, flags, tt, ttf, counters, fv,
+        g, last = _search(st, undo, moves, base, R, root, beta - 1.0, beta, depth, at_root, flags, tt, counters, fv,
                           fi)
         if g < beta:
             hi = g
@@ -366,7 +567,7 @@ def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, ttf, 
 
 
 @njit(cache=True)
-def _action_values(st, undo, moves, R, actions, out, depth, flags, tt, ttf, counters, fv, fi):
+def _action_values(st, undo, moves, R, actions, out, depth, flags, tt, counters, fv, fi):
     """Value of each of ``actions`` (legal in ``st``) for the player to move, into ``out`` (whose entries on entry
     are the first guesses of the zero-window searches); ``st`` is unchanged on return."""
     root = st[F.to_move]
@@ -385,12 +586,12 @@ def _action_values(st, undo, moves, R, actions, out, depth, flags, tt, ttf, coun
             if nd <= 0:
                 out[i] = _evaluate(st, root)
             else:
-                out[i], _ = _mtd(st, undo, moves, 1, R, root, guess, nd, False, flags, tt, ttf, counters, fv, fi)
+                out[i], _ = _mtd(st, undo, moves, 1, R, root, guess, nd, False, flags, tt, counters, fv, fi)
         _restore(st, undo, 0)
 
 
 @njit(cache=True)
-def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, ttf, counters, fv, fi):
+def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, counters, fv, fi):
     """Solve every world to the end of the hand: ``out[w, i]`` = value of ``actions[i]`` in world ``w``.
 
     A world is ``template`` (a state array with seat 1 the opponent) with ``worlds[w, :k]`` added to seat 1's
@@ -400,11 +601,11 @@ def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, 
         if w > 0:
             for i in range(out.shape[1]):
                 out[w, i] = out[w - 1, i]  # first guesses: the last world's values
-        _action_values(st, undo, moves, R, actions, out[w], EXACT, flags, tt, ttf, counters, fv, fi)
+        _action_values(st, undo, moves, R, actions, out[w], EXACT, flags, tt, counters, fv, fi)
 
 
 @njit(cache=True)
-def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf, counters, fv, fi, actions,
+def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, counters, fv, fi, actions,
                     values, out):
     """``out[r]`` = the bits of the actions of best exact value in ``states[rows[r]]`` (each searched in ``st``
     with a new table generation: stored bounds are relative to the player to move at the root)."""
@@ -420,7 +621,7 @@ def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf,
                 actions[m] = a
                 values[m] = 0.0
                 m += 1
-        _action_values(st, undo, moves, R, actions[:m], values[:m], EXACT, flags, tt, ttf, counters, fv, fi)
+        _action_values(st, undo, moves, R, actions[:m], values[:m], EXACT, flags, tt, counters, fv, fi)
         best = -INF
         for i in range(m):
             best = max(best, values[i])
@@ -434,22 +635,22 @@ def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf,
 # Entry points from Python: the arrays as uncounted views (see :func:`schnapsen_env.core.uncounted`; the search
 # passes them down through every call, and counting each pass halved the node rate).
 @njit(cache=True)
-def _mtd_entry(st, undo, moves, R, root, depth, flags, tt, ttf, counters, fv, fi):
+def _mtd_entry(st, undo, moves, R, root, depth, flags, tt, counters, fv, fi):
     _stock_hashes(st, counters)
-    return _mtd(uncounted(st), uncounted(undo), uncounted(moves), 0, uncounted(R), root, 0.0, depth, True, flags, uncounted(tt), uncounted(ttf),
+    return _mtd(uncounted(st), uncounted(undo), uncounted(moves), 0, uncounted(R), root, 0.0, depth, True, flags, uncounted(tt),
                 uncounted(counters), uncounted(fv), uncounted(fi))
 
 
 @njit(cache=True)
-def _action_values_entry(st, undo, moves, R, actions, out, depth, flags, tt, ttf, counters, fv, fi):
+def _action_values_entry(st, undo, moves, R, actions, out, depth, flags, tt, counters, fv, fi):
     _action_values(uncounted(st), uncounted(undo), uncounted(moves), uncounted(R), uncounted(actions), uncounted(out), depth, flags, uncounted(tt),
-                   uncounted(ttf), uncounted(counters), uncounted(fv), uncounted(fi))
+                   uncounted(counters), uncounted(fv), uncounted(fi))
 
 
 @njit(cache=True)
-def _world_values_entry(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, ttf, counters, fv, fi):
+def _world_values_entry(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, counters, fv, fi):
     _world_values(uncounted(template), uncounted(worlds), k, uncounted(R), uncounted(actions), uncounted(out), flags,
-                  uncounted(st), uncounted(undo), uncounted(moves), uncounted(tt), uncounted(ttf), uncounted(counters),
+                  uncounted(st), uncounted(undo), uncounted(moves), uncounted(tt), uncounted(counters),
                   uncounted(fv), uncounted(fi))
 
 
@@ -487,7 +688,7 @@ class CoreSolver:
         size = 1 << tt_bits
         table = np.zeros((size, 8), np.int64)  # one 64-byte cache line an entry
         table[:, _TGEN] = -1
-        self.tt = (table, table.view(np.float64))  # the bounds are float64 in columns _TLOWER, _TUPPER
+        self.tt = table  # the bounds are float64 bits (core.float_bits) in columns _TLOWER, _TUPPER
         self.counters = np.zeros(COUNTERS, np.int64)
         self.state = np.zeros(STATE_SIZE, np.int64)  # the searched state, made and unmade in place
         self.undo = np.zeros((MAX_PLY, SEARCH_SIZE), np.int64)  # per ply, the state to unmake to
@@ -522,7 +723,7 @@ class CoreSolver:
         st = self._load(s)
         d = _depth(depth)
         v, a = _mtd_entry(st, self.undo, self.moves, self.R, int(st[F.to_move]), d, self.flags,
-                    *self.tt, self.counters, *self.frame)
+                    self.tt, self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return float(v), int(a)
 
@@ -534,7 +735,7 @@ class CoreSolver:
         actions = np.array([a for a in range(self.rules.n_actions) if bits >> a & 1], dtype=np.int64)
         out = np.zeros(len(actions), dtype=np.float64)  # also the first guesses
         d = _depth(depth)
-        _action_values_entry(st, self.undo, self.moves, self.R, actions, out, d, self.flags, *self.tt,
+        _action_values_entry(st, self.undo, self.moves, self.R, actions, out, d, self.flags, self.tt,
                        self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return {int(a): float(v) for a, v in zip(actions, out)}
@@ -555,7 +756,7 @@ class CoreSolver:
         if len(rows):
             self.counters[NODES] = 0
             n = self.rules.n_actions
-            _best_bits_rows_entry(states, rows, self.R, n, self.flags, self.state, self.undo, self.moves, *self.tt,
+            _best_bits_rows_entry(states, rows, self.R, n, self.flags, self.state, self.undo, self.moves, self.tt,
                                   self.counters, *self.frame, np.zeros(n, np.int64), np.zeros(n, np.float64), out)
             self.nodes = int(self.counters[NODES])
         return out
@@ -613,16 +814,16 @@ class CoreSolver:
         self.counters[GENERATION] += 1  # one table for all the worlds: a state's value is the same in each
         out = np.zeros((worlds.shape[0], actions.shape[0]), dtype=np.float64)
         _world_values_entry(template, worlds, int(k), self.R, actions, out, self.flags, self.state, self.undo, self.moves,
-                      *self.tt, self.counters, *self.frame)
+                      self.tt, self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return out
 
 
 @njit(cache=True)
-def _best_bits_rows_entry(states, rows, R, n_actions, flags, st, undo, moves, tt, ttf, counters, fv, fi,
+def _best_bits_rows_entry(states, rows, R, n_actions, flags, st, undo, moves, tt, counters, fv, fi,
                           actions, values, out):
     _best_bits_rows(uncounted(states), uncounted(rows), uncounted(R), n_actions, flags, uncounted(st), uncounted(undo),
-                    uncounted(moves), uncounted(tt), uncounted(ttf), uncounted(counters), uncounted(fv), uncounted(fi),
+                    uncounted(moves), uncounted(tt), uncounted(counters), uncounted(fv), uncounted(fi),
                     uncounted(actions), uncounted(values), uncounted(out))
 
 

@@ -292,6 +292,26 @@ def popcount(typingctx, bits):
     return sig, codegen
 
 
+@intrinsic
+def float_bits(typingctx, x):
+    """The IEEE-754 bits of a ``float64`` as an ``int64`` (LLVM's ``bitcast``; :func:`bits_float` undoes it)."""
+    sig = types.int64(types.float64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.IntType(64))
+    return sig, codegen
+
+
+@intrinsic
+def bits_float(typingctx, x):
+    """The ``float64`` whose IEEE-754 bits are the ``int64`` ``x`` (the inverse of :func:`float_bits`)."""
+    sig = types.float64(types.int64)
+
+    def codegen(context, builder, signature, args):
+        return builder.bitcast(args[0], ir.DoubleType())
+    return sig, codegen
+
+
 # ---------------------------------------------------------------------------------------------- card helpers
 #: Per card id, its suit, rank and card points, for 5 and 6 ranks a suit (row ``rps - 5``): table look-ups instead
 #: of divisions by the run-time ``rps`` in the hot loops.
@@ -356,7 +376,14 @@ def counted(st, p):
 @njit(cache=True)
 def marriage_window_open(st, R):
     """R13, R66-6 and the ``marriage_window`` / ``marriage_on_opening_lead`` knobs."""
-    trick_no = st[F.tricks] + st[F.tricks + 1] + 1
+    return _marriage_window(st[F.tricks] + st[F.tricks + 1],
+                            st[F.closed_by] < 0 and st[F.stock_end] > st[F.stock_top], R)
+
+
+@njit(cache=True, inline="always")
+def _marriage_window(played, stock_open, R):
+    """:func:`marriage_window_open` of a state with ``played`` tricks played."""
+    trick_no = played + 1
     if trick_no == 1 and not R[K.marriage_on_opening_lead]:
         return False
     w = R[K.marriage_window]
@@ -364,7 +391,7 @@ def marriage_window_open(st, R):
         return True
     if w == 1:
         return trick_no <= 6
-    return st[F.closed_by] < 0 and st[F.stock_end] > st[F.stock_top]
+    return stock_open
 
 
 @njit(cache=True)
@@ -374,31 +401,45 @@ def legal_bits(st, R):
         return 0
     me = st[F.to_move]
     hand = st[F.hands + me]
-    rps = R[K.rps]
     table = st[F.table]
     stock_open = st[F.closed_by] < 0 and st[F.stock_end] > st[F.stock_top]
     if table >= 0:  # follower (R5, R9-R11)
         if stock_open:
             return hand  # R9
-        ts = suit_of(table, rps)
-        same = hand & suit_bits(ts, rps)
-        if same:
-            if R[K.must_head]:  # R10(a), R66-5
-                head = same & (((1 << rank_of(table, rps)) - 1) << (ts * rps))
-                return head if head else same
-            return same
-        trumps = hand & suit_bits(st[F.trump], rps)  # R10(b)
-        return trumps if trumps else hand  # R10(c)
+        return follow_bits(hand, table, st[F.trump], R)
+    return lead_bits(hand, counted(st, me), st[F.announced], st[F.tricks] + st[F.tricks + 1], stock_open,
+                     st[F.stock_end] - st[F.stock_top], st[F.trump], R)
+
+
+@njit(cache=True, inline="always")
+def follow_bits(hand, table, trump, R):
+    """The follower's legal cards once the stock is closed or exhausted (R10, R66-5), ``table`` the lead."""
+    rps = R[K.rps]
+    ts = suit_of(table, rps)
+    same = hand & suit_bits(ts, rps)
+    if same:
+        if R[K.must_head]:  # R10(a), R66-5
+            head = same & (((1 << rank_of(table, rps)) - 1) << (ts * rps))
+            return head if head else same
+        return same
+    trumps = hand & suit_bits(trump, rps)  # R10(b)
+    return trumps if trumps else hand  # R10(c)
+
+
+@njit(cache=True, inline="always")
+def lead_bits(hand, mine, announced, played, stock_open, stock_size, trump, R):
+    """The leader's legal actions (R3, R4, R12-R18, R20, R21): ``mine`` its counted points, ``played`` the tricks
+    played, ``stock_size`` the cards left in the stock (read only while ``stock_open``)."""
     n = R[K.n]
-    claim = 0
+    rps = R[K.rps]
+    claim_bit = 0
     if not R[K.claim_auto]:  # R21
-        if (st[F.announced] >= 0 or st[F.tricks] + st[F.tricks + 1] > 0) and (
-                R[K.false_claim] != 0 or counted(st, me) >= R[K.claim_target]):  # R20 W1/W2, R21a
-            claim = 1 << (n + CLAIM)
-    if st[F.announced] >= 0:
-        return kq_bits(st[F.announced], rps) | claim  # R4
+        if (announced >= 0 or played > 0) and (R[K.false_claim] != 0 or mine >= R[K.claim_target]):  # R20 W1/W2, R21a
+            claim_bit = 1 << (n + CLAIM)
+    if announced >= 0:
+        return kq_bits(announced, rps) | claim_bit  # R4
     bits = hand
-    if marriage_window_open(st, R):
+    if _marriage_window(played, stock_open, R):
         for s in range(4):
             kq = kq_bits(s, rps)
             if hand & kq == kq:
@@ -406,13 +447,28 @@ def legal_bits(st, R):
                 if R[K.marriage_automatic]:  # R12
                     bits &= ~kq
     if stock_open:
-        size = st[F.stock_end] - st[F.stock_top]
-        exchange_card = st[F.trump] * rps + R[K.exchange_rank]
-        if size >= R[K.exchange_min_stock] and (hand >> exchange_card) & 1:  # R16, R66-3
+        exchange_card = trump * rps + R[K.exchange_rank]
+        if stock_size >= R[K.exchange_min_stock] and (hand >> exchange_card) & 1:  # R16, R66-3
             bits |= 1 << (n + EXCHANGE)
-        if size >= R[K.close_min_stock]:  # R18, R66-4
+        if stock_size >= R[K.close_min_stock]:  # R18, R66-4
             bits |= 1 << (n + CLOSE)
-    return bits | claim
+    return bits | claim_bit
+
+
+@njit(cache=True, inline="always")
+def trick_winner(lead, follow, leader, trump, rps):
+    """The seat that takes the trick ``lead``, ``follow`` led by seat ``leader`` (R6)."""
+    ls = suit_of(lead, rps)
+    fs = suit_of(follow, rps)
+    if ls == fs:
+        return 1 - leader if rank_of(follow, rps) < rank_of(lead, rps) else leader
+    return 1 - leader if fs == trump else leader
+
+
+@njit(cache=True, inline="always")
+def marriage_value(suit, trump, R):
+    """Points of a marriage in ``suit`` (R12; RS3)."""
+    return R[K.marriage_trump] if suit == trump else R[K.marriage_plain]
 
 
 # ---------------------------------------------------------------------------------------------- scoring
@@ -442,7 +498,7 @@ def _failed_close_value(st, R):
 
 
 @njit(cache=True)
-def _claim(st, R, x):
+def claim(st, R, x):
     """Claim 66 by seat ``x`` (R20-R23)."""
     o = 1 - x
     correct = counted(st, x) >= R[K.claim_target]
@@ -470,10 +526,18 @@ def _claim(st, R, x):
 
 
 @njit(cache=True)
+def last_trick(st, R, w):
+    """Seat ``w`` took the last trick: its bonus (R66-7), then the end of the hand (:func:`_end_of_hand`)."""
+    if R[K.last_trick_bonus] and (st[F.closed_by] < 0 or R[K.bonus_when_closed]):
+        st[F.bonus + w] = R[K.last_trick_bonus]  # R66-7
+    _end_of_hand(st, R, w)
+
+
+@njit(cache=True)
 def _end_of_hand(st, R, w):
     """All cards played; ``w`` took the last trick (R20 W3, R22, R23, R66-10)."""
     if counted(st, w) >= R[K.claim_target]:  # W3
-        _claim(st, R, w)
+        claim(st, R, w)
         return
     o = 1 - w
     closer = st[F.closed_by]
@@ -505,12 +569,7 @@ def _finish_trick(st, R, follow, record):
     lead = st[F.table]
     bit = 1 << follow
     st[F.hands + me] &= ~bit
-    ls = suit_of(lead, rps)
-    fs = suit_of(follow, rps)
-    if ls == fs:
-        winner = me if rank_of(follow, rps) < rank_of(lead, rps) else lead_seat
-    else:
-        winner = me if fs == st[F.trump] else lead_seat
+    winner = trick_winner(lead, follow, lead_seat, st[F.trump], rps)
     loser = 1 - winner
     st[F.card_points + winner] += card_points(lead, rps) + card_points(follow, rps)
     st[F.tricks + winner] += 1
@@ -542,11 +601,9 @@ def _finish_trick(st, R, follow, record):
             st[F.known + loser] |= 1 << c2  # the turn-up, drawn by the loser (R27)
         st[F.stock_top] = top + 2
     if st[F.hands + winner] == 0:  # last trick played
-        if R[K.last_trick_bonus] and (st[F.closed_by] < 0 or R[K.bonus_when_closed]):
-            st[F.bonus + winner] = R[K.last_trick_bonus]  # R66-7
-        _end_of_hand(st, R, winner)
+        last_trick(st, R, winner)
     elif R[K.claim_auto] and counted(st, winner) >= R[K.claim_target]:  # R21 (W1)
-        _claim(st, R, winner)
+        claim(st, R, winner)
 
 
 @njit(cache=True)
@@ -582,13 +639,13 @@ def _step(st, R, action, record):
             _finish_trick(st, R, action, record)
     elif action < n + EXCHANGE:  # marriage (R12)
         suit = action - n
-        st[F.marriage_points + me] += R[K.marriage_trump] if suit == st[F.trump] else R[K.marriage_plain]
+        st[F.marriage_points + me] += marriage_value(suit, st[F.trump], R)
         st[F.announced] = suit
         if record:
             st[F.marriage_suits + me] |= 1 << suit
             st[F.known + me] |= kq_bits(suit, rps)  # both cards shown (R27)
         if R[K.claim_auto] and counted(st, me) >= R[K.claim_target]:  # R21 (W2)
-            _claim(st, R, me)
+            claim(st, R, me)
     elif action == n + EXCHANGE:  # exchange (R15-R17)
         jack = st[F.trump] * rps + R[K.exchange_rank]
         end = F.stock + st[F.stock_end] - 1
@@ -604,7 +661,7 @@ def _step(st, R, action, record):
         st[F.snap_points] = counted(st, other)
         st[F.snap_tricks] = st[F.tricks + other]
     else:  # claim (R20)
-        _claim(st, R, me)
+        claim(st, R, me)
 
 
 @njit(cache=True)
@@ -968,6 +1025,6 @@ drop_stale_cache("core", apply)  # before any cached function loads (see drop_st
 
 
 __all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "bitgen_addresses",
-           "check_state", "counted", "deal", "draw_deal", "random_interval", "deal_rows", "from_game_state", "legal_bits", "legal_bits_rows", "masks_into", "observe",
+           "check_state", "claim", "counted", "deal", "follow_bits", "last_trick", "lead_bits", "marriage_value", "trick_winner", "draw_deal", "random_interval", "deal_rows", "from_game_state", "legal_bits", "legal_bits_rows", "masks_into", "observe",
            "observe_all", "observe_masked", "refresh_row", "result_of", "step_rows", "rule_table", "state_vector", "state_vectors",
            "to_game_state"]

@@ -7,6 +7,7 @@ benchmarks/solver_core.py --exactness runs the large version (thousands of posit
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import numpy as np
@@ -175,3 +176,39 @@ def test_world_values_equal_one_solve_per_world():
         h.stock = tuple(int(c) for c in world[len(opp_hand):]) + ((g.stock[-1],) if g.stock else ())
         values = single.action_values(h)
         assert [values[int(a)] for a in actions] == batch[w].tolist()
+
+
+_CACHED_RUN = """
+import sys
+sys.path.insert(0, sys.argv[1])
+sys.path.insert(0, sys.argv[1] + "/tests")
+import numpy as np
+from agents.solver_core import CoreSolver
+from helpers.knob_cases import CASES
+from helpers.solver_positions import positions
+from schnapsen_env.ruleset import RuleSet
+out = []
+for ruleset, knobs in CASES:
+    rules = RuleSet.make(ruleset, **knobs)
+    solver = CoreSolver(rules, close_below_root=ruleset != "sixtysix24")
+    tricks = {"schnapsen20": 4, "sixtysix24": 6, "schnapsen10": 1}[ruleset]
+    for g in positions(rules, np.random.default_rng(5), 3, min_tricks=tricks):
+        out.append(sorted(solver.action_values(g).items()))
+print(repr(out))
+"""
+
+
+def test_a_second_process_runs_the_cached_strict_phase_search_bug(tmp_path):
+    """The strict-phase search is recursive, and numba leaves a recursive call to another specialisation of the
+    function unresolved in its cache (numba issue #6713): the first process ran, the second, loading the cache,
+    jumped to address 0 (a literal ``-1`` argument had made a second specialisation). Two processes on one fresh
+    cache folder, over every knob set: the cached run must give the compiled run's values."""
+    import subprocess
+    import sys
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
+    root = str(Path(__file__).resolve().parent.parent)
+    runs = [subprocess.run([sys.executable, "-c", _CACHED_RUN, root], env=env, capture_output=True, text=True,
+                           timeout=600) for _ in range(2)]
+    for run in runs:
+        assert run.returncode == 0, run.stderr[-2000:]
+    assert runs[0].stdout == runs[1].stdout and len(runs[0].stdout) > 1000
