@@ -949,8 +949,10 @@ def from_game_state(g: GameState, out: np.ndarray | None = None) -> np.ndarray:
 
 
 def check_state(st, rules: RuleSet) -> np.ndarray:
-    """A state array the compiled functions can trust: int64 ``(STATE_SIZE,)`` with every field in range and every
-    card in at most one place (hands, tricks won, the table, the stock).
+    """A state array the compiled functions can trust: int64 ``(STATE_SIZE,)`` with every field in range, every
+    card in at most one place (hands, tricks won, the table, the stock), hands of at most the ruleset's hand size
+    (so at most 12 legal actions, as the solver's packed move lists assume), two cards won a trick, and no
+    last-trick bonus before the end of the hand.
 
     Returns:
         ``st`` as a contiguous int64 array (a copy when it had another dtype).
@@ -988,6 +990,14 @@ def check_state(st, rules: RuleSet) -> np.ndarray:
         for p in (0, 1):
             v = vals[getattr(F, name) + p]
             need(0 <= v <= high, f"{name}[{p}] = {v}, expected 0..{high}")
+    for p in (0, 1):
+        size = vals[F.hands + p].bit_count()
+        need(size <= rules.hand_size, f"hands[{p}] holds {size} cards, at most {rules.hand_size} in {rules.name}")
+        won = vals[F.won + p].bit_count()
+        need(won == 2 * vals[F.tricks + p], f"tricks[{p}] = {vals[F.tricks + p]}, but won[{p}] holds {won} cards "
+                                            f"(a trick adds 2)")
+        need(vals[F.over] or not vals[F.bonus + p], f"bonus[{p}] = {vals[F.bonus + p]} while the hand is in "
+                                                    f"progress (the last-trick bonus comes at its end, R66-7)")
     stock = vals[F.stock + vals[F.stock_top]:F.stock + vals[F.stock_end]]
     need(all(0 <= c < n for c in stock), f"stock card ids {stock} outside 0..{n - 1}")
     seen = 0

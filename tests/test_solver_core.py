@@ -18,6 +18,7 @@ from agents.solver_core import CoreSolver, perft_nodes
 from helpers.knob_cases import CASES, case_seed
 from helpers.solver_positions import positions
 from schnapsen_env import core
+from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -140,6 +141,27 @@ def test_finished_hand_and_bad_input_are_refused():
         CoreSolver("schnapsen20")
     with pytest.raises(ValueError, match="tt_bits"):
         CoreSolver(rules, tt_bits=40)
+
+
+def test_state_arrays_no_hand_reaches_are_refused_bug():
+    """Arrays a review found solved unlike the reference (the strict-phase search assumes what play guarantees): a
+    last-trick bonus before the end, tricks that the won cards do not account for, a hand over the ruleset's size
+    (more than the 12 actions a packed move list holds). ``check_state`` refuses them, naming the field."""
+    rules = RuleSet.make("schnapsen20", marriage_declaration="optional", false_claim="mirror")
+    g = positions(rules, np.random.default_rng(3), 3, min_tricks=2)[1]  # the stock closed
+    s = CoreSolver(rules)
+    good = core.from_game_state(g)
+    s.action_values(good)
+    cases = {"bonus": (core.F.bonus, 40), "tricks": (core.F.tricks, int(good[core.F.tricks]) + 2),
+             "hands": (core.F.hands, int(good[core.F.hands]) | int(good[core.F.hands + 1]))}
+    for field, (at, value) in cases.items():
+        bad = good.copy()
+        bad[at] = value
+        if field == "hands":
+            bad[core.F.hands + 1] = 0
+        with pytest.raises(InvalidPositionError, match=rf"{field}\[0\]"):
+            s.action_values(bad)
+    assert s.action_values(good) == Solver().action_values(g)
 
 
 def test_seeded_node_counts_are_the_recorded_ones():
