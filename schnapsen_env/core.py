@@ -916,36 +916,35 @@ def from_game_state(g: GameState, out: np.ndarray | None = None) -> np.ndarray:
     Raises:
         ValueError: a stock longer than :data:`MAX_STOCK` (impossible for a valid state).
     """
-    st = np.zeros(STATE_SIZE, dtype=np.int64) if out is None else out
-    st[:] = 0
+    v = [0] * STATE_SIZE  # filled as Python ints and copied once: item by item into the array is slower
     for name, per_seat in SHARED_FIELDS:
         at = getattr(F, name)
         if per_seat:
-            st[at:at + 2] = getattr(g, name)
+            v[at], v[at + 1] = getattr(g, name)
         else:
-            st[at] = getattr(g, name)
+            v[at] = int(getattr(g, name))
     if len(g.stock) > MAX_STOCK:
         raise ValueError(f"stock of {len(g.stock)} cards, at most {MAX_STOCK} fit")
-    st[F.stock:F.stock + len(g.stock)] = g.stock
-    st[F.stock_end] = len(g.stock)
+    v[F.stock:F.stock + len(g.stock)] = g.stock
+    v[F.stock_end] = len(g.stock)
     if g.closing_snapshot is not None:
-        st[F.snap_points], st[F.snap_tricks] = g.closing_snapshot
-    led, followed = [0, 0], [0, 0]
+        v[F.snap_points], v[F.snap_tricks] = g.closing_snapshot
     for t in g.history:
-        led[t.leader] |= 1 << t.lead
-        followed[1 - t.leader] |= 1 << t.follow
-    st[F.led:F.led + 2] = led
-    st[F.followed:F.followed + 2] = followed
+        v[F.led + t.leader] |= 1 << t.lead
+        v[F.followed + 1 - t.leader] |= 1 << t.follow
     hist = g.history[-MAX_TRICKS:]
     for k, t in enumerate(hist):
-        st[F.history + 4 * k:F.history + 4 * k + 4] = (t.leader, t.lead, t.follow, t.winner)
-    st[F.history_len] = len(hist)
+        v[F.history + 4 * k:F.history + 4 * k + 4] = (t.leader, t.lead, t.follow, t.winner)
+    v[F.history_len] = len(hist)
     r = g.result
-    st[F.over] = int(r is not None)
-    st[F.res_winner] = -1 if r is None or r.winner is None else r.winner
-    st[F.res_points] = 0 if r is None else r.game_points
-    st[F.res_reason] = -1 if r is None else RESULT_REASONS.index(r.reason)
-    return st
+    v[F.over] = int(r is not None)
+    v[F.res_winner] = -1 if r is None or r.winner is None else r.winner
+    v[F.res_points] = 0 if r is None else r.game_points
+    v[F.res_reason] = -1 if r is None else RESULT_REASONS.index(r.reason)
+    if out is None:
+        return np.array(v, dtype=np.int64)
+    out[:] = v
+    return out
 
 
 def check_state(st, rules: RuleSet) -> np.ndarray:
@@ -969,42 +968,49 @@ def check_state(st, rules: RuleSet) -> np.ndarray:
     full = (1 << n) - 1
     last_suit = rules.deck.n_suits - 1  # schnapsen10: clubs and diamonds only (RS1)
 
-    def need(ok: bool, what: str) -> None:
-        if not ok:
-            raise InvalidPositionError(f"malformed state array: {what}")
+    def bad(what: str) -> InvalidPositionError:
+        return InvalidPositionError(f"malformed state array: {what}")
 
     vals = arr.tolist()  # Python ints: a list is read several times faster than the array, item by item
     for name in ("hands", "won", "known", "led", "followed"):
         for p in (0, 1):
             v = vals[getattr(F, name) + p]
-            need(0 <= v <= full, f"{name}[{p}] = {v} is not a set of {rules.name}'s {n} cards")
+            if not (0 <= v <= full):
+                raise bad(f"{name}[{p}] = {v} is not a set of {rules.name}'s {n} cards")
     for name, low, high in (("to_move", 0, 1), ("leader", 0, 1), ("dealer", 0, 1), ("table", -1, n - 1),
-                            ("closed_by", -1, 1), ("announced", -1, last_suit), ("trump", 0, last_suit), ("exchanged", 0, 1),
-                            ("over", 0, 1), ("stock_top", 0, MAX_STOCK), ("stock_end", 0, MAX_STOCK),
+                            ("closed_by", -1, 1), ("announced", -1, last_suit), ("trump", 0, last_suit),
+                            ("exchanged", 0, 1), ("over", 0, 1), ("stock_top", 0, MAX_STOCK), ("stock_end", 0, MAX_STOCK),
                             ("history_len", 0, MAX_TRICKS)):
         v = vals[getattr(F, name)]
-        need(low <= v <= high, f"{name} = {v}, expected {low}..{high}")
-    need(vals[F.stock_top] <= vals[F.stock_end], "stock_top after stock_end")
+        if not (low <= v <= high):
+            raise bad(f"{name} = {v}, expected {low}..{high}")
+    if vals[F.stock_top] > vals[F.stock_end]:
+        raise bad("stock_top after stock_end")
     for name, high in (("card_points", 200), ("tricks", MAX_TRICKS), ("marriage_points", 200),
                        ("marriage_suits", (1 << (last_suit + 1)) - 1), ("bonus", 100)):
         for p in (0, 1):
             v = vals[getattr(F, name) + p]
-            need(0 <= v <= high, f"{name}[{p}] = {v}, expected 0..{high}")
+            if not (0 <= v <= high):
+                raise bad(f"{name}[{p}] = {v}, expected 0..{high}")
     for p in (0, 1):
         size = vals[F.hands + p].bit_count()
-        need(size <= rules.hand_size, f"hands[{p}] holds {size} cards, at most {rules.hand_size} in {rules.name}")
+        if size > rules.hand_size:
+            raise bad(f"hands[{p}] holds {size} cards, at most {rules.hand_size} in {rules.name}")
         won = vals[F.won + p].bit_count()
-        need(won == 2 * vals[F.tricks + p], f"tricks[{p}] = {vals[F.tricks + p]}, but won[{p}] holds {won} cards "
-                                            f"(a trick adds 2)")
-        need(vals[F.over] or not vals[F.bonus + p], f"bonus[{p}] = {vals[F.bonus + p]} while the hand is in "
-                                                    f"progress (the last-trick bonus comes at its end, R66-7)")
+        if won != 2 * vals[F.tricks + p]:
+            raise bad(f"tricks[{p}] = {vals[F.tricks + p]}, but won[{p}] holds {won} cards (a trick adds 2)")
+        if vals[F.bonus + p] and not vals[F.over]:
+            raise bad(f"bonus[{p}] = {vals[F.bonus + p]} while the hand is in progress (the last-trick bonus comes "
+                      "at its end, R66-7)")
     stock = vals[F.stock + vals[F.stock_top]:F.stock + vals[F.stock_end]]
-    need(all(0 <= c < n for c in stock), f"stock card ids {stock} outside 0..{n - 1}")
+    if not all(0 <= c < n for c in stock):
+        raise bad(f"stock card ids {stock} outside 0..{n - 1}")
     seen = 0
     table = vals[F.table]
     for m in (vals[F.hands], vals[F.hands + 1], vals[F.won], vals[F.won + 1], (1 << table) if table >= 0 else 0,
               *[1 << c for c in stock]):
-        need(not seen & m, "a card is in two places (hands, tricks won, table, stock)")
+        if seen & m:
+            raise bad("a card is in two places (hands, tricks won, table, stock)")
         seen |= m
     return arr
 
