@@ -33,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import platform
 import subprocess
 import sys
 import tarfile
@@ -41,6 +42,8 @@ from io import BytesIO
 from pathlib import Path
 
 import numpy as np
+
+from agents.policy_net import native_bf16
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL_TRAINER = 2.5
@@ -83,6 +86,19 @@ def run(tree: Path, kw: dict) -> dict:
     return json.loads(lines[-1][len("RESULT "):])
 
 
+def machine() -> str:
+    """The CPU this runs on, its cores and whether it multiplies bfloat16 in hardware (what ``--precision auto``
+    picks): the trainer's rate depends on all three (the README gives figures from two machines)."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), model)
+    except OSError:
+        pass
+    bf16 = "bfloat16 in hardware" if native_bf16() else "no bfloat16 in hardware: --precision auto is fp32"
+    return f"{model}, {os.cpu_count()} cores, {bf16}"
+
+
 def row(label: str, values: list[float], unit: str = "decisions/s") -> str:
     return f"{label:<44}{np.median(values):>12,.0f}  ({min(values):,.0f}..{max(values):,.0f}) {unit}"
 
@@ -101,6 +117,7 @@ def main(argv: list[str] | None = None) -> dict:
         p.error("--updates and --rounds must be >= 1")
     batch = 16384
     steps = batch * args.updates
+    print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         peer = peer_tree(args.peer, Path(tmp) / "peer")
         configs = {
@@ -131,7 +148,7 @@ def main(argv: list[str] | None = None) -> dict:
     print(row("ours (2 samplers, overlapped learner)", rate["ours"]))
     ratio = float(np.median(rate["ours"]) / np.median(rate["peer"]))
     print(f"ours / peer: {ratio:.2f}x (per round {min(ratios):.2f}x..{max(ratios):.2f}x; goal {GOAL_TRAINER}x)")
-    out = {"peer": args.peer, "rate": rate, "ratio": ratio}
+    out = {"peer": args.peer, "machine": machine(), "rate": rate, "ratio": ratio}
     for key, label in (("ours_fp32", "ours, --precision fp32"), ("ours_no_teacher", "ours, --endgame-teacher-coef 0"),
                        ("ours_no_overlap", "ours, --no-overlap-sampling")):
         if key in rate:
