@@ -60,8 +60,8 @@ from tqdm import tqdm
 from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
 from agents.policy_net import (PRECISIONS, ActorCritic, build_network, policy_checkpoint, resolve_precision,
                                save_policy, versions)
-from agents.self_play import (InProcessSamplers, ProcessSamplers, RaySamplers, SamplerError, sampler_capacity,
-                              sampler_state_problem)
+from agents.self_play import (SAMPLER_NICE, InProcessSamplers, ProcessSamplers, RaySamplers, SamplerError,
+                              sampler_capacity, sampler_state_problem)
 from agents.specs import parse_value
 from schnapsen_env import RuleSet
 from schnapsen_env.argparsing import fits_hint
@@ -634,7 +634,7 @@ def start_samplers(args: Args, rules: RuleSet, net: dict):
         return RaySamplers(kwargs, args.ray_address)
     if args.inline_samplers:
         return InProcessSamplers(kwargs)
-    return ProcessSamplers(kwargs)
+    return ProcessSamplers(kwargs, nice=SAMPLER_NICE if args.overlap_sampling else 0)
 
 
 # ----------------------------------------------------------------------------------------- main
@@ -861,6 +861,8 @@ def main(args: Args) -> dict:
             b_taught = b_teach.any(dim=1)
             b_crit = b_crit if critic_dim else None
             b_masks = b_masks.bool()  # once per batch, not in every minibatch's masked_fill
+            if model.precision == "bf16":  # autocast rounds the trunk's input to bfloat16 in every minibatch's
+                b_obs = b_obs.to(torch.bfloat16)  # forward: rounding once per batch gives the same products (tested)
             n = len(b_actions)
             rows_trained += n
             stats: dict[str, list[float]] = {}

@@ -56,6 +56,12 @@ BUFFER_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "teach", "
 #: Arrays of a batch of finished decisions (:meth:`Sampler.collect`), in this order. ``teach``: int64 bits of the
 #: exactly best actions where the endgame teacher labelled the decision, else 0.
 BATCH_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "teach", "adv", "ret")
+#: The nice increment of local sampler processes whose sampling overlaps the learner's update (``train.py
+#: --overlap-sampling``): at equal priority the scheduler gives each of the samplers and the learner the same share
+#: of the cores, so the update, which bounds the rate, ran at two thirds of a core on 2 cores while the samplers
+#: finished early; at nice 10 the learner keeps its core (Linux weighs nice 0 about 9 times nice 10) and the samplers
+#: take the rest. Priority changes no result, only who waits.
+SAMPLER_NICE = 10
 #: Decisions one hand can add to a chain buffer beyond a batch (both seats, with marriages, exchange and close).
 ROWS_PER_HAND = 40
 
@@ -438,10 +444,13 @@ class InProcessSamplers(_Samplers):
         pass
 
 
-def _serve(conn, kwargs: dict) -> None:
-    """A sampler process: build the sampler, then answer the learner's requests until ``close``."""
+def _serve(conn, kwargs: dict, nice: int = 0) -> None:
+    """A sampler process: lower its scheduling priority by ``nice``, build the sampler, then answer the learner's
+    requests until ``close``."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the learner's to handle; it closes the samplers
     try:
+        if nice and hasattr(os, "nice"):  # POSIX only; elsewhere the samplers run at the learner's priority
+            os.nice(nice)
         sampler = Sampler(**kwargs, threads=1)
         conn.send(("ok", None))
         while True:
@@ -460,16 +469,23 @@ def _serve(conn, kwargs: dict) -> None:
 
 
 class ProcessSamplers(_Samplers):
-    """The samplers as local processes (spawned, one per sampler, one torch thread each), over pipes."""
+    """The samplers as local processes (spawned, one per sampler, one torch thread each), over pipes.
 
-    def __init__(self, kwargs: list[dict]) -> None:
+    Args:
+        kwargs: one :class:`Sampler`'s keyword arguments per process.
+        nice: how much lower than the learner's the processes' scheduling priority is (POSIX ``nice`` increment,
+            0 to 19). ``train.py`` passes :data:`SAMPLER_NICE` when sampling overlaps the update, so that the
+            learner's update keeps a whole core while the samplers share what is left.
+    """
+
+    def __init__(self, kwargs: list[dict], nice: int = 0) -> None:
         ctx = multiprocessing.get_context("spawn")
         self.conns, self.procs = [], []
         self.in_flight = False  # a submitted collect not gathered yet
         try:
             for kw in kwargs:
                 parent, child = ctx.Pipe()
-                p = ctx.Process(target=_serve, args=(child, kw), daemon=True, name=f"sampler-{kw['index']}")
+                p = ctx.Process(target=_serve, args=(child, kw, nice), daemon=True, name=f"sampler-{kw['index']}")
                 p.start()
                 child.close()
                 self.conns.append(parent)

@@ -229,6 +229,30 @@ def test_sampler_and_learner_compute_the_same_log_probs(precision):
         torch.testing.assert_close(logp32, logp, rtol=0, atol=0.05)
 
 
+def test_bf16_update_on_observations_rounded_once_equals_autocasts_rounding():
+    """The bf16 learner rounds a batch's observations to bfloat16 once instead of letting autocast round every
+    minibatch's: the same logits, values and gradients, bit for bit (real observations: their point and count
+    features are not all exact in bfloat16)."""
+    torch.manual_seed(0)
+    net = ActorCritic(255, 27, hidden=64)
+    sampler = Sampler(0, train.rules_of(train.Args()), 8, 5, net.config(), 300, 0.0, 0.0, 1.0, 0.95, precision="bf16")
+    batch, _ = sampler.collect({k: v.clone() for k, v in net.state_dict().items()}, None, 300)
+    obs = torch.from_numpy(batch["obs"])
+    assert not torch.equal(obs.to(torch.bfloat16).float(), obs)  # rounding does change some inputs
+    net.precision = "bf16"
+    outs, grads = [], []
+    for x in (obs, obs.to(torch.bfloat16)):
+        net.zero_grad()
+        _, logp, ent, value, log_probs = net.get_action_and_value(
+            x, torch.from_numpy(batch["masks"]), torch.from_numpy(batch["actions"]), return_log_probs=True)
+        (logp.sum() + ent.sum() + value.sum()).backward()
+        outs.append((logp.detach(), value.detach(), log_probs.detach()))
+        grads.append([q.grad.clone() for q in net.parameters()])
+    for a, b in zip(outs[0], outs[1]):
+        assert torch.equal(a, b)
+    assert all(torch.equal(a, b) for a, b in zip(*grads))
+
+
 def test_checkpoint_from_before_the_precision_flag_resumes_in_fp32(tmp_path):
     train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1, precision="fp32"))
     path = tmp_path / "tiny" / "checkpoint.pt"
@@ -368,6 +392,24 @@ def test_a_sampler_that_died_while_idle_is_named_and_a_busy_one_is_stopped_at_on
         t0 = time.monotonic()
         samplers.close()
         assert time.monotonic() - t0 < 4
+
+
+@pytest.mark.skipif(not hasattr(os, "getpriority"), reason="POSIX scheduling priorities")
+@pytest.mark.parametrize("overlap", [True, False])
+def test_overlapping_sampler_processes_yield_the_cores_to_the_learner(tmp_path, overlap):
+    """--overlap-sampling: the sampler processes run at SAMPLER_NICE below the learner, so that the update keeps
+    its core; without the overlap nothing runs beside them and they keep the learner's priority."""
+    from agents.self_play import SAMPLER_NICE
+    from schnapsen_env.encoding import obs_size
+    args = tiny_args(tmp_path, samplers=2, inline_samplers=False, overlap_sampling=overlap)
+    rules = train.rules_of(args)
+    samplers = train.start_samplers(args, rules, ActorCritic(obs_size(rules), rules.n_actions, 32).config())
+    try:
+        ours = os.getpriority(os.PRIO_PROCESS, 0)
+        found = [os.getpriority(os.PRIO_PROCESS, p.pid) for p in samplers.procs]
+    finally:
+        samplers.close()
+    assert found == [min(19, ours + SAMPLER_NICE) if overlap else ours] * 2
 
 
 def test_a_checkpoint_without_next_request_resumes_and_a_malformed_one_is_refused(tmp_path):
