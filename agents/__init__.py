@@ -41,14 +41,24 @@ def _shipped(file: str, rules: RuleSet | str, seed: int | None = None, greedy: b
     return PolicyAgent.load(DATA_DIR / file, rules=rules, greedy=greedy, seed=seed)
 
 
-def _trained(rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
-    """The default run's policy (``python train.py``; its time and strength are in the README): ``agents/data/schnapsen20_policy.pt``."""
-    return _shipped("schnapsen20_policy.pt", rules, seed=seed, greedy=greedy)
+#: The shipped policies (``schnapsen20``): registered name -> file in ``agents/data``. How each was trained and how
+#: strong it is: README, "Training" and "Strength of the agents".
+SHIPPED_POLICIES: dict[str, str] = {
+    "trained": "schnapsen20_policy.pt",  # the default run of commit b341ce3: 6M decisions
+    "trained-long": "schnapsen20_policy_long.pt",  # the long run of commit 1ea76dd: 36M decisions
+    "trained-100m": "schnapsen20_policy_100m.pt",  # the long run of commit 5bc141a: 100M decisions
+}
+#: The strongest shipped policy (the web app's default opponent).
+STRONGEST_POLICY = "trained-100m"
 
 
-def _trained_long(rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
-    """The long run's policy (36M decisions, README "Training"): ``agents/data/schnapsen20_policy_long.pt``."""
-    return _shipped("schnapsen20_policy_long.pt", rules, seed=seed, greedy=greedy)
+def _shipped_factory(name: str, file: str) -> Callable[..., Any]:
+    def factory(rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
+        return _shipped(file, rules, seed=seed, greedy=greedy)
+
+    factory.__name__ = factory.__qualname__ = "_" + name.replace("-", "_")
+    factory.__doc__ = f"The shipped policy {name!r}: ``agents/data/{file}`` (README, \"Training\")."
+    return factory
 
 
 #: This package's agents by name, registered in :mod:`schnapsen_env.agent_registry` on import.
@@ -58,8 +68,7 @@ BUILT_IN: dict[str, Callable[..., Any]] = {
     "rollout": RolloutAgent,
     "pimc": PIMCAgent,
     "expert": ExpertAgent,
-    "trained": _trained,
-    "trained-long": _trained_long,
+    **{name: _shipped_factory(name, file) for name, file in SHIPPED_POLICIES.items()},
 }
 #: OpenSpiel's search bots (:mod:`agents.openspiel_bots`), registered only where ``pyspiel`` imports (the optional
 #: extra ``openspiel``); elsewhere :func:`make_agent` names the extra to install.
@@ -69,8 +78,6 @@ OPENSPIEL_AGENTS: dict[str, Callable[..., Any]] = {
 }
 if openspiel_available():
     BUILT_IN.update(OPENSPIEL_AGENTS)
-#: Registered names of the shipped policies (``schnapsen20`` only).
-_SHIPPED = ("trained", "trained-long")
 
 for _name, _factory in BUILT_IN.items():
     agent_registry.register_agent(_name, _factory)
@@ -105,8 +112,8 @@ def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **kwarg
 def can_play(name: str, rules: RuleSet | str) -> bool:
     """Whether the registered agent ``name`` plays ``rules`` (the shipped policies play ``schnapsen20`` only)."""
     agent_registry.agent_factory(name)  # ValueError for an unknown name
-    return name not in _SHIPPED or as_rules(rules).name == SHIPPED_RULESET
+    return name not in SHIPPED_POLICIES or as_rules(rules).name == SHIPPED_RULESET
 
 
-__all__ = ["Agent", "ExpertAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
+__all__ = ["SHIPPED_POLICIES", "STRONGEST_POLICY", "Agent", "ExpertAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
            "legal_ids", "make_agent"]

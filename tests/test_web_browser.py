@@ -26,6 +26,8 @@ import pytest
 pytest.importorskip("fastapi", reason="the optional extra 'web' (fastapi, uvicorn) is not installed")
 sync_api = pytest.importorskip("playwright.sync_api", reason="playwright (the dev extra) is not installed")
 
+from agents import STRONGEST_POLICY  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts" / "web"
 CHROMIUM = os.environ.get("SCHNAPSEN_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
@@ -185,7 +187,7 @@ def test_a_link_with_bad_settings_still_starts_a_game(server, browser):
     page.wait_for_function(SETTLED, timeout=WAIT_MS)
     view = server_view(server, page)
     assert (view["seat"], view["mode"], view["ruleset"]) == ("player_0", "match", "schnapsen20")
-    assert view["opponent"]["id"] == "trained-long" and not page.locator("#error").is_visible()
+    assert view["opponent"]["id"] == STRONGEST_POLICY and not page.locator("#error").is_visible()
 
 
 def _records_file(path: Path, n: int) -> None:

@@ -1,6 +1,6 @@
 """``schnapsen-web``: play and analyse Schnapsen in the browser, against any agent, on this computer.
 
-    schnapsen-web                                # http://127.0.0.1:8000/ : a match against trained-long
+    schnapsen-web                                # http://127.0.0.1:8000/ : a match against the strongest shipped policy
     schnapsen-web --open --port 8080             # ... and open it in a browser tab
     schnapsen-web --policy runs/policy.pt        # also offer your own trained policy as an opponent
 

@@ -34,11 +34,12 @@ from typing import Any, Callable
 
 import numpy as np
 
+from agents import SHIPPED_POLICIES
 from schnapsen_env.ruleset import RuleSet
 
 AgentSpec = tuple[str, str]
-#: Registered agents that are learned policies (``agents/__init__.py``: the shipped ``schnapsen20`` policies).
-POLICY_NAMES = ("trained", "trained-long")
+#: Registered agents that are learned policies (the shipped ``schnapsen20`` policies, declared in ``agents``).
+POLICY_NAMES = tuple(SHIPPED_POLICIES)
 #: Registered agents whose ``action_values`` are game points for every legal action, offered as analysers.
 VALUE_ANALYSERS = ("pimc", "expert")
 #: Registered agents that decide in milliseconds (no search): with the policies, they move in the quick executor.

@@ -26,6 +26,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from agents import STRONGEST_POLICY
 from agents.web.search import POLICY_NAMES, VALUE_ANALYSERS, AgentSpec
 from agents.web.view import OPPONENT, YOU, describe_move, player_view, record_summary, replay_frames, result_view
 from schnapsen_env.encoding import observation
@@ -112,9 +113,10 @@ class Catalogue:
         return sorted(out, key=lambda c: c.id != self.policy_id)
 
     def default_opponent(self, ruleset: str) -> str:
-        """The ``--policy`` where it plays ``ruleset``, else ``trained-long`` (``schnapsen20``), else ``pimc``."""
+        """The ``--policy`` where it plays ``ruleset``, else the strongest shipped policy (``schnapsen20``), else
+        ``pimc``."""
         ids = [c.id for c in self.opponents(ruleset)]
-        for pick in (self.policy_id, "trained-long", "pimc", "heuristic"):
+        for pick in (self.policy_id, STRONGEST_POLICY, "pimc", "heuristic"):
             if pick in ids:
                 return pick
         return ids[0]
