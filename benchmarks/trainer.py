@@ -5,6 +5,7 @@ Run:
 
     bash scripts/bootstrap.sh python benchmarks/trainer.py                       # peer: commit b341ce3
     bash scripts/bootstrap.sh --extras rllib python benchmarks/trainer.py --ray  # also Ray actors, 1 and 2
+    bash scripts/bootstrap.sh python benchmarks/trainer.py --peer 6e744c5 --peer-like-ours  # a change, A/B
 
 Both trainers run their defaults for the network (256 x 2), the batch (16,384 decisions), the minibatch (2,048),
 the epochs (4) and the opponent mix, with 256 hands in flight in all (the peer's ``--num-envs 256``; ours: 2
@@ -111,6 +112,10 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--ray", action="store_true", help="also measure 1 and 2 Ray sampler actors")
     p.add_argument("--variants", action="store_true",
                    help="also measure ours with --precision fp32 and with --endgame-teacher-coef 0")
+    p.add_argument("--peer-like-ours", action="store_true",
+                   help="run the peer with ours' flags (2 samplers x 128 hands) instead of the single-process "
+                        "trainer's (one process, 256 hands): for a peer commit that has sampler processes "
+                        "(bcf5418 and later), to measure a change of this checkout against it")
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args(argv)
     if args.updates < 1 or args.rounds < 1:
@@ -121,7 +126,8 @@ def main(argv: list[str] | None = None) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         peer = peer_tree(args.peer, Path(tmp) / "peer")
         configs = {
-            "peer": (peer, dict(COMMON, total_steps=steps, num_envs=256)),
+            "peer": (peer, dict(COMMON, total_steps=steps, num_envs=128, samplers=2) if args.peer_like_ours
+                     else dict(COMMON, total_steps=steps, num_envs=256)),
             "ours": (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2)),
         }
         if args.variants:  # where the gain comes from: ours in float32, and ours without the endgame teacher
@@ -144,7 +150,8 @@ def main(argv: list[str] | None = None) -> dict:
     rate = {k: [x["steps_per_second"] for x in v] for k, v in rounds.items()}
     ratios = [o / q for o, q in zip(rate["ours"], rate["peer"])]
     print(f"\nmedian of {args.rounds} interleaved rounds, {args.updates} updates of {batch:,} decisions each")
-    print(row(f"peer {args.peer} (1 process, 1 thread)", rate["peer"]))
+    print(row(f"peer {args.peer} " + ("(2 samplers, as ours)" if args.peer_like_ours else "(1 process, 1 thread)"),
+              rate["peer"]))
     print(row("ours (2 samplers, overlapped learner)", rate["ours"]))
     ratio = float(np.median(rate["ours"]) / np.median(rate["peer"]))
     print(f"ours / peer: {ratio:.2f}x (per round {min(ratios):.2f}x..{max(ratios):.2f}x; goal {GOAL_TRAINER}x)")
