@@ -112,8 +112,9 @@ def test_checkpoints_without_checksum_still_load_and_can_get_one(tmp_path):
 
 
 def test_shipped_policies_carry_a_valid_checksum():
+    from agents import SHIPPED_POLICIES
     shipped = sorted(DATA_DIR.glob("*.pt"))
-    assert len(shipped) == 2
+    assert [p.name for p in shipped] == sorted(SHIPPED_POLICIES.values())  # every file declared, none missing
     for path in shipped:
         assert verify_checksum(path.read_bytes()) is True, path
         PolicyAgent.load(path)
