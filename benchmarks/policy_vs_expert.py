@@ -115,7 +115,10 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"{'all':<22}{sum(r['decisions'] for r in out['phases'].values()):>10}{'':>9}{total:>26.4f}")
     out["cost_per_hand"] = total
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        try:
+            Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        except OSError as e:  # the table is printed above; the file could not be written
+            raise SystemExit(f"policy_vs_expert.py: --json {args.json}: {e.strerror or e}: the results are printed above")
     return out
 
 
