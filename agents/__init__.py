@@ -11,6 +11,7 @@ itself never imports it. To add an agent, add its factory to :data:`BUILT_IN`.
 
 from __future__ import annotations
 
+import functools
 from typing import Any, Callable
 
 from agents.base import Agent, as_rules, legal_ids
@@ -52,15 +53,6 @@ SHIPPED_POLICIES: dict[str, str] = {
 STRONGEST_POLICY = "trained-100m"
 
 
-def _shipped_factory(name: str, file: str) -> Callable[..., Any]:
-    def factory(rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
-        return _shipped(file, rules, seed=seed, greedy=greedy)
-
-    factory.__name__ = factory.__qualname__ = "_" + name.replace("-", "_")
-    factory.__doc__ = f"The shipped policy {name!r}: ``agents/data/{file}`` (README, \"Training\")."
-    return factory
-
-
 #: This package's agents by name, registered in :mod:`schnapsen_env.agent_registry` on import.
 BUILT_IN: dict[str, Callable[..., Any]] = {
     "random": RandomAgent,
@@ -68,7 +60,8 @@ BUILT_IN: dict[str, Callable[..., Any]] = {
     "rollout": RolloutAgent,
     "pimc": PIMCAgent,
     "expert": ExpertAgent,
-    **{name: _shipped_factory(name, file) for name, file in SHIPPED_POLICIES.items()},
+    # partial of a module-level function: the factories pickle (spawned workers, Windows), as agents/specs.py says
+    **{name: functools.partial(_shipped, file) for name, file in SHIPPED_POLICIES.items()},
 }
 #: OpenSpiel's search bots (:mod:`agents.openspiel_bots`), registered only where ``pyspiel`` imports (the optional
 #: extra ``openspiel``); elsewhere :func:`make_agent` names the extra to install.

@@ -450,7 +450,10 @@ def _serve(conn, kwargs: dict, nice: int = 0) -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the learner's to handle; it closes the samplers
     try:
         if nice and hasattr(os, "nice"):  # POSIX only; elsewhere the samplers run at the learner's priority
-            os.nice(nice)
+            try:
+                os.nice(nice)
+            except OSError:  # a confined process may not change it: the priority is only about speed
+                pass
         sampler = Sampler(**kwargs, threads=1)
         conn.send(("ok", None))
         while True:
