@@ -168,6 +168,10 @@ class Args(PPOArgs):
     """the samplers play the next batch while the learner updates, acting with the weights from before the
     update (one update of lag: PPO's ratio is taken to the log-probabilities the samplers recorded, so the clipped
     ratio corrects for it); --no-overlap-sampling samples and updates in turn, on-policy"""
+    sampler_nice: int = SAMPLER_NICE
+    """how much lower than the learner's the local sampler processes' scheduling priority is under
+    --overlap-sampling (POSIX nice, 0 to 19): the update keeps its core while they play; they also yield to every
+    other program, so on a machine shared with other busy jobs 0 (equal priority) can be faster"""
     endgame_teacher_coef: float = 1.0
     """weight of the endgame teacher's loss: once the stock is exhausted the position is one of perfect
     information, so the samplers label each such learner decision with its exactly best actions (the compiled
@@ -192,10 +196,12 @@ class Args(PPOArgs):
 DEFAULT_TOTAL_STEPS = 18_000_000
 #: Flags taken from the command line on --resume (the rest come from the checkpoint).
 PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "threads", "tensorboard",
-                  "inline_samplers", "ray_address", "final_eval_deals", "final_eval_opponents", "nash_conv_every")
+                  "inline_samplers", "ray_address", "final_eval_deals", "final_eval_opponents", "nash_conv_every",
+                  "sampler_nice")
 #: Arguments added to train.py since checkpoints were first written, with the value that reproduces a run from
 #: before them (a resumed checkpoint that lacks one gets this value).
-ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0, "overlap_sampling": False, "nash_conv_every": 0}
+ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0, "overlap_sampling": False, "nash_conv_every": 0,
+              "sampler_nice": SAMPLER_NICE}
 #: Files of a run folder written atomically (their stale temporary files are removed when a run starts).
 RUN_FILES = ("checkpoint.pt", "policy.pt", "eval_policy.pt", "summary.json")
 #: Largest seed: torch and numpy take seeds in [0, 2**63 - 1] alike.
@@ -364,6 +370,8 @@ def validate(args: Args) -> None:
         raise ValueError("--inline-samplers and --ray-address exclude each other: expected at most one of them")
     if args.ray_address is not None and not args.ray_address.strip():
         raise ValueError("--ray-address is empty: expected \"local\", \"auto\" or HOST:PORT")
+    if not 0 <= args.sampler_nice <= 19:
+        raise ValueError(f"--sampler-nice must be from 0 to 19 (a POSIX nice increment), got {args.sampler_nice}")
     if args.stop_after_updates is not None and args.stop_after_updates < 1:
         raise ValueError(f"--stop-after-updates must be >= 1, got {args.stop_after_updates}")
     if not args.endgame_teacher_coef >= 0 or not math.isfinite(args.endgame_teacher_coef):
@@ -634,7 +642,7 @@ def start_samplers(args: Args, rules: RuleSet, net: dict):
         return RaySamplers(kwargs, args.ray_address)
     if args.inline_samplers:
         return InProcessSamplers(kwargs)
-    return ProcessSamplers(kwargs, nice=SAMPLER_NICE if args.overlap_sampling else 0)
+    return ProcessSamplers(kwargs, nice=args.sampler_nice if args.overlap_sampling else 0)
 
 
 # ----------------------------------------------------------------------------------------- main

@@ -20,6 +20,7 @@ factories are module-level classes holding plain data, so they pickle when what 
 from __future__ import annotations
 
 import ast
+import functools
 import inspect
 import os
 import types
@@ -51,7 +52,10 @@ def _type_name(hint: Any) -> str:
 
 
 def _annotations(factory: Callable) -> dict[str, Any]:
-    """The resolved parameter annotations of a factory (a class: its ``__init__``); {} when they cannot be read."""
+    """The resolved parameter annotations of a factory (a class: its ``__init__``; a ``functools.partial``: its
+    function's); {} when they cannot be read."""
+    while isinstance(factory, functools.partial):
+        factory = factory.func
     target = factory.__init__ if isinstance(factory, type) else factory
     try:
         return typing.get_type_hints(target)

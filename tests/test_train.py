@@ -179,6 +179,7 @@ def test_learning_beats_random_clearly(tmp_path):
     (dict(final_eval_opponents=("bogus",)), "unknown agent"), (dict(ruleset="bridge"), "ruleset"),
     # 0 once fell back to the defaults (``x or default``) instead of being refused (bug)
     (dict(total_steps=0), "--total-steps"), (dict(samplers=0), "--samplers"), (dict(threads=0), "--threads"),
+    (dict(sampler_nice=20), "--sampler-nice"), (dict(sampler_nice=-1), "--sampler-nice"),
 ])
 def test_bad_flags_refused_before_any_work(tmp_path, flags, message):
     with pytest.raises(ValueError, match=message):
@@ -410,6 +411,13 @@ def test_overlapping_sampler_processes_yield_the_cores_to_the_learner(tmp_path, 
     finally:
         samplers.close()
     assert found == [min(19, ours + SAMPLER_NICE) if overlap else ours] * 2
+    if overlap:  # --sampler-nice 0: equal priority (a machine shared with other busy jobs)
+        samplers = train.start_samplers(train.dataclasses.replace(args, sampler_nice=0), rules,
+                                        ActorCritic(obs_size(rules), rules.n_actions, 32).config())
+        try:
+            assert [os.getpriority(os.PRIO_PROCESS, p.pid) for p in samplers.procs] == [ours] * 2
+        finally:
+            samplers.close()
 
 
 def test_a_checkpoint_without_next_request_resumes_and_a_malformed_one_is_refused(tmp_path):
