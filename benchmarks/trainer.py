@@ -64,16 +64,38 @@ print("RESULT " + json.dumps({{k: out.get(k) for k in ("steps", "steps_per_secon
 
 
 def peer_tree(commit: str, into: Path) -> Path:
-    """The peer's ``train.py``, ``agents`` and ``schnapsen_env`` in ``into`` (``git archive``)."""
+    """The peer's ``train.py``, ``agents`` and ``schnapsen_env`` in ``into`` (``git archive``); exits with one line
+    when ``commit`` names no commit of this clone."""
+    found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}"],
+                           cwd=ROOT, capture_output=True, text=True)
+    if found.returncode:
+        sys.exit(f"trainer.py: error: --peer {commit!r} names no commit of this clone: expected a commit "
+                 "(e.g. b341ce3) of a clone with history")
     try:
-        data = subprocess.run(["git", "archive", commit, "train.py", "agents", "schnapsen_env"], cwd=ROOT,
-                              check=True, capture_output=True).stdout
+        data = subprocess.run(["git", "archive", found.stdout.strip(), "train.py", "agents", "schnapsen_env"],
+                              cwd=ROOT, check=True, capture_output=True).stdout
     except subprocess.CalledProcessError as e:
         sys.exit(f"trainer.py: error: cannot read commit {commit!r} from git ({e.stderr.decode().strip()}): expected "
-                 "a clone with history")
+                 "a commit that has train.py, agents and schnapsen_env")
     with tarfile.open(fileobj=BytesIO(data)) as tar:
         tar.extractall(into, filter="data")
     return into
+
+
+def check_flags(tree: Path, kw: dict, commit: str) -> None:
+    """Exit with one line when the trainer in ``tree`` lacks an argument ``kw`` sets (``--peer-like-ours`` with a
+    peer from before the sampler processes), instead of the worker's TypeError."""
+    code = "import dataclasses, json, train; print(json.dumps([f.name for f in dataclasses.fields(train.Args)]))"
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+                          capture_output=True, text=True)
+    if proc.returncode:
+        sys.exit(f"trainer.py: error: the train.py of commit {commit!r} does not import: "
+                 f"{proc.stderr.strip().splitlines()[-1:] or '(no message)'}")
+    missing = sorted(set(kw) - set(json.loads(proc.stdout.splitlines()[-1])))
+    if missing:
+        flags = ", ".join("--" + k.replace("_", "-") for k in missing)
+        sys.exit(f"trainer.py: error: the train.py of commit {commit!r} has no {flags}: expected a commit with "
+                 "sampler processes (bcf5418 or later) for --peer-like-ours, or leave that flag out")
 
 
 def run(tree: Path, kw: dict) -> dict:
@@ -125,9 +147,11 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         peer = peer_tree(args.peer, Path(tmp) / "peer")
+        peer_kw = (dict(COMMON, total_steps=steps, num_envs=128, samplers=2) if args.peer_like_ours
+                   else dict(COMMON, total_steps=steps, num_envs=256))
+        check_flags(peer, peer_kw, args.peer)
         configs = {
-            "peer": (peer, dict(COMMON, total_steps=steps, num_envs=128, samplers=2) if args.peer_like_ours
-                     else dict(COMMON, total_steps=steps, num_envs=256)),
+            "peer": (peer, peer_kw),
             "ours": (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2)),
         }
         if args.variants:  # where the gain comes from: ours in float32, and ours without the endgame teacher

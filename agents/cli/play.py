@@ -1,6 +1,6 @@
 """``schnapsen-play``: play Schnapsen against an agent in the terminal.
 
-    schnapsen-play                               # one hand against the shipped trained policy
+    schnapsen-play                               # one hand against the strongest shipped policy
     schnapsen-play --opponent heuristic --hands 3 --record games.jsonl
     schnapsen-play --match --seat player_1
 
@@ -24,6 +24,7 @@ from typing import TextIO
 
 import numpy as np
 
+from agents import STRONGEST_POLICY
 from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line, short_repr
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.encoding import observation
@@ -152,8 +153,8 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
     out = out if out is not None else sys.stdout
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--opponent", default="trained",
-                   help="agent name or .pt checkpoint (default: the shipped trained policy)")
+    p.add_argument("--opponent", default=STRONGEST_POLICY,
+                   help=f"agent name or .pt checkpoint (default: {STRONGEST_POLICY}, the strongest shipped policy)")
     p.add_argument("--ruleset", choices=RULESETS, default="schnapsen20")
     p.add_argument("--seat", choices=["player_0", "player_1", "alternate"], default="alternate",
                    help="your seat (default: player_0 first, then alternating between hands; a match keeps it)")
