@@ -17,6 +17,7 @@ from typing import Any, Callable
 from agents.base import Agent, as_rules, legal_ids
 from agents.expert import ExpertAgent
 from agents.heuristic import HeuristicAgent
+from agents.hybrid import PolicySearchAgent
 from agents.openspiel_bots import INSTALL_HINT, OpenSpielISMCTSAgent, OpenSpielMCTSAgent, openspiel_available
 from agents.pimc import PIMCAgent
 from agents.random_agent import RandomAgent
@@ -62,7 +63,10 @@ BUILT_IN: dict[str, Callable[..., Any]] = {
     "expert": ExpertAgent,
     # partial of a module-level function: the factories pickle (spawned workers, Windows), as agents/specs.py says
     **{name: functools.partial(_shipped, file) for name, file in SHIPPED_POLICIES.items()},
+    "policy+expert": PolicySearchAgent,
 }
+#: Registered agents that play ``schnapsen20`` only with their default options (they play a shipped policy).
+SCHNAPSEN20_ONLY = (*SHIPPED_POLICIES, "policy+expert")
 #: OpenSpiel's search bots (:mod:`agents.openspiel_bots`), registered only where ``pyspiel`` imports (the optional
 #: extra ``openspiel``); elsewhere :func:`make_agent` names the extra to install.
 OPENSPIEL_AGENTS: dict[str, Callable[..., Any]] = {
@@ -103,10 +107,11 @@ def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **kwarg
 
 
 def can_play(name: str, rules: RuleSet | str) -> bool:
-    """Whether the registered agent ``name`` plays ``rules`` (the shipped policies play ``schnapsen20`` only)."""
+    """Whether the registered agent ``name`` plays ``rules`` with its default options (the shipped policies, and
+    ``policy+expert``, which plays one, play ``schnapsen20`` only)."""
     agent_registry.agent_factory(name)  # ValueError for an unknown name
-    return name not in SHIPPED_POLICIES or as_rules(rules).name == SHIPPED_RULESET
+    return name not in SCHNAPSEN20_ONLY or as_rules(rules).name == SHIPPED_RULESET
 
 
-__all__ = ["SHIPPED_POLICIES", "STRONGEST_POLICY", "Agent", "ExpertAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
+__all__ = ["SHIPPED_POLICIES", "STRONGEST_POLICY", "Agent", "ExpertAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "PolicySearchAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
            "legal_ids", "make_agent"]

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import schnapsen_env  # noqa: F401  (registers "schnapsen_env/Schnapsen-v0")
-from agents import SHIPPED_POLICIES, agent_names, can_play, make_agent
+from agents import SCHNAPSEN20_ONLY, agent_names, can_play, make_agent
 from agents.heuristic import HeuristicAgent
 from agents.pimc import PIMCAgent
 from agents.random_agent import RandomAgent
@@ -35,7 +35,8 @@ KNOB_SETS = [
     ("sixtysix24", dict(tie="last_trick")),
 ]
 #: Cheap options for the search agents, so the whole file stays fast.
-CHEAP = {"pimc": dict(n_samples=2, depth=1), "rollout": dict(n_samples=2, depth=1), "expert": dict(worlds=2)}
+CHEAP = {"pimc": dict(n_samples=2, depth=1), "rollout": dict(n_samples=2, depth=1), "expert": dict(worlds=2),
+         "policy+expert": dict(worlds=2)}
 HANDS = 3
 
 
@@ -155,7 +156,7 @@ def test_rules_and_seed_keywords_are_uniform(cls, ruleset):
     assert isinstance(agent.name, str) and callable(agent.act)
 
 
-@pytest.mark.parametrize("name", list(SHIPPED_POLICIES))
+@pytest.mark.parametrize("name", list(SCHNAPSEN20_ONLY))
 def test_shipped_policies_refuse_another_ruleset(name):
     with pytest.raises(ValueError, match="plays schnapsen20, not sixtysix24"):
         make_agent(name, RuleSet.make("sixtysix24"))

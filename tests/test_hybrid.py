@@ -1,0 +1,80 @@
+"""``policy+expert`` (agents.hybrid): the policy moves while the stock is open, the expert once it is closed (R18)
+or exhausted (R7), decided from the observation alone; each half's move is the one that half makes on its own;
+bad options and other rulesets are refused."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from agents import STRONGEST_POLICY, make_agent
+from agents.expert import ExpertAgent
+from agents.hybrid import PolicySearchAgent
+from schnapsen_env import encoding
+from schnapsen_env.rules import GameState
+from schnapsen_env.ruleset import RuleSet
+
+
+def obs_of(g: GameState) -> dict:
+    return {"observation": encoding.observation(g, g.to_move), "action_mask": g.action_mask()}
+
+
+@pytest.mark.parametrize("knobs", [{}, dict(close_min_stock=2, exchange_min_stock=2), dict(must_head=False)])
+def test_each_half_moves_in_its_phase_and_plays_as_it_would_alone(knobs):
+    """The hybrid plays seat 0 against the heuristic in seat 1, 12 hands. At each of its decisions the truth of
+    the state (stock closed or exhausted) picks the half, and the hybrid's move equals a lone greedy policy's (open
+    stock) or a lone expert's with the same seed and worlds, fed the same observations in the same order."""
+    rules = RuleSet.make("schnapsen20", **knobs)
+    hybrid = PolicySearchAgent(rules, seed=3, worlds=4)
+    policy = make_agent(STRONGEST_POLICY, rules, seed=3)
+    expert = ExpertAgent(rules, seed=3, worlds=4)
+    other = make_agent("heuristic", rules, seed=1)
+    rng = np.random.default_rng(7)
+    seen = {"policy": 0, "expert": 0}
+    closed_seen = 0
+    for _ in range(12):
+        g = GameState.new_hand(rules, rng=rng)
+        while g.result is None:
+            obs = obs_of(g)
+            if g.to_move == 1:
+                g.push(other.act(obs))
+                continue
+            late = g.closed_by >= 0 or len(g.stock) == 0
+            closed_seen += g.closed_by >= 0 and len(g.stock) > 0
+            assert hybrid.searches(obs) is late
+            action = hybrid.act(obs)
+            assert action == (expert if late else policy).act(obs)
+            seen["expert" if late else "policy"] += 1
+            g.push(action)
+    assert hybrid.decisions == seen and min(seen.values()) > 20
+    assert closed_seen > 0  # a closed stock with cards left was met, not only the exhausted one
+
+
+def test_registered_and_defaults_to_the_strongest_policy():
+    agent = make_agent("policy+expert", "schnapsen20", seed=0)
+    assert isinstance(agent, PolicySearchAgent) and agent.policy_name == STRONGEST_POLICY
+    assert agent.expert.worlds == ExpertAgent("schnapsen20").worlds  # None: the expert's own default
+
+
+@pytest.mark.parametrize("options, match", [
+    (dict(policy="no-such-policy"), "unknown agent"),
+    (dict(policy="missing/policy.pt"), "no checkpoint file"),
+    (dict(policy=3), "policy must be a shipped policy's name or a .pt file, got 3"),
+    (dict(worlds=0), "worlds must be an int from 1"),
+])
+def test_bad_options_are_refused(options, match):
+    with pytest.raises(ValueError, match=match):
+        PolicySearchAgent("schnapsen20", seed=0, **options)
+
+
+def test_another_ruleset_is_refused_and_bad_observations_named():
+    with pytest.raises(ValueError, match="plays schnapsen20, not sixtysix24"):
+        make_agent("policy+expert", "sixtysix24")
+    agent = PolicySearchAgent("schnapsen20", seed=0)
+    with pytest.raises(ValueError, match="'observation' entry"):
+        agent.act({"action_mask": np.ones(agent.rules.n_actions, np.int8)})
+    with pytest.raises(ValueError, match="shape"):
+        agent.act({"observation": np.zeros(3, np.float32), "action_mask": np.ones(agent.rules.n_actions, np.int8)})
+    with pytest.raises(ValueError, match="no legal action"):
+        agent.act({"observation": np.zeros(3, np.float32), "action_mask": np.zeros(agent.rules.n_actions, np.int8)})
+    assert agent.decisions == {"policy": 0, "expert": 0}
