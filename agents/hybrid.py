@@ -1,12 +1,18 @@
-"""``policy+expert``: a learned policy while the stock is open, the expert search once it is closed or exhausted.
+"""``policy+expert``: a learned policy for the first tricks, the expert search once the stock is small, closed or
+exhausted.
 
 The two halves are each strongest where the other is weakest. The policy (one network call a move) plays the
-open-stock game, where PIMC's worlds are least alike and strategy fusion costs it most; the expert search
-(:class:`agents.expert.ExpertAgent`, every world solved to the end of the hand) plays once the stock is closed
-(RULES.md R18, R19) or exhausted (R7, R11), where the worlds left are few and, with the stock exhausted, every
-card is known (R27: the unseen cards are the opponent's hand), so the search is exact. ``benchmarks/policy_vs_expert.py``
-measured where a policy loses against the expert's judgement: open-stock leads above all, then leads after a close
-and, by a little, the exhausted stock, which is what this agent hands to search.
+opening, where the stock is large, PIMC's worlds are least alike and strategy fusion costs it most; the expert
+search (:class:`agents.expert.ExpertAgent`, every world solved to the end of the hand) plays once the open stock is
+down to ``search_stock`` cards (default 6: from the third trick on in schnapsen20), closed (RULES.md R18, R19) or
+exhausted (R7, R11), where the worlds left are fewer and, with the stock exhausted, every card is known (R27: the
+unseen cards are the opponent's hand), so the search is exact.
+
+The default was chosen by the arena against the policy alone (``trained-100m``, 1,000 duplicate deals, seed 7, a
+seed kept apart from the ladder's 2026): ``search_stock`` 0 +0.019 [-0.005, +0.043] game points a hand, 2 +0.133
+[+0.100, +0.165], 4 +0.131 [+0.092, +0.170], **6 +0.168 [+0.120, +0.215]**, 8 (the policy plays the first trick
+only) +0.112 [+0.055, +0.168]. ``benchmarks/policy_vs_expert.py`` had found where a policy loses against the
+expert's judgement: open-stock leads above all.
 
 Which half moves is read from the observation's ``closed`` and ``stock_size`` entries
 (:func:`schnapsen_env.encoding.layout`), so the agent sees only what the player may know, like every agent.
@@ -23,30 +29,41 @@ from schnapsen_env.ruleset import RuleSet
 
 
 class PolicySearchAgent:
-    """A policy for the open stock, full-depth PIMC (:class:`~agents.expert.ExpertAgent`) after it.
+    """A policy for the first tricks, full-depth PIMC (:class:`~agents.expert.ExpertAgent`) from ``search_stock``
+    cards left in the stock on, and once it is closed or exhausted (module docstring).
 
     Args:
         rules: the env's RuleSet (or a ruleset name: default knobs).
         seed: seed of both halves' generators (the policy's is used only when it samples; the expert draws worlds).
-        policy: the open-stock player: a shipped policy's name (``agents.SHIPPED_POLICIES``) or a ``.pt`` policy
+        policy: the opening's player: a shipped policy's name (``agents.SHIPPED_POLICIES``) or a ``.pt`` policy
             written by ``train.py``; None: ``agents.STRONGEST_POLICY``. Any agent spec of :mod:`agents.specs`
             without ``:`` options works too.
         worlds: the expert's worlds a decision (:class:`ExpertAgent`'s ``worlds``); None: its default.
+        search_stock: the expert also decides while the open stock holds at most this many cards (default 6, the
+            arena's best, module docstring; 0: only once it is closed or exhausted).
 
     Raises:
         ValueError: an unknown policy name or missing file, a policy that cannot play ``rules`` (the shipped ones
-            play ``schnapsen20`` only), ``worlds`` out of the expert's range.
+            play ``schnapsen20`` only), ``worlds`` out of the expert's range, ``search_stock`` not an int from 0 to
+            the stock's size after the deal.
         TypeError: ``rules`` missing.
     """
 
     name = "policy+expert"
 
     def __init__(self, rules: RuleSet | str, seed: int | None = None, policy: str | None = None,
-                 worlds: int | None = None) -> None:
+                 worlds: int | None = None, search_stock: int = 6) -> None:
         from agents import STRONGEST_POLICY  # the package imports this module
         from agents.specs import resolve_agent
 
         self.rules = as_rules(rules)
+        stock_full = self.rules.n_cards - 2 * self.rules.hand_size
+        if isinstance(search_stock, bool) or not isinstance(search_stock, (int, np.integer)) \
+                or not 0 <= search_stock <= stock_full:
+            raise ValueError(f"search_stock must be an int from 0 to {stock_full} (the stock after the deal), got "
+                             f"{search_stock!r}")
+        self.search_stock = int(search_stock)
+        self._stock_full = stock_full
         if policy is not None and not isinstance(policy, str):
             raise ValueError(f"policy must be a shipped policy's name or a .pt file, got {policy!r}")
         self.policy_name = STRONGEST_POLICY if policy is None else policy
@@ -60,7 +77,8 @@ class PolicySearchAgent:
         self.decisions = {"policy": 0, "expert": 0}
 
     def searches(self, observation: dict) -> bool:
-        """Whether the expert decides here: the stock is closed (R18) or exhausted (R7).
+        """Whether the expert decides here: the stock is closed (R18), exhausted (R7) or down to ``search_stock``
+        cards.
 
         Raises:
             ValueError: an observation that is not the env's dict with a vector of this ruleset's length.
@@ -71,10 +89,11 @@ class PolicySearchAgent:
             raise ValueError("observation must be the env's dict with an 'observation' entry") from None
         if obs.shape != (self._size,):
             raise ValueError(f"observation must have shape ({self._size},) for {self.rules.name}, got {obs.shape}")
-        return bool(obs[self._closed] > 0.5 or obs[self._stock] <= 0.0)
+        stock = int(round(float(obs[self._stock]) * self._stock_full))
+        return bool(obs[self._closed] > 0.5 or stock <= self.search_stock)
 
     def act(self, observation: dict) -> int:
-        """The chosen legal action id: the expert's once the stock is closed or exhausted, else the policy's."""
+        """The chosen legal action id: the expert's where :meth:`searches`, else the policy's."""
         legal_ids(observation)  # ValueError before either half sees a position where this player is not to move
         half = "expert" if self.searches(observation) else "policy"
         self.decisions[half] += 1

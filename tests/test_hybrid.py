@@ -1,5 +1,5 @@
-"""``policy+expert`` (agents.hybrid): the policy moves while the stock is open, the expert once it is closed (R18)
-or exhausted (R7), decided from the observation alone; each half's move is the one that half makes on its own;
+"""``policy+expert`` (agents.hybrid): the policy moves while the stock is large, the expert once it is down to
+``search_stock`` cards, closed (R18) or exhausted (R7), decided from the observation alone; each half's move is the one that half makes on its own;
 bad options and other rulesets are refused."""
 
 from __future__ import annotations
@@ -19,13 +19,15 @@ def obs_of(g: GameState) -> dict:
     return {"observation": encoding.observation(g, g.to_move), "action_mask": g.action_mask()}
 
 
-@pytest.mark.parametrize("knobs", [{}, dict(close_min_stock=2, exchange_min_stock=2), dict(must_head=False)])
-def test_each_half_moves_in_its_phase_and_plays_as_it_would_alone(knobs):
+@pytest.mark.parametrize("knobs, search_stock", [({}, 0), (dict(close_min_stock=2, exchange_min_stock=2), 0),
+                                                 (dict(must_head=False), 0), ({}, 4)])
+def test_each_half_moves_in_its_phase_and_plays_as_it_would_alone(knobs, search_stock):
     """The hybrid plays seat 0 against the heuristic in seat 1, 12 hands. At each of its decisions the truth of
-    the state (stock closed or exhausted) picks the half, and the hybrid's move equals a lone greedy policy's (open
-    stock) or a lone expert's with the same seed and worlds, fed the same observations in the same order."""
+    the state (stock closed, exhausted or down to ``search_stock`` cards) picks the half, and the hybrid's move
+    equals a lone greedy policy's (open stock) or a lone expert's with the same seed and worlds, fed the same
+    observations in the same order."""
     rules = RuleSet.make("schnapsen20", **knobs)
-    hybrid = PolicySearchAgent(rules, seed=3, worlds=4)
+    hybrid = PolicySearchAgent(rules, seed=3, worlds=4, search_stock=search_stock)
     policy = make_agent(STRONGEST_POLICY, rules, seed=3)
     expert = ExpertAgent(rules, seed=3, worlds=4)
     other = make_agent("heuristic", rules, seed=1)
@@ -39,7 +41,7 @@ def test_each_half_moves_in_its_phase_and_plays_as_it_would_alone(knobs):
             if g.to_move == 1:
                 g.push(other.act(obs))
                 continue
-            late = g.closed_by >= 0 or len(g.stock) == 0
+            late = g.closed_by >= 0 or len(g.stock) <= search_stock
             closed_seen += g.closed_by >= 0 and len(g.stock) > 0
             assert hybrid.searches(obs) is late
             action = hybrid.act(obs)
@@ -54,6 +56,7 @@ def test_registered_and_defaults_to_the_strongest_policy():
     agent = make_agent("policy+expert", "schnapsen20", seed=0)
     assert isinstance(agent, PolicySearchAgent) and agent.policy_name == STRONGEST_POLICY
     assert agent.expert.worlds == ExpertAgent("schnapsen20").worlds  # None: the expert's own default
+    assert agent.search_stock == 6  # the arena's choice (agents/hybrid.py)
 
 
 @pytest.mark.parametrize("options, match", [
@@ -61,6 +64,10 @@ def test_registered_and_defaults_to_the_strongest_policy():
     (dict(policy="missing/policy.pt"), "no checkpoint file"),
     (dict(policy=3), "policy must be a shipped policy's name or a .pt file, got 3"),
     (dict(worlds=0), "worlds must be an int from 1"),
+    (dict(search_stock=-1), "search_stock must be an int from 0 to 10"),
+    (dict(search_stock=11), "search_stock must be an int from 0 to 10"),
+    (dict(search_stock=True), "search_stock must be an int"),
+    (dict(search_stock=2.0), "search_stock must be an int"),
 ])
 def test_bad_options_are_refused(options, match):
     with pytest.raises(ValueError, match=match):
