@@ -64,7 +64,7 @@ from agents.self_play import (SAMPLER_NICE, InProcessSamplers, ProcessSamplers, 
                               sampler_capacity, sampler_state_problem)
 from agents.specs import parse_value
 from schnapsen_env import RuleSet
-from schnapsen_env.argparsing import fits_hint
+from schnapsen_env.argparsing import fits_hint, short_repr
 from schnapsen_env.encoding import layout_signature, obs_size, state_size
 from schnapsen_env.files import (WriteError, atomic_write, check_output_folder, describe_os_error,
                                  remove_stale_temps)
@@ -343,9 +343,10 @@ def validate_recipe(args: PPOArgs) -> None:
 
     for name in args.final_eval_opponents:
         try:
-            resolve_agent(name, rules)
-        except ValueError as e:  # it lists the valid names
-            raise ValueError(f"--final-eval-opponents: {e}") from None
+            _, factory = resolve_agent(name, rules)
+            factory(seed=0)  # built here, so that an agent that cannot play these rules fails before the training
+        except (ValueError, TypeError) as e:  # an unknown name lists the valid names
+            raise ValueError(f"--final-eval-opponents {short_repr(name)}: {e}") from None
 
 
 def validate(args: Args) -> None:

@@ -28,6 +28,10 @@ from schnapsen_env.encoding import layout, obs_size
 from schnapsen_env.ruleset import RuleSet
 
 
+#: The default ``search_stock`` (module docstring: the arena's choice for schnapsen20).
+SEARCH_STOCK = 6
+
+
 class PolicySearchAgent:
     """A policy for the first tricks, full-depth PIMC (:class:`~agents.expert.ExpertAgent`) from ``search_stock``
     cards left in the stock on, and once it is closed or exhausted (module docstring).
@@ -36,11 +40,13 @@ class PolicySearchAgent:
         rules: the env's RuleSet (or a ruleset name: default knobs).
         seed: seed of both halves' generators (the policy's is used only when it samples; the expert draws worlds).
         policy: the opening's player: a shipped policy's name (``agents.SHIPPED_POLICIES``) or a ``.pt`` policy
-            written by ``train.py``; None: ``agents.STRONGEST_POLICY``. Any agent spec of :mod:`agents.specs`
-            without ``:`` options works too.
+            written by ``train.py``; None: ``agents.STRONGEST_POLICY``. Another agent spec of :mod:`agents.specs`
+            works too (inside a ``name:key=value`` spec, with at most one option of its own, as ``,`` separates the
+            outer spec's options).
         worlds: the expert's worlds a decision (:class:`ExpertAgent`'s ``worlds``); None: its default.
-        search_stock: the expert also decides while the open stock holds at most this many cards (default 6, the
-            arena's best, module docstring; 0: only once it is closed or exhausted).
+        search_stock: the expert also decides while the open stock holds at most this many cards (0: only once it
+            is closed or exhausted); None: :data:`SEARCH_STOCK` (the arena's best, module docstring), or the whole
+            stock where a ruleset deals a smaller one (schnapsen10).
 
     Raises:
         ValueError: an unknown policy name or missing file, a policy that cannot play ``rules`` (the shipped ones
@@ -52,23 +58,25 @@ class PolicySearchAgent:
     name = "policy+expert"
 
     def __init__(self, rules: RuleSet | str, seed: int | None = None, policy: str | None = None,
-                 worlds: int | None = None, search_stock: int = 6) -> None:
+                 worlds: int | None = None, search_stock: int | None = None) -> None:
         from agents import STRONGEST_POLICY  # the package imports this module
         from agents.specs import resolve_agent
 
         self.rules = as_rules(rules)
-        stock_full = self.rules.n_cards - 2 * self.rules.hand_size
-        if isinstance(search_stock, bool) or not isinstance(search_stock, (int, np.integer)) \
-                or not 0 <= search_stock <= stock_full:
-            raise ValueError(f"search_stock must be an int from 0 to {stock_full} (the stock after the deal), got "
-                             f"{search_stock!r}")
-        self.search_stock = int(search_stock)
-        self._stock_full = stock_full
         if policy is not None and not isinstance(policy, str):
             raise ValueError(f"policy must be a shipped policy's name or a .pt file, got {policy!r}")
         self.policy_name = STRONGEST_POLICY if policy is None else policy
-        _, factory = resolve_agent(self.policy_name, self.rules)
+        _, factory = resolve_agent(self.policy_name, self.rules)  # first: a policy of another ruleset is the error
         self.policy = factory(seed=seed)
+        stock_full = self.rules.n_cards - 2 * self.rules.hand_size
+        if search_stock is None:
+            search_stock = min(SEARCH_STOCK, stock_full)
+        elif isinstance(search_stock, bool) or not isinstance(search_stock, (int, np.integer)) \
+                or not 0 <= search_stock <= stock_full:
+            raise ValueError(f"search_stock must be an int from 0 to {stock_full} (the stock after the deal) or None, "
+                             f"got {search_stock!r}")
+        self.search_stock = int(search_stock)
+        self._stock_full = stock_full
         self.expert = ExpertAgent(self.rules, seed=seed) if worlds is None else \
             ExpertAgent(self.rules, seed=seed, worlds=worlds)
         lay = layout(self.rules)

@@ -188,7 +188,8 @@ def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., A
         _, factory = resolve_agent(spec[1], rules)
         return spec[0], factory
     if isinstance(spec, str):
-        if spec.endswith(".pt"):
+        # "name:key=value" whose last value is a .pt path (policy+expert:policy=runs/x/policy.pt) is a name spec
+        if spec.endswith(".pt") and not (":" in spec and spec.split(":", 1)[0] in agent_registry.agent_names()):
             if os.path.isdir(spec):
                 raise ValueError(f"agent {short_repr(spec)} is a folder: expected a .pt checkpoint file (or a name in "
                                  f"{agent_registry.agent_names()})")

@@ -66,11 +66,15 @@ print("RESULT " + json.dumps({{k: out.get(k) for k in ("steps", "steps_per_secon
 def peer_tree(commit: str, into: Path) -> Path:
     """The peer's ``train.py``, ``agents`` and ``schnapsen_env`` in ``into`` (``git archive``); exits with one line
     when ``commit`` names no commit of this clone."""
-    found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}"],
-                           cwd=ROOT, capture_output=True, text=True)
+    try:
+        found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}"],
+                               cwd=ROOT, capture_output=True, text=True)
+    except OSError as e:  # no git on PATH
+        sys.exit(f"trainer.py: error: cannot run git ({e.strerror or e}): the peer is read from this clone's history, "
+                 "expected git on PATH")
     if found.returncode:
-        sys.exit(f"trainer.py: error: --peer {commit!r} names no commit of this clone: expected a commit "
-                 "(e.g. b341ce3) of a clone with history")
+        sys.exit(f"trainer.py: error: --peer {commit!r} names no commit of this clone: expected a commit of its "
+                 f"history (a clone with history, not an export of the files; {ROOT})")
     try:
         data = subprocess.run(["git", "archive", found.stdout.strip(), "train.py", "agents", "schnapsen_env"],
                               cwd=ROOT, check=True, capture_output=True).stdout
@@ -89,8 +93,8 @@ def check_flags(tree: Path, kw: dict, commit: str) -> None:
     proc = subprocess.run([sys.executable, "-c", code], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
                           capture_output=True, text=True)
     if proc.returncode:
-        sys.exit(f"trainer.py: error: the train.py of commit {commit!r} does not import: "
-                 f"{proc.stderr.strip().splitlines()[-1:] or '(no message)'}")
+        last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
+        sys.exit(f"trainer.py: error: the train.py of commit {commit!r} does not import: {last}")
     missing = sorted(set(kw) - set(json.loads(proc.stdout.splitlines()[-1])))
     if missing:
         flags = ", ".join("--" + k.replace("_", "-") for k in missing)

@@ -4,7 +4,9 @@
   path in an existing, writable folder (not a folder where a file is wanted), or a folder that exists or can be
   created. The command-line programs call them up front, so a mistyped path fails in a second, not after an hour.
 * :func:`same_file` tells whether an output path names an input (a checkpoint the program reads) or another
-  output, through links too, so that a program refuses to overwrite it.
+  output, through links too, so that a program refuses to overwrite it. Whatever path an agent's checkpoint was
+  named by (a shipped policy's name, an option inside an agent spec), :func:`check_output_file` and
+  :class:`LineWriter` refuse to replace an existing checkpoint (a zip archive, as ``torch.save`` writes).
 * :func:`atomic_write` writes a whole file to a temporary file beside it and renames it into place
   (``os.replace``): readers see the old file or the new one, never half of one. A temporary file left by a killed
   write (``NAME.XXXXXXXX.tmp``) is removed by :func:`remove_stale_temps`.
@@ -18,6 +20,7 @@ Only the standard library is used (``tempfile``, ``os.replace``, ``os.fsync``). 
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
@@ -82,8 +85,9 @@ def check_output_file(path: str | os.PathLike, what: str) -> None:
         what: how the user gave it, for the message, e.g. ``"--json 'out.json'"``.
 
     Raises:
-        ValueError: ``path`` is empty or a folder, its folder does not exist or is not a folder, or the folder is
-            not writable (read-only, no permission); the message names ``what``, the problem and what is expected.
+        ValueError: ``path`` is empty or a folder, an existing checkpoint (:func:`is_checkpoint`), its folder does
+            not exist or is not a folder, or the folder is not writable (read-only, no permission); the message
+            names ``what``, the problem and what is expected.
             A path that is a named pipe or a device (``/dev/null``) only has to be writable itself; through a
             symbolic link, the folder of the link's target is checked.
     """
@@ -91,6 +95,8 @@ def check_output_file(path: str | os.PathLike, what: str) -> None:
     try:
         if p.is_dir():
             raise ValueError(f"{what} is a folder: expected a file path (e.g. {str(p / 'out')!r})")
+        if is_checkpoint(p):
+            raise ValueError(f"{what} {_CHECKPOINT_REFUSAL}")
         if _is_special(p):  # a pipe or a device (/dev/null): written into, as the shell's '>' does
             problem = None if os.access(p, os.W_OK) else f"{str(p)!r} is not writable"
         else:  # a new or regular file, written beside itself and renamed; through a link, beside its target
@@ -133,6 +139,22 @@ def check_output_folder(path: str | os.PathLike, what: str) -> None:
         problem = f"the path cannot be used ({describe_os_error(e)})"
     if problem is not None:
         raise ValueError(f"{what}: {problem}: expected a writable folder")
+
+
+_CHECKPOINT_REFUSAL = ("is an existing checkpoint (a zip archive, as torch.save writes): expected another file "
+                       "(writing it would destroy the checkpoint)")
+
+
+def is_checkpoint(path: str | os.PathLike) -> bool:
+    """Whether ``path`` is an existing regular file that starts as a zip archive does (``PK\\x03\\x04``), the
+    format of every checkpoint ``torch.save`` writes: an output that must not be replaced."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as f:
+            return f.read(4) == b"PK\x03\x04"
+    except (OSError, ValueError):
+        return False
 
 
 def _is_special(path: str | os.PathLike) -> bool:
@@ -271,7 +293,8 @@ class LineWriter:
         what: how the user gave the file, for messages (default: the path).
 
     Raises:
-        WriteError: the file cannot be created (read-only folder, ...).
+        WriteError: the file cannot be created (read-only folder, ...), or it is an existing checkpoint
+            (:func:`is_checkpoint`), which is left as it is.
     """
 
     def __init__(self, path: str | os.PathLike, what: str | None = None) -> None:
@@ -279,6 +302,8 @@ class LineWriter:
         self.what = what or repr(str(self.path))
         self.lines = 0
         self.error: WriteError | None = None
+        if is_checkpoint(self.path):
+            raise WriteError(errno.EEXIST, f"{self.what} {_CHECKPOINT_REFUSAL}")
         try:
             self._fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o666)
         except OSError as e:
@@ -333,5 +358,5 @@ class LineWriter:
         self.close()
 
 
-__all__ = ["LineWriter", "WriteError", "atomic_write", "check_output_file", "check_output_folder",
+__all__ = ["LineWriter", "WriteError", "atomic_write", "check_output_file", "check_output_folder", "is_checkpoint",
            "describe_os_error", "remove_stale_temps", "same_file", "stale_temps"]

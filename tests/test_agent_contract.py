@@ -160,6 +160,8 @@ def test_rules_and_seed_keywords_are_uniform(cls, ruleset):
 def test_shipped_policies_refuse_another_ruleset(name):
     with pytest.raises(ValueError, match="plays schnapsen20, not sixtysix24"):
         make_agent(name, RuleSet.make("sixtysix24"))
+    with pytest.raises(ValueError, match="plays schnapsen20, not schnapsen10"):  # not an option's range first
+        make_agent(name, "schnapsen10")
     with pytest.raises(ValueError, match="plays schnapsen20, not sixtysix24"):
         make_agent(name, "sixtysix24", seed=0)
     # other knobs of schnapsen20 are fine: the observation layout is the same

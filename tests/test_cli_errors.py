@@ -242,9 +242,12 @@ def _cases(p: dict[str, str], tmp: Path) -> list[tuple[str, list[str]]]:
                     ("--resume", p["corrupt"]), ("--resume", p["truncated"]), ("--resume", p["policy"]),
                     ("--resume", p["partial"]), ("--resume", p["list"]), ("--resume", p["good"]),
                     ("--final-eval-opponents", "grandmaster"), ("--final-eval-opponents", "rollout:n_samples=abc"),
+                    ("--final-eval-opponents", "policy+expert:search_stock=99"),  # refused when built, not after
+                    ("--final-eval-opponents", "rollout:n_samples=0"),            # the training (review)
                     ("--tensorboard", "x"), ("--anneal-lr", "yes")):
         cases.append(("train", tbase + [flag, v]))
     cases += [("train", tbase + ["--final-eval-opponents"]), ("train", tbase + ["--bogus"]),
+              ("train", tbase + ["--ruleset", "sixtysix24", "--final-eval-opponents", "trained"]),
               ("train", tbase + ["positional"]), ("train", tbase + ["--num-envs"]), ("train", tbase + ["-x"]),
               ("train", tbase + ["--resume"]), ("train", tbase + ["--run-name"])]
     return cases
@@ -603,11 +606,15 @@ def _run_play_main(argv):
     ("arena", ["random", "random", "--records", "out", "--json", "link_out"]),
     ("play", ["--opponent", "ck.pt", "--record", "ck.pt"]),
     ("play", ["--opponent", "link.pt", "--record", "ck.pt"]),
+    ("arena", ["policy+expert:policy=ck.pt,worlds=2", "random", "--records", "ck.pt"]),  # a checkpoint in an option
+    ("play", ["--opponent", "policy+expert:policy=ck.pt", "--record", "link.pt"]),
+    ("play", ["--opponent", "random", "--record", "ck.pt"]),  # any checkpoint, e.g. a shipped one behind a name
 ])
 def test_an_output_that_is_an_input_is_refused_before_it_is_overwritten(prog, argv, tmp_path, monkeypatch):
     """``schnapsen-arena ck.pt random --records ck.pt`` emptied the checkpoint and then failed to load it in the
     workers; ``--json ck.pt`` replaced it with the results; ``schnapsen-play --opponent ck.pt --record ck.pt``
-    emptied it. Two outputs that are one file through a link overwrote each other."""
+    emptied it; so did a checkpoint named by a shipped name or inside an agent spec (review). Two outputs that are
+    one file through a link overwrote each other. No output replaces an existing checkpoint."""
     import os
 
     monkeypatch.chdir(tmp_path)
@@ -619,7 +626,8 @@ def test_an_output_that_is_an_input_is_refused_before_it_is_overwritten(prog, ar
         argv = argv + ["--deals", "1", "--workers", "1", "--no-progress"]
     status, out, err = _run(prog, argv)
     assert status == 2 and out == "", (status, err)
-    assert err.count("\n") == 1 and err.startswith(f"{PROGS[prog]}: error: ") and "same file" in err, err
+    assert err.count("\n") == 1 and err.startswith(f"{PROGS[prog]}: error: "), err
+    assert ("same file" if "link_out" in argv else "is an existing checkpoint") in err, err
     assert (tmp_path / "ck.pt").read_bytes() == ck_bytes
     assert sorted(os.listdir(tmp_path)) == ["ck.pt", "link.pt", "link_out"]
 
@@ -628,9 +636,9 @@ def test_an_output_that_is_an_agent_checkpoint_message(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     (tmp_path / "ck.pt").write_bytes((ROOT / "agents" / "data" / "schnapsen20_policy.pt").read_bytes())
     status, _, err = _run("arena", ["ck.pt", "random", "--records", "ck.pt"])
-    assert status == 2 and err == ("schnapsen-arena: error: --records 'ck.pt' and agent 'ck.pt' name the same file: "
-                                   "expected another file for --records (writing it would destroy the checkpoint) "
-                                   "(see schnapsen-arena --help)\n")
+    assert status == 2 and err == ("schnapsen-arena: error: --records 'ck.pt' is an existing checkpoint (a zip "
+                                   "archive, as torch.save writes): expected another file (writing it would destroy "
+                                   "the checkpoint) (see schnapsen-arena --help)\n")
 
 
 @pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="needs named pipes")

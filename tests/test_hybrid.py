@@ -9,7 +9,7 @@ import pytest
 
 from agents import STRONGEST_POLICY, make_agent
 from agents.expert import ExpertAgent
-from agents.hybrid import PolicySearchAgent
+from agents.hybrid import SEARCH_STOCK, PolicySearchAgent
 from schnapsen_env import encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
@@ -56,7 +56,11 @@ def test_registered_and_defaults_to_the_strongest_policy():
     agent = make_agent("policy+expert", "schnapsen20", seed=0)
     assert isinstance(agent, PolicySearchAgent) and agent.policy_name == STRONGEST_POLICY
     assert agent.expert.worlds == ExpertAgent("schnapsen20").worlds  # None: the expert's own default
-    assert agent.search_stock == 6  # the arena's choice (agents/hybrid.py)
+    assert agent.search_stock == SEARCH_STOCK == 6  # the arena's choice (agents/hybrid.py)
+    # schnapsen10 deals a stock of 2: the default becomes the whole stock, an explicit value is checked
+    assert PolicySearchAgent("schnapsen10", seed=0, policy="heuristic").search_stock == 2
+    with pytest.raises(ValueError, match="search_stock must be an int from 0 to 2"):
+        PolicySearchAgent("schnapsen10", seed=0, policy="heuristic", search_stock=6)
 
 
 @pytest.mark.parametrize("options, match", [
@@ -64,7 +68,7 @@ def test_registered_and_defaults_to_the_strongest_policy():
     (dict(policy="missing/policy.pt"), "no checkpoint file"),
     (dict(policy=3), "policy must be a shipped policy's name or a .pt file, got 3"),
     (dict(worlds=0), "worlds must be an int from 1"),
-    (dict(search_stock=-1), "search_stock must be an int from 0 to 10"),
+    (dict(search_stock=-1), "search_stock must be an int from 0 to 10 .* or None, got -1"),
     (dict(search_stock=11), "search_stock must be an int from 0 to 10"),
     (dict(search_stock=True), "search_stock must be an int"),
     (dict(search_stock=2.0), "search_stock must be an int"),

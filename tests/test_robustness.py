@@ -645,3 +645,27 @@ def test_play_refuses_input_that_is_not_text(capsys):
     assert play_cli.main(["--opponent", "random", "--seed", "1", "--seat", "player_0"], inp=Binary(), out=out) == 0
     assert "the input is not text (UTF-8). Legal: " in out.getvalue() and "bye" in out.getvalue()
     assert capsys.readouterr().err == ""
+
+
+def test_no_output_replaces_a_checkpoint(tmp_path):
+    """A records or results file is never written over an existing checkpoint, whatever named it: a shipped name
+    or an option inside an agent spec (``policy+expert:policy=ck.pt``) reached it where a literal path check did
+    not (review), and the file was emptied. A records file is still replaced as before."""
+    from agents.policy import DEFAULT_POLICY
+    from schnapsen_env.files import WriteError, check_output_file, is_checkpoint
+    from schnapsen_env.records import RecordWriter
+
+    ck = tmp_path / "ck.pt"
+    ck.write_bytes(DEFAULT_POLICY.read_bytes())
+    assert is_checkpoint(ck) and is_checkpoint(DEFAULT_POLICY)
+    with pytest.raises(ValueError, match="'ck.pt' is an existing checkpoint"):
+        check_output_file(ck, "'ck.pt'")
+    with pytest.raises(WriteError, match="is an existing checkpoint"):
+        RecordWriter(ck)
+    assert ck.read_bytes() == DEFAULT_POLICY.read_bytes()
+    old = tmp_path / "old.jsonl"
+    old.write_text('{"a": 1}\n')
+    assert not is_checkpoint(old) and not is_checkpoint(tmp_path) and not is_checkpoint(tmp_path / "missing")
+    check_output_file(old, "'old.jsonl'")
+    RecordWriter(old).close()
+    assert old.read_text() == ""

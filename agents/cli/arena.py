@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 
 from agents import agent_names
@@ -79,7 +78,7 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         except ValueError as e:  # RulesError: an unknown key or a value the knob does not take
             parser.error(f"{shown}: {e}")
     outputs = [("--records", args.records), ("--json", args.json if args.json != "-" else None)]
-    for flag, path in outputs:  # fail before a long run, not after it
+    for flag, path in outputs:  # fail before a long run, not after it; never over a checkpoint (an agent's, however named)
         if path is not None:
             try:
                 check_output_file(path, f"{flag} {path!r}")
@@ -88,11 +87,6 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
     if args.records and args.json and args.json != "-" and same_file(args.records, args.json):
         parser.error(f"--records {args.records!r} and --json {args.json!r} name the same file: expected two "
                      "different files")
-    for flag, path in outputs:  # an output must not overwrite a checkpoint that the match is to load
-        for spec in args.round_robin or args.agents:
-            if path is not None and spec.endswith(".pt") and os.path.isfile(spec) and same_file(path, spec):
-                parser.error(f"{flag} {path!r} and agent {spec!r} name the same file: expected another file for "
-                             f"{flag} (writing it would destroy the checkpoint)")
 
 
 @console_main(PROG)

@@ -18,7 +18,6 @@ null: no hand played is lost. A write that fails (a full disk) is reported in on
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from typing import TextIO
 
@@ -28,7 +27,7 @@ from agents import STRONGEST_POLICY
 from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line, short_repr
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.encoding import observation
-from schnapsen_env.files import WriteError, check_output_file, describe_os_error, same_file
+from schnapsen_env.files import WriteError, check_output_file, describe_os_error
 from schnapsen_env.match import Match
 from schnapsen_env.records import Recorder, RecordWriter, deck_of
 from schnapsen_env.render import card_text, render_text
@@ -174,13 +173,10 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
 
     rules = RuleSet.make(args.ruleset)
     if args.record is not None:
-        try:  # fail before play, not after it
+        try:  # fail before play, not after it; never over a checkpoint (the opponent's, however named)
             check_output_file(args.record, f"--record {args.record!r}")
         except ValueError as e:
             p.error(str(e))
-        if args.opponent.endswith(".pt") and os.path.isfile(args.opponent) and same_file(args.record, args.opponent):
-            p.error(f"--record {args.record!r} and --opponent {args.opponent!r} name the same file: expected another "
-                    "file for --record (writing it would destroy the checkpoint)")
     try:
         _, factory = resolve_agent(args.opponent, rules)
         opponent = factory(seed=args.seed)
