@@ -49,9 +49,10 @@ SHIPPED_POLICIES: dict[str, str] = {
     "trained": "schnapsen20_policy.pt",  # the default run of commit b341ce3: 6M decisions
     "trained-long": "schnapsen20_policy_long.pt",  # the long run of commit 1ea76dd: 36M decisions
     "trained-100m": "schnapsen20_policy_100m.pt",  # the long run of commit 5bc141a: 100M decisions
+    "trained-220m": "schnapsen20_policy_220m.pt",  # that run resumed to 220M decisions (163 minutes in all)
 }
 #: The strongest shipped policy (the web app's default opponent).
-STRONGEST_POLICY = "trained-100m"
+STRONGEST_POLICY = "trained-220m"
 
 
 #: This package's agents by name, registered in :mod:`schnapsen_env.agent_registry` on import.
