@@ -1,5 +1,5 @@
 """OpenSpiel's search bots as agents: ``openspiel-ismcts`` and ``openspiel-mcts``, strength anchors nobody on this
-project wrote (issue 15). They need the optional extra ``openspiel`` (``pip install 'schnapsen-env[openspiel]'``).
+project wrote (issue 15). They need the optional extra ``openspiel`` (``bash scripts/bootstrap.sh --extras openspiel``).
 
 Both search the OpenSpiel game of :mod:`schnapsen_env.openspiel` (the project's engine) from the agent's
 observation only (the agent contract, :mod:`agents.base`): each decision starts from one determinisation of the
@@ -39,7 +39,8 @@ from schnapsen_env.sampler import Determinizer
 #: The registered names of these agents (:data:`agents.OPENSPIEL_AGENTS`).
 OPENSPIEL_NAMES = ("openspiel-ismcts", "openspiel-mcts")
 #: What to install when OpenSpiel is missing.
-INSTALL_HINT = "pip install 'schnapsen-env[openspiel]' (or pip install open_spiel)"
+INSTALL_HINT = ("bash scripts/bootstrap.sh --extras openspiel from a clone of this project (or, in another "
+                "environment, pip install -e '.[openspiel]' from the clone, or pip install open_spiel)")
 
 
 def openspiel_available() -> bool:

@@ -1,7 +1,7 @@
 """Schnapsen / Sixty-Six as an OpenSpiel game (``pyspiel.load_game("python_schnapsen")``), on this project's engine.
 
 Importing this module registers the game ``python_schnapsen`` with ``pyspiel`` (the optional extra ``openspiel``:
-``pip install 'schnapsen-env[openspiel]'``). The rules are :class:`~schnapsen_env.rules.GameState`'s (RULES.md);
+``bash scripts/bootstrap.sh --extras openspiel``). The rules are :class:`~schnapsen_env.rules.GameState`'s (RULES.md);
 this module only maps OpenSpiel's API onto them::
 
     >>> import pyspiel

@@ -21,7 +21,7 @@ from schnapsen_env.ruleset import RuleSet
 
 HAS_OPENSPIEL = importlib.util.find_spec("pyspiel") is not None
 needs_openspiel = pytest.mark.skipif(not HAS_OPENSPIEL, reason="OpenSpiel is the optional extra 'openspiel' "
-                                                               "(pip install 'schnapsen-env[openspiel]')")
+                                                               "(bash scripts/bootstrap.sh --extras openspiel)")
 if HAS_OPENSPIEL:
     import pyspiel
 
@@ -390,7 +390,7 @@ def test_the_project_works_without_openspiel():
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
-    assert "needs OpenSpiel" in out.stdout and "schnapsen-env[openspiel]" in out.stdout
+    assert "needs OpenSpiel" in out.stdout and "--extras openspiel" in out.stdout
 
 
 @needs_openspiel
