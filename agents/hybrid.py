@@ -68,7 +68,7 @@ class PolicySearchAgent:
         self.policy_name = STRONGEST_POLICY if policy is None else policy
         _, factory = resolve_agent(self.policy_name, self.rules)  # first: a policy of another ruleset is the error
         self.policy = factory(seed=seed)
-        stock_full = self.rules.n_cards - 2 * self.rules.hand_size
+        stock_full = self.rules.stock0
         if search_stock is None:
             search_stock = min(SEARCH_STOCK, stock_full)
         elif isinstance(search_stock, bool) or not isinstance(search_stock, (int, np.integer)) \

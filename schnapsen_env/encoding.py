@@ -164,7 +164,7 @@ def _scalars(s: GameState, me: int) -> list[float]:
         if s.announced >= 0:
             announced[s.announced] = 1.0
     target = rules.match_target
-    return (trump + [len(s.stock) / (rules.n_cards - 2 * rules.hand_size)] + closing + [
+    return (trump + [len(s.stock) / rules.stock0] + closing + [
         s.counted(me) / POINTS_SCALE, s.counted(opp) / POINTS_SCALE, s.tricks[me] / n_tricks, s.tricks[opp] / n_tricks,
         s.pending_marriage_points(me) / PENDING_SCALE, s.pending_marriage_points(opp) / PENDING_SCALE,
         float(ms_me & 1), float(ms_me >> 1 & 1), float(ms_me >> 2 & 1), float(ms_me >> 3 & 1),
@@ -243,8 +243,7 @@ def decode_observation(obs: np.ndarray, rules: RuleSet) -> dict[str, Any]:
     out["turn_up"] = out["turn_up"][0] if out["turn_up"] else None
     out["table"] = out["table"][0] if out["table"] else None
     out["trump"] = SUIT_LETTERS[int(np.argmax(obs[lay["trump"]]))]
-    stock_full = rules.n_cards - 2 * rules.hand_size
-    out["stock_size"] = int(round(float(obs[lay["stock_size"]][0]) * stock_full))
+    out["stock_size"] = int(round(float(obs[lay["stock_size"]][0]) * rules.stock0))
     out["closed"] = bool(obs[lay["closed"]][0] > 0.5)
     closer = obs[lay["closer"]]
     out["closer"] = "me" if closer[0] > 0.5 else ("opp" if closer[1] > 0.5 else None)

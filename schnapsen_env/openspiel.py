@@ -173,8 +173,7 @@ def _deal_slots(rules: RuleSet) -> list[str]:
 def max_events(rules: RuleSet) -> int:
     """Rows of the information state's ``history``: every action of a hand (one play per card plus
     :data:`_EXTRA_ACTIONS`), my draws (half the stock) and the turn-up drawn by the opponent."""
-    stock = rules.n_cards - 2 * rules.hand_size
-    return rules.n_cards + _EXTRA_ACTIONS + stock // 2 + 1
+    return rules.n_cards + _EXTRA_ACTIONS + rules.stock0 // 2 + 1
 
 
 class SchnapsenGame(pyspiel.Game):

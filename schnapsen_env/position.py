@@ -379,7 +379,7 @@ def _check_reachable(s: GameState, pos: dict, played_out: bool) -> None:
         raise _bad(f"carry is {s.carry}: at most match_target ({target}) is supported")
     if max(s.match_points) >= target:
         raise _bad(f"match_points {s.match_points} reach match_target {target}: that match is over (R25)")
-    full_stock = rules.n_cards - 2 * rules.hand_size
+    full_stock = rules.stock0
     if s.closed_by >= 0:
         size = len(s.stock)
         other = 1 - s.closed_by
