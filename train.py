@@ -437,6 +437,60 @@ def teacher_loss(log_probs: torch.Tensor, best: torch.Tensor, taught: torch.Tens
     return -torch.logsumexp(lp, dim=1).mean()
 
 
+def batch_tensors(batch: dict, device: torch.device, precision: str, n_actions: int, critic: bool) -> dict:
+    """The samplers' joined batch (numpy arrays, :data:`agents.self_play.BATCH_KEYS`) as the update's tensors on
+    ``device``: ``obs`` (rows, obs_size) float32, or bfloat16 when ``precision`` is ``"bf16"`` (autocast would round
+    it in every minibatch's forward; rounding once per batch gives the same products, tested), ``masks`` bool,
+    ``critic`` (None without a privileged critic), ``actions`` int64, ``logp``, ``values``, ``adv``, ``ret``
+    float32 (rows,), and the endgame teacher's labels: ``teach`` (rows, n_actions) bool, the exactly best actions
+    (all False: no label), and ``taught`` (rows,) bool, the labelled rows."""
+    out = {k: torch.from_numpy(batch[k]).to(device)
+           for k in ("obs", "masks", "critic", "actions", "logp", "values", "adv", "ret")}
+    out["teach"] = torch.from_numpy((batch["teach"][:, None] >> np.arange(n_actions)) & 1 == 1).to(device)
+    out["taught"] = out["teach"].any(dim=1)
+    out["critic"] = out["critic"] if critic else None
+    out["masks"] = out["masks"].bool()  # once per batch, not in every minibatch's masked_fill
+    if precision == "bf16":
+        out["obs"] = out["obs"].to(torch.bfloat16)
+    return out
+
+
+def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rng: np.random.Generator,
+               args: Args) -> dict[str, list[float]]:
+    """One PPO update on the batch ``b`` (:func:`batch_tensors`): ``args.update_epochs`` epochs over minibatches of
+    ``args.minibatch_size`` rows in the order of ``rng``'s permutations, each minibatch one Adam step on the
+    clipped surrogate, the entropy bonus, the value loss and (``args.endgame_teacher_coef``) the teacher's loss.
+
+    Returns:
+        Every minibatch's loss pieces by name (:func:`ppo_losses`' keys, plus ``"teacher"``), as floats.
+    """
+    n = len(b["actions"])
+    stats: dict[str, list[float]] = {}
+    for _ in range(args.update_epochs):
+        perm = torch.from_numpy(rng.permutation(n)).to(b["actions"].device)
+        for start in range(0, n, args.minibatch_size):
+            mb = perm[start:start + args.minibatch_size]
+            pick = lambda t: t.index_select(0, mb)  # the rows of the minibatch (faster than t[mb])
+            critic = None if b["critic"] is None else pick(b["critic"])
+            _, new_logp, entropy, new_values, log_probs = model.get_action_and_value(
+                pick(b["obs"]), pick(b["masks"]), pick(b["actions"]), critic, return_log_probs=True)
+            mb_adv = pick(b["adv"])
+            mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std(unbiased=False) + 1e-8)  # a minibatch may hold 1 row
+            parts = ppo_losses(new_logp, pick(b["logp"]), mb_adv, new_values, pick(b["values"]), pick(b["ret"]),
+                               entropy, args.clip_coef)
+            loss = parts["pg_loss"] - args.ent_coef * parts["entropy"] + args.vf_coef * parts["v_loss"]
+            if args.endgame_teacher_coef:
+                parts["teacher"] = teacher_loss(log_probs, pick(b["teach"]), pick(b["taught"]))
+                loss = loss + args.endgame_teacher_coef * parts["teacher"]
+            optimizer.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+            optimizer.step()
+            for k, v in parts.items():
+                stats.setdefault(k, []).append(float(v.detach()))
+    return stats
+
+
 def tensorboard_writer(args, rules, run_dir, resumed_step: int | None = None):
     """A TensorBoard ``SummaryWriter`` in ``run_dir`` with the arguments and rules as text (None without
     ``--tensorboard``).
@@ -631,14 +685,17 @@ def trainer_state_problem(tr, args: Args, model: ActorCritic, n_obs: int, n_acti
     return None
 
 
+def sampler_kwargs(args: Args, rules: RuleSet, net: dict, index: int) -> dict:
+    """The keyword arguments of the run's sampler ``index`` (:class:`agents.self_play.Sampler`)."""
+    return dict(index=index, rules=rules.to_dict(), num_envs=args.num_envs, seed=args.seed, net=net,
+                rows_per_call=-(-args.batch_size // args.samplers), pool_prob=args.pool_prob,
+                heuristic_prob=args.heuristic_prob, gamma=args.gamma, gae_lambda=args.gae_lambda,
+                precision=args.precision, endgame_teacher=args.endgame_teacher_coef > 0)
+
+
 def start_samplers(args: Args, rules: RuleSet, net: dict):
     """The run's samplers (:mod:`agents.self_play`): in this process, local processes, or Ray actors."""
-    rows = -(-args.batch_size // args.samplers)
-    kwargs = [dict(index=i, rules=rules.to_dict(), num_envs=args.num_envs, seed=args.seed, net=net,
-                   rows_per_call=rows, pool_prob=args.pool_prob, heuristic_prob=args.heuristic_prob,
-                   gamma=args.gamma, gae_lambda=args.gae_lambda, precision=args.precision,
-                   endgame_teacher=args.endgame_teacher_coef > 0)
-              for i in range(args.samplers)]
+    kwargs = [sampler_kwargs(args, rules, net, i) for i in range(args.samplers)]
     if args.ray_address is not None:
         return RaySamplers(kwargs, args.ray_address)
     if args.inline_samplers:
@@ -861,42 +918,10 @@ def main(args: Args) -> dict:
                 # last step's rate instead of 0.
                 frac = max(1.0 - update / n_updates_total, 1.0 / n_updates_total)
                 optimizer.param_groups[0]["lr"] = frac * args.learning_rate
-            b_obs, b_masks, b_crit, b_actions, b_logp, b_values, b_adv, b_ret = (
-                torch.from_numpy(batch[k]).to(device)
-                for k in ("obs", "masks", "critic", "actions", "logp", "values", "adv", "ret"))
-            # The endgame teacher's labels as a (rows, actions) bool table of best actions (all False: no label).
-            b_teach = torch.from_numpy(
-                (batch["teach"][:, None] >> np.arange(rules.n_actions)) & 1 == 1).to(device)
-            b_taught = b_teach.any(dim=1)
-            b_crit = b_crit if critic_dim else None
-            b_masks = b_masks.bool()  # once per batch, not in every minibatch's masked_fill
-            if model.precision == "bf16":  # autocast rounds the trunk's input to bfloat16 in every minibatch's
-                b_obs = b_obs.to(torch.bfloat16)  # forward: rounding once per batch gives the same products (tested)
-            n = len(b_actions)
+            tensors = batch_tensors(batch, device, model.precision, rules.n_actions, critic_dim > 0)
+            n = len(tensors["actions"])
             rows_trained += n
-            stats: dict[str, list[float]] = {}
-            for _ in range(args.update_epochs):
-                perm = torch.from_numpy(rng.permutation(n)).to(device)
-                for start in range(0, n, args.minibatch_size):
-                    mb = perm[start:start + args.minibatch_size]
-                    pick = lambda t: t.index_select(0, mb)  # the rows of the minibatch (faster than t[mb])
-                    _, new_logp, entropy, new_values, log_probs = model.get_action_and_value(
-                        pick(b_obs), pick(b_masks), pick(b_actions), None if b_crit is None else pick(b_crit),
-                        return_log_probs=True)
-                    mb_adv = pick(b_adv)
-                    mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std(unbiased=False) + 1e-8)  # a minibatch may hold 1 row
-                    parts = ppo_losses(new_logp, pick(b_logp), mb_adv, new_values, pick(b_values), pick(b_ret),
-                                       entropy, args.clip_coef)
-                    loss = parts["pg_loss"] - args.ent_coef * parts["entropy"] + args.vf_coef * parts["v_loss"]
-                    if args.endgame_teacher_coef:
-                        parts["teacher"] = teacher_loss(log_probs, pick(b_teach), pick(b_taught))
-                        loss = loss + args.endgame_teacher_coef * parts["teacher"]
-                    optimizer.zero_grad()
-                    loss.backward()
-                    torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
-                    optimizer.step()
-                    for k, v in parts.items():
-                        stats.setdefault(k, []).append(float(v.detach()))
+            stats = ppo_update(model, optimizer, tensors, rng, args)
             update_s += time.perf_counter() - t1
             y_pred, y_true = batch["values"], batch["ret"]
             var_y = np.var(y_true)
@@ -917,7 +942,8 @@ def main(args: Args) -> dict:
                     writer.add_scalar(f"losses/{k}", float(np.mean(v)), global_step)
                 writer.add_scalar("losses/explained_variance", explained_var, global_step)
                 if args.endgame_teacher_coef:
-                    writer.add_scalar("charts/teacher_labelled_share", float(b_taught.float().mean()), global_step)
+                    writer.add_scalar("charts/teacher_labelled_share", float(tensors["taught"].float().mean()),
+                                      global_step)
 
             # ------------------------------------------------------------ evaluation and checkpoints
             final = global_step >= args.total_steps

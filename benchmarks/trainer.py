@@ -6,6 +6,7 @@ Run:
     bash scripts/bootstrap.sh python benchmarks/trainer.py                       # peer: commit b341ce3
     bash scripts/bootstrap.sh --extras rllib python benchmarks/trainer.py --ray  # also Ray actors, 1 and 2
     bash scripts/bootstrap.sh python benchmarks/trainer.py --peer 6e744c5 --peer-like-ours  # a change, A/B
+    bash scripts/bootstrap.sh python benchmarks/trainer.py --ceiling   # also the update alone: the ceiling here
 
 Both trainers run their defaults for the network (256 x 2), the batch (16,384 decisions), the minibatch (2,048),
 the epochs (4) and the opponent mix, with 256 hands in flight in all (the peer's ``--num-envs 256``; ours: 2
@@ -24,6 +25,11 @@ the medians with the range of the per-round ratios.
 ``sampling_seconds`` of the summary: the learner's update is not counted, as it does not depend on the actors;
 with ``--no-overlap-sampling``, so that the actors do not sample during the update, which that figure would not
 count).
+
+``--ceiling``: this checkout's PPO update alone (``train.ppo_update``, one torch thread, ``--updates`` updates of
+one batch that a sampler of the same recipe played first, nothing else running), as a rate in the same unit. Our
+learner updates while the samplers play, so no arrangement of samplers passes this rate on this machine: its ratio
+to the peer is the ceiling of ours / peer here.
 
 Goals (issue 12): ours >= 2.5x the peer's learner decisions/s; 2 Ray sampler actors >= 1.6x the sampler rate of 1.
 This file is a script, not a test.
@@ -60,6 +66,33 @@ kw = json.loads({kw!r})
 with tempfile.TemporaryDirectory() as tmp:
     out = train.main(train.Args(run_dir=tmp, **kw))
 print("RESULT " + json.dumps({{k: out.get(k) for k in ("steps", "steps_per_second", "sampling_seconds", "sampler_decisions")}}))
+"""
+#: --ceiling: this checkout's PPO update alone (train.ppo_update on one thread), on one batch that a sampler of the
+#: same recipe played first (not timed); the rate is the batch's decisions times the updates over their seconds.
+WORKER_UPDATE = """
+import json, sys, time
+sys.path.insert(0, {tree!r})
+import numpy as np, torch, train
+from agents.policy_net import ActorCritic, resolve_precision
+from agents.self_play import Sampler
+from schnapsen_env.encoding import obs_size
+args = train.Args(**json.loads({kw!r}))
+args.precision = resolve_precision(args.precision)
+torch.set_num_threads(args.threads)
+rules = train.rules_of(args)
+model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers)
+model.precision = args.precision
+sampler = Sampler(**train.sampler_kwargs(args, rules, model.config(), 0), threads=args.threads)
+batch, _ = sampler.collect(model.state_dict(), None, args.batch_size)
+tensors = train.batch_tensors(batch, torch.device("cpu"), args.precision, rules.n_actions, False)
+optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
+rng = np.random.default_rng(args.seed)
+train.ppo_update(model, optimizer, tensors, rng, args)  # warm-up
+start = time.perf_counter()
+for _ in range({updates}):
+    train.ppo_update(model, optimizer, tensors, rng, args)
+rate = len(tensors["actions"]) * {updates} / (time.perf_counter() - start)
+print("RESULT " + json.dumps({{"steps_per_second": rate}}))
 """
 
 
@@ -102,9 +135,11 @@ def check_flags(tree: Path, kw: dict, commit: str) -> None:
                  "sampler processes (bcf5418 or later) for --peer-like-ours, or leave that flag out")
 
 
-def run(tree: Path, kw: dict) -> dict:
-    """One training run in a fresh subprocess with ``tree`` first on the path; its summary's figures."""
-    code = WORKER.format(tree=str(tree), kw=json.dumps(kw))
+def run(tree: Path, kw: dict, updates: int | None = None) -> dict:
+    """One training run in a fresh subprocess with ``tree`` first on the path; its summary's figures. With
+    ``updates``: that many PPO updates alone (:data:`WORKER_UPDATE`), its rate as ``steps_per_second``."""
+    code = (WORKER.format(tree=str(tree), kw=json.dumps(kw)) if updates is None
+            else WORKER_UPDATE.format(tree=str(tree), kw=json.dumps(kw), updates=updates))
     env = {**os.environ, "PYTHONPATH": str(tree)}
     proc = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
@@ -138,6 +173,9 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--ray", action="store_true", help="also measure 1 and 2 Ray sampler actors")
     p.add_argument("--variants", action="store_true",
                    help="also measure ours with --precision fp32 and with --endgame-teacher-coef 0")
+    p.add_argument("--ceiling", action="store_true",
+                   help="also time this checkout's PPO update alone on one thread, with nothing else running: the "
+                        "learner rate that no arrangement of samplers can pass on this machine")
     p.add_argument("--peer-like-ours", action="store_true",
                    help="run the peer with ours' flags (2 samplers x 128 hands) instead of the single-process "
                         "trainer's (one process, 256 hands): for a peer commit that has sampler processes "
@@ -168,12 +206,15 @@ def main(argv: list[str] | None = None) -> dict:
             for n in (1, 2):
                 configs[f"ray{n}"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=n,
                                                  ray_address="local", overlap_sampling=False))
-        for tree, kw in configs.values():  # warm-up: numba caches of both trees, imports
-            run(tree, {**kw, "total_steps": 2000, "batch_size": 1024, "minibatch_size": 512})
+        if args.ceiling:
+            configs["update_alone"] = (ROOT, dict(COMMON, samplers=1, num_envs=256, threads=1))
+        for key, (tree, kw) in configs.items():  # warm-up: numba caches of both trees, imports
+            if key != "update_alone":
+                run(tree, {**kw, "total_steps": 2000, "batch_size": 1024, "minibatch_size": 512})
         rounds: dict[str, list[dict]] = {k: [] for k in configs}
         for r in range(args.rounds):
             for key, (tree, kw) in configs.items():
-                rounds[key].append(run(tree, kw))
+                rounds[key].append(run(tree, kw, args.updates if key == "update_alone" else None))
                 print(f"round {r + 1} {key}: {rounds[key][-1]['steps_per_second']:,.0f} decisions/s", flush=True)
     rate = {k: [x["steps_per_second"] for x in v] for k, v in rounds.items()}
     ratios = [o / q for o, q in zip(rate["ours"], rate["peer"])]
@@ -189,6 +230,12 @@ def main(argv: list[str] | None = None) -> dict:
         if key in rate:
             print(row(label, rate[key]))
             print(f"  {label} / peer: {np.median(rate[key]) / np.median(rate['peer']):.2f}x")
+    if args.ceiling:
+        label = "ours, the PPO update alone (1 thread)"
+        ceiling = float(np.median(rate["update_alone"]) / np.median(rate["peer"]))
+        print(row(label, rate["update_alone"]))
+        print(f"  {label} / peer: {ceiling:.2f}x (the ceiling of ours / peer on this machine)")
+        out["ceiling"] = ceiling
     if args.ray:
         sampler_rate = {k: [sum(x["sampler_decisions"]) / x["sampling_seconds"] for x in rounds[k]]
                         for k in ("ray1", "ray2")}

@@ -53,3 +53,14 @@ def test_trainer_benchmark_bad_peer_is_one_line(argv, expected, tmp_path):
     assert out.returncode == 1
     assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1, out.stderr
     assert expected in out.stderr and "round" not in out.stdout
+
+
+def test_trainer_benchmark_times_the_update_alone():
+    """--ceiling's worker: a sampler plays one batch, then train.ppo_update runs on it and the rate comes back (tiny
+    sizes here; the benchmark uses the recipe's)."""
+    spec = importlib.util.spec_from_file_location("bench_trainer", TRAINER)
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    kw = dict(bench.COMMON, samplers=1, num_envs=16, threads=1, batch_size=256, minibatch_size=64, hidden=16)
+    out = bench.run(bench.ROOT, kw, updates=2)
+    assert set(out) == {"steps_per_second"} and out["steps_per_second"] > 0

@@ -602,3 +602,30 @@ def test_nash_conv_is_tracked_over_training_on_schnapsen10(tmp_path, monkeypatch
 def test_nash_conv_needs_schnapsen10(tmp_path):
     with pytest.raises(ValueError, match="--nash-conv-every needs --ruleset schnapsen10"):
         train.validate(tiny_args(tmp_path, nash_conv_every=5))
+
+
+def test_ppo_update_takes_one_adam_step_per_minibatch(tmp_path):
+    """train.ppo_update (the learner's update, shared with benchmarks/trainer.py --ceiling): epochs x minibatches
+    steps, each logging every loss piece (the teacher's too, as the batch holds labelled endgame decisions), and
+    the same generator state gives the same weights."""
+    args = tiny_args(tmp_path, batch_size=300, minibatch_size=128, update_epochs=3)
+    rules = train.rules_of(args)
+    net = ActorCritic(train.obs_size(rules), rules.n_actions, args.hidden, args.layers).config()
+    sampler = Sampler(**train.sampler_kwargs(args, rules, net, 0))
+    batch, _ = sampler.collect(ActorCritic(**net).state_dict(), None, args.batch_size)
+    tensors = train.batch_tensors(batch, torch.device("cpu"), "fp32", rules.n_actions, False)
+    n = len(tensors["actions"])
+    assert n >= 300 and bool(tensors["taught"].any())
+    weights = []
+    for _ in range(2):
+        torch.manual_seed(0)
+        model = ActorCritic(**net)
+        before = {k: v.clone() for k, v in model.state_dict().items()}
+        optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
+        stats = train.ppo_update(model, optimizer, tensors, np.random.default_rng(5), args)
+        steps = args.update_epochs * -(-n // args.minibatch_size)
+        assert set(stats) == {"pg_loss", "v_loss", "entropy", "approx_kl", "clipfrac", "teacher"}
+        assert all(len(v) == steps for v in stats.values())
+        assert any(not torch.equal(before[k], v) for k, v in model.state_dict().items())
+        weights.append(model.state_dict())
+    _weights_equal(weights[0], weights[1])
