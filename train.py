@@ -803,6 +803,9 @@ def main(args: Args) -> dict:
                     f"kept: free space or fix the folder, then continue with --resume {ckpt_path}")
         return WriteError(e.errno, f"{e}; {kept}")
 
+    if args.progress:  # the bar stays at 0 while the samplers start, which can take a minute the first time
+        print(f"starting {args.samplers} sampler(s); on a machine's first run numba compiles the engine first "
+              "(up to a minute)", flush=True)
     samplers = start_samplers(args, rules, model.config())
     try:
         if sampler_states is not None:

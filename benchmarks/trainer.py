@@ -172,7 +172,8 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default: 3)")
     p.add_argument("--ray", action="store_true", help="also measure 1 and 2 Ray sampler actors")
     p.add_argument("--variants", action="store_true",
-                   help="also measure ours with --precision fp32 and with --endgame-teacher-coef 0")
+                   help="also measure ours with --precision fp32, with --endgame-teacher-coef 0 and with "
+                        "--no-overlap-sampling")
     p.add_argument("--ceiling", action="store_true",
                    help="also time this checkout's PPO update alone on one thread, with nothing else running: the "
                         "learner rate that no arrangement of samplers can pass on this machine")
