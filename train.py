@@ -462,7 +462,8 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rn
     clipped surrogate, the entropy bonus, the value loss and (``args.endgame_teacher_coef``) the teacher's loss.
 
     Returns:
-        Every minibatch's loss pieces by name (:func:`ppo_losses`' keys, plus ``"teacher"``), as floats.
+        Every minibatch's loss pieces by name (:func:`ppo_losses`' keys, plus ``"teacher"`` when
+        ``args.endgame_teacher_coef`` is not 0), as floats.
     """
     n = len(b["actions"])
     stats: dict[str, list[float]] = {}
@@ -686,7 +687,8 @@ def trainer_state_problem(tr, args: Args, model: ActorCritic, n_obs: int, n_acti
 
 
 def sampler_kwargs(args: Args, rules: RuleSet, net: dict, index: int) -> dict:
-    """The keyword arguments of the run's sampler ``index`` (:class:`agents.self_play.Sampler`)."""
+    """The keyword arguments of the run's sampler ``index`` (:class:`agents.self_play.Sampler`), for ``args`` as
+    :func:`main` resolves them (``samplers`` set, ``precision`` "fp32" or "bf16")."""
     return dict(index=index, rules=rules.to_dict(), num_envs=args.num_envs, seed=args.seed, net=net,
                 rows_per_call=-(-args.batch_size // args.samplers), pool_prob=args.pool_prob,
                 heuristic_prob=args.heuristic_prob, gamma=args.gamma, gae_lambda=args.gae_lambda,

@@ -26,10 +26,11 @@ the medians with the range of the per-round ratios.
 with ``--no-overlap-sampling``, so that the actors do not sample during the update, which that figure would not
 count).
 
-``--ceiling``: this checkout's PPO update alone (``train.ppo_update``, one torch thread, ``--updates`` updates of
-one batch that a sampler of the same recipe played first, nothing else running), as a rate in the same unit. Our
-learner updates while the samplers play, so no arrangement of samplers passes this rate on this machine: its ratio
-to the peer is the ceiling of ours / peer here.
+``--ceiling``: this checkout's PPO update alone (``train.ppo_update`` with the torch threads ours' learner takes
+beside its 2 samplers, the cores they leave free, at least 1: one on a 2-core machine; ``--updates`` updates of one
+batch that a sampler of the same recipe played first, nothing else running), as a rate in the same unit. Our
+learner updates while the samplers play, so no arrangement of the samplers passes this rate on this machine: its
+ratio to the peer is the ceiling of ours / peer here.
 
 Goals (issue 12): ours >= 2.5x the peer's learner decisions/s; 2 Ray sampler actors >= 1.6x the sampler rate of 1.
 This file is a script, not a test.
@@ -51,6 +52,7 @@ from pathlib import Path
 import numpy as np
 
 from agents.policy_net import native_bf16
+from schnapsen_env.files import check_output_file
 
 ROOT = Path(__file__).resolve().parent.parent
 GOAL_TRAINER = 2.5
@@ -67,7 +69,7 @@ with tempfile.TemporaryDirectory() as tmp:
     out = train.main(train.Args(run_dir=tmp, **kw))
 print("RESULT " + json.dumps({{k: out.get(k) for k in ("steps", "steps_per_second", "sampling_seconds", "sampler_decisions")}}))
 """
-#: --ceiling: this checkout's PPO update alone (train.ppo_update on one thread), on one batch that a sampler of the
+#: --ceiling: this checkout's PPO update alone (train.ppo_update on --threads), on one batch that a sampler of the
 #: same recipe played first (not timed); the rate is the batch's decisions times the updates over their seconds.
 WORKER_UPDATE = """
 import json, sys, time
@@ -175,8 +177,8 @@ def main(argv: list[str] | None = None) -> dict:
                    help="also measure ours with --precision fp32, with --endgame-teacher-coef 0 and with "
                         "--no-overlap-sampling")
     p.add_argument("--ceiling", action="store_true",
-                   help="also time this checkout's PPO update alone on one thread, with nothing else running: the "
-                        "learner rate that no arrangement of samplers can pass on this machine")
+                   help="also time this checkout's PPO update alone, on the threads ours' learner takes, with nothing "
+                        "else running: the learner rate that no arrangement of the samplers can pass on this machine")
     p.add_argument("--peer-like-ours", action="store_true",
                    help="run the peer with ours' flags (2 samplers x 128 hands) instead of the single-process "
                         "trainer's (one process, 256 hands): for a peer commit that has sampler processes "
@@ -185,8 +187,15 @@ def main(argv: list[str] | None = None) -> dict:
     args = p.parse_args(argv)
     if args.updates < 1 or args.rounds < 1:
         p.error("--updates and --rounds must be >= 1")
+    if args.json:
+        try:
+            check_output_file(args.json, f"--json {args.json!r}")
+        except ValueError as e:
+            p.error(str(e))
     batch = 16384
     steps = batch * args.updates
+    # ours' learner updates on the cores its 2 samplers leave free, at least 1 (train.py's --threads default)
+    ceiling_threads = max(1, (os.cpu_count() or 1) - 2)
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         peer = peer_tree(args.peer, Path(tmp) / "peer")
@@ -207,8 +216,8 @@ def main(argv: list[str] | None = None) -> dict:
             for n in (1, 2):
                 configs[f"ray{n}"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=n,
                                                  ray_address="local", overlap_sampling=False))
-        if args.ceiling:
-            configs["update_alone"] = (ROOT, dict(COMMON, samplers=1, num_envs=256, threads=1))
+        if args.ceiling:  # the update with as many threads as ours' learner takes beside its 2 samplers
+            configs["update_alone"] = (ROOT, dict(COMMON, samplers=1, num_envs=256, threads=ceiling_threads))
         for key, (tree, kw) in configs.items():  # warm-up: numba caches of both trees, imports
             if key != "update_alone":
                 run(tree, {**kw, "total_steps": 2000, "batch_size": 1024, "minibatch_size": 512})
@@ -225,18 +234,19 @@ def main(argv: list[str] | None = None) -> dict:
     print(row("ours (2 samplers, overlapped learner)", rate["ours"]))
     ratio = float(np.median(rate["ours"]) / np.median(rate["peer"]))
     print(f"ours / peer: {ratio:.2f}x (per round {min(ratios):.2f}x..{max(ratios):.2f}x; goal {GOAL_TRAINER}x)")
-    out = {"peer": args.peer, "machine": machine(), "rate": rate, "ratio": ratio}
+    out = {"peer": args.peer, "peer_like_ours": args.peer_like_ours, "updates": args.updates, "rounds": args.rounds,
+           "batch": batch, "machine": machine(), "rate": rate, "ratio": ratio}
     for key, label in (("ours_fp32", "ours, --precision fp32"), ("ours_no_teacher", "ours, --endgame-teacher-coef 0"),
                        ("ours_no_overlap", "ours, --no-overlap-sampling")):
         if key in rate:
             print(row(label, rate[key]))
             print(f"  {label} / peer: {np.median(rate[key]) / np.median(rate['peer']):.2f}x")
     if args.ceiling:
-        label = "ours, the PPO update alone (1 thread)"
+        label = f"ours, the PPO update alone ({ceiling_threads} thread{'s' * (ceiling_threads > 1)})"
         ceiling = float(np.median(rate["update_alone"]) / np.median(rate["peer"]))
         print(row(label, rate["update_alone"]))
         print(f"  {label} / peer: {ceiling:.2f}x (the ceiling of ours / peer on this machine)")
-        out["ceiling"] = ceiling
+        out.update(ceiling=ceiling, ceiling_threads=ceiling_threads)
     if args.ray:
         sampler_rate = {k: [sum(x["sampler_decisions"]) / x["sampling_seconds"] for x in rounds[k]]
                         for k in ("ray1", "ray2")}

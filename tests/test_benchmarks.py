@@ -64,3 +64,12 @@ def test_trainer_benchmark_times_the_update_alone():
     kw = dict(bench.COMMON, samplers=1, num_envs=16, threads=1, batch_size=256, minibatch_size=64, hidden=16)
     out = bench.run(bench.ROOT, kw, updates=2)
     assert set(out) == {"steps_per_second"} and out["steps_per_second"] > 0
+
+
+def test_trainer_benchmark_refuses_an_unwritable_json_before_measuring(tmp_path):
+    """--json into a folder that does not exist is refused in one line before any run (once a traceback after all
+    the rounds, which lost the figures)."""
+    out = subprocess.run([sys.executable, str(TRAINER), "--json", str(tmp_path / "no" / "x.json")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr
+    assert "--json" in out.stderr and "round" not in out.stdout and "machine" not in out.stdout
