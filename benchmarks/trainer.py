@@ -51,6 +51,7 @@ from pathlib import Path
 
 import numpy as np
 
+import train
 from agents.policy_net import native_bf16
 from schnapsen_env.files import check_output_file
 
@@ -195,7 +196,7 @@ def main(argv: list[str] | None = None) -> dict:
     batch = 16384
     steps = batch * args.updates
     # ours' learner updates on the cores its 2 samplers leave free, at least 1 (train.py's --threads default)
-    ceiling_threads = max(1, (os.cpu_count() or 1) - 2)
+    ceiling_threads = max(1, train.cores() - 2)
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         peer = peer_tree(args.peer, Path(tmp) / "peer")
