@@ -10,7 +10,7 @@
 * PPO (Schulman et al. 2017) with invalid-action masking by ``-inf`` logits (Huang & Ontañón 2022),
   generalised advantage estimation (Schulman et al. 2016).
 * **Samplers and a learner.** ``--samplers`` sampler processes (default: one per core) each play ``--num-envs``
-  hands of the vectorised env with a CPU copy of the policy and its opponents (:mod:`agents.self_play`) and send
+  hands of the vectorised env with a CPU copy of the policy and its opponents (:mod:`agents.training.self_play`) and send
   finished decision chains; this process, the learner, runs the PPO update on ``--device`` while the samplers
   play the next batch with the weights from before the update (``--overlap-sampling``, the default: one update
   of lag, corrected by PPO's clipped ratio to the behaviour log-probabilities the samplers record), then sends the
@@ -24,9 +24,9 @@
   advantages are computed per chain when the hand ends (no truncated chains, no bootstrap).
 * Optional privileged critic (``--privileged-critic``): the value head also sees the env's omniscient ``state()``
   vector plus the seat, as in PerfectDou (Yang et al. 2022); the policy never does.
-* Periodic evaluation on duplicate deals through the arena (:mod:`agents.arena`) against ``random`` and
+* Periodic evaluation on duplicate deals through the arena (:mod:`agents.evaluation.arena`) against ``random`` and
   ``heuristic`` (and ``rollout`` every ``eval_rollout_every`` evaluations).
-* The network and its checkpoint format have one owner, :mod:`agents.policy_net`. Checkpoints are written
+* The network and its checkpoint format have one owner, :mod:`agents.learned.policy_net`. Checkpoints are written
   atomically with the arguments, versions, rules and observation layout; ``--resume`` continues exactly where the
   run stopped (every sampler's hands, chains and generator, the learner's optimiser and generators).
 """
@@ -57,14 +57,15 @@ import torch  # noqa: E402
 import tyro  # noqa: E402
 from tqdm import tqdm
 
-from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
-from agents.policy_net import (PRECISIONS, ActorCritic, build_network, policy_checkpoint, resolve_precision,
+from agents.learned.checkpoint import CheckpointError, load_checkpoint, save_atomic
+from agents.learned.policy_net import (PRECISIONS, ActorCritic, build_network, policy_checkpoint, resolve_precision,
                                save_policy, versions)
-from agents.self_play import (SAMPLER_NICE, InProcessSamplers, ProcessSamplers, RaySamplers, SamplerError,
+from agents.training.self_play import (SAMPLER_NICE, InProcessSamplers, ProcessSamplers, RaySamplers, SamplerError,
                               sampler_capacity, sampler_state_problem)
 from agents.specs import parse_value
 from schnapsen_env import RuleSet
-from schnapsen_env.argparsing import fits_hint, short_repr
+from agents.specs import fits_hint
+from schnapsen_env.errors import short_repr
 from schnapsen_env.encoding import layout_signature, obs_size, state_size
 from schnapsen_env.files import (WriteError, atomic_write, check_output_folder, describe_os_error,
                                  remove_stale_temps)
@@ -184,7 +185,7 @@ class Args(PPOArgs):
     """also evaluate against "rollout" every N-th periodic evaluation (0: never; it is slower)"""
     nash_conv_every: int = 0
     """--ruleset schnapsen10 only: updates between exact measurements of the policy's exploitability (NashConv of
-    its masked softmax in fp32 over the whole game tree, agents/exact.py; about 1.5 minutes each on one core, the
+    its masked softmax in fp32 over the whole game tree, agents/game_theory/exact.py; about 1.5 minutes each on one core, the
     learner waiting), logged to TensorBoard (exact/nash_conv) and summary.json, and once more at the end; 0: never"""
     resume: Optional[str] = None
     """checkpoint to continue from (its arguments are used; --total-steps may extend the run)"""
@@ -302,7 +303,7 @@ def check_run_name(name: str | None) -> None:
 def validate_recipe(args: PPOArgs) -> None:
     """Check the flags of the shared recipe (:class:`PPOArgs`). Raises ValueError naming the flag, its value and
     what it takes."""
-    from agents.arena import MAX_DEALS, MAX_WORKERS
+    from agents.evaluation.arena import MAX_DEALS, MAX_WORKERS
 
     positive = ("total_steps", "batch_size", "minibatch_size", "pool_size", "pool_every", "checkpoint_every",
                 "hidden", "layers")
@@ -352,7 +353,7 @@ def validate_recipe(args: PPOArgs) -> None:
 def validate(args: Args) -> None:
     """Check the arguments before any work. Raises ValueError naming the flag, its value and what it takes: values
     out of range, sizes this machine's memory cannot hold (:func:`memory_estimate`), a run name leaving --run-dir."""
-    from agents.arena import MAX_DEALS
+    from agents.evaluation.arena import MAX_DEALS
 
     validate_recipe(args)
     if args.num_envs < 1:
@@ -438,7 +439,7 @@ def teacher_loss(log_probs: torch.Tensor, best: torch.Tensor, taught: torch.Tens
 
 
 def batch_tensors(batch: dict, device: torch.device, precision: str, n_actions: int, critic: bool) -> dict:
-    """The samplers' joined batch (numpy arrays, :data:`agents.self_play.BATCH_KEYS`) as the update's tensors on
+    """The samplers' joined batch (numpy arrays, :data:`agents.training.self_play.BATCH_KEYS`) as the update's tensors on
     ``device``: ``obs`` (rows, obs_size) float32, or bfloat16 when ``precision`` is ``"bf16"`` (autocast would round
     it in every minibatch's forward; rounding once per batch gives the same products, tested), ``masks`` bool,
     ``critic`` (None without a privileged critic), ``actions`` int64, ``logp``, ``values``, ``adv``, ``ret``
@@ -516,7 +517,7 @@ def tensorboard_writer(args, rules, run_dir, resumed_step: int | None = None):
 
 def evaluate(model, rules, args, opponents, deals, seed, run_dir):
     """Arena on duplicate deals: the current policy (greedy) against each opponent, under the run's rules."""
-    from agents.arena import play_match
+    from agents.evaluation.arena import play_match
 
     path = Path(run_dir) / "eval_policy.pt"
     save_policy(path, model, rules, args)
@@ -610,9 +611,9 @@ def _is_int(v) -> bool:
 def trainer_state_problem(tr, args: Args, model: ActorCritic, n_obs: int, n_actions: int, capacity: int,
                           critic_cols: int) -> str | None:
     """What is wrong with a checkpoint's trainer state for this run (None when it fits): its keys, counters, pool
-    snapshots, optimizer state, every sampler's state (:func:`agents.self_play.sampler_state_problem`) and the
+    snapshots, optimizer state, every sampler's state (:func:`agents.training.self_play.sampler_state_problem`) and the
     generator states are checked before any of it is used (the env's hands are checked when they are loaded)."""
-    from agents.self_play import tensor_problem
+    from agents.training.self_play import tensor_problem
 
     if not isinstance(tr, dict):
         return f"'trainer' is a {type(tr).__name__}, expected a dict"
@@ -687,7 +688,7 @@ def trainer_state_problem(tr, args: Args, model: ActorCritic, n_obs: int, n_acti
 
 
 def sampler_kwargs(args: Args, rules: RuleSet, net: dict, index: int) -> dict:
-    """The keyword arguments of the run's sampler ``index`` (:class:`agents.self_play.Sampler`), for ``args`` as
+    """The keyword arguments of the run's sampler ``index`` (:class:`agents.training.self_play.Sampler`), for ``args`` as
     :func:`main` resolves them (``samplers`` set, ``precision`` "fp32" or "bf16")."""
     return dict(index=index, rules=rules.to_dict(), num_envs=args.num_envs, seed=args.seed, net=net,
                 rows_per_call=-(-args.batch_size // args.samplers), pool_prob=args.pool_prob,
@@ -696,7 +697,7 @@ def sampler_kwargs(args: Args, rules: RuleSet, net: dict, index: int) -> dict:
 
 
 def start_samplers(args: Args, rules: RuleSet, net: dict):
-    """The run's samplers (:mod:`agents.self_play`): in this process, local processes, or Ray actors."""
+    """The run's samplers (:mod:`agents.training.self_play`): in this process, local processes, or Ray actors."""
     kwargs = [sampler_kwargs(args, rules, net, i) for i in range(args.samplers)]
     if args.ray_address is not None:
         return RaySamplers(kwargs, args.ray_address)
@@ -851,11 +852,11 @@ def main(args: Args) -> dict:
             except WriteError as e:
                 raise write_failed(e) from None
 
-        exact_tree = []  # built on the first exact measurement (agents.exact.Tree, about 5 s)
+        exact_tree = []  # built on the first exact measurement (agents.game_theory.exact.Tree, about 5 s)
 
         def measure_nash_conv() -> None:
             """The current policy's exact NashConv (schnapsen10), into the history, TensorBoard and the log."""
-            from agents import exact
+            from agents.game_theory import exact
 
             if not exact_tree:
                 exact_tree.append(exact.Tree(rules))

@@ -4,11 +4,11 @@ tooling is RLlib (CleanRL keeps one file per variant; this is that file).
     bash scripts/bootstrap.sh --extras rllib python train_rllib.py --total-steps 300000 --env-runners 2
     python train_rllib.py --ray-address auto --env-runners 30      # on a Ray cluster
 
-``schnapsen_v0`` through RLlib's PettingZoo wrapper, the masked :class:`agents.rllib_module.MaskedActorCriticModule`
+``schnapsen_v0`` through RLlib's PettingZoo wrapper, the masked :class:`agents.training.rllib_module.MaskedActorCriticModule`
 shared by both seats (module "main"), frozen snapshots of it as an opponent pool (modules "opponent_<k>", refreshed
 every ``pool_every`` iterations) plus the scripted heuristic, mapped per hand by the policy mapping function.
-Writes ``policy.pt`` (the project's checkpoint format, :mod:`agents.policy_net`, so ``PolicyAgent`` and the arena
-load it) and ``rllib_checkpoint/`` (RLlib's own; ``agents.rllib_module.load_rllib_policy`` reads it).
+Writes ``policy.pt`` (the project's checkpoint format, :mod:`agents.learned.policy_net`, so ``PolicyAgent`` and the arena
+load it) and ``rllib_checkpoint/`` (RLlib's own; ``agents.training.rllib_module.load_rllib_policy`` reads it).
 
 **Throughput.** RLlib steps one PettingZoo env per Python call in each env runner, so it samples far fewer decisions
 per second than ``train.py``'s samplers, which step the compiled vector env (the README's "Ray RLlib" section has
@@ -30,7 +30,7 @@ from typing import Optional
 import torch
 from tqdm import tqdm
 
-from agents.policy_net import ActorCritic, save_policy
+from agents.learned.policy_net import ActorCritic, save_policy
 from schnapsen_env.encoding import obs_size
 from schnapsen_env.files import atomic_write, check_output_folder
 from train import (DEFAULT_TOTAL_STEPS, PPOArgs, close_writer, cli, cores, evaluate, evaluation_table, rules_of,
@@ -70,11 +70,11 @@ def validate(args: RLlibArgs) -> None:
 
 def main(args: RLlibArgs) -> dict:
     """The same self-play recipe on Ray RLlib's PPO (new API stack): ``schnapsen_v0`` through RLlib's
-    PettingZoo wrapper, the masked :class:`agents.rllib_module.MaskedActorCriticModule` shared by both seats
+    PettingZoo wrapper, the masked :class:`agents.training.rllib_module.MaskedActorCriticModule` shared by both seats
     (module "main"), frozen snapshots of it as an opponent pool (modules "opponent_<k>", refreshed every
     ``pool_every`` iterations) plus the scripted heuristic, mapped per hand by the policy mapping function.
     Writes ``policy.pt`` (the project's checkpoint format, so ``PolicyAgent`` and the arena load it) and
-    ``rllib_checkpoint/`` (RLlib's own; ``agents.rllib_module.load_rllib_policy`` reads it)."""
+    ``rllib_checkpoint/`` (RLlib's own; ``agents.training.rllib_module.load_rllib_policy`` reads it)."""
     if args.total_steps is None:
         args = dataclasses.replace(args, total_steps=DEFAULT_TOTAL_STEPS)
     validate(args)
@@ -88,7 +88,7 @@ def main(args: RLlibArgs) -> dict:
     except ImportError:
         raise ValueError('train_rllib.py needs Ray RLlib: pip install -e ".[rllib]" '
                          '(or: bash scripts/bootstrap.sh --extras rllib python train_rllib.py)') from None
-    from agents import rllib_module as rm
+    from agents.training import rllib_module as rm
 
     rules = rules_of(args)
     torch.set_num_threads(args.threads)

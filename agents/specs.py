@@ -6,7 +6,7 @@ A spec is one of
 * a registered name (:func:`agents.agent_names`, :mod:`schnapsen_env.agent_registry`), optionally with keyword
   arguments: ``"rollout:n_samples=8,depth=2"`` (values are Python literals, else strings); it is built with the
   registered factory as ``factory(rules=rules, seed=seed, **kwargs)``;
-* a checkpoint path ending in ``.pt``, loaded with ``agents.policy.PolicyAgent.load(path, rules=rules)``;
+* a checkpoint path ending in ``.pt``, loaded with ``agents.learned.policy.PolicyAgent.load(path, rules=rules)``;
 * a factory: any callable taking ``seed=`` (and ``rules=``, which it is then given) and returning an agent (an
   object with ``act(observation) -> int``) or a plain callable ``observation -> int``, e.g. an agent class or
   ``functools.partial(RolloutAgent, n_samples=4)``;
@@ -25,13 +25,37 @@ import inspect
 import os
 import types
 import typing
-from typing import Any, Callable
+from typing import Any, Callable, Literal
 
 from agents.base import as_rules
-from agents.openspiel_bots import INSTALL_HINT, OPENSPIEL_NAMES
-from schnapsen_env.argparsing import fits_hint, short_repr
+from schnapsen_env.errors import short_repr
 from schnapsen_env import agent_registry
 from schnapsen_env.ruleset import RuleSet
+
+
+def fits_hint(value: Any, hint: Any) -> bool:
+    """Whether a plain value (as parsed from a command line or read from JSON) fits a type annotation: ``bool``,
+    ``int`` (not bool), ``float`` (int or float), ``str``, ``None``, ``Literal[...]``, unions and
+    ``tuple[X, ...]``; any other annotation is left to the callee to check (True)."""
+    origin = typing.get_origin(hint)
+    if hint is bool:
+        return isinstance(value, bool)
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    if hint is str:
+        return isinstance(value, str)
+    if hint is type(None):
+        return value is None
+    if origin is Literal:
+        return value in typing.get_args(hint)
+    if origin is typing.Union or (hasattr(types, "UnionType") and origin is types.UnionType):
+        return any(fits_hint(value, h) for h in typing.get_args(hint))
+    if origin is tuple:
+        item = typing.get_args(hint)[0]
+        return isinstance(value, (tuple, list)) and all(fits_hint(v, item) for v in value)
+    return True
 
 
 def parse_value(text: str) -> Any:
@@ -95,23 +119,14 @@ class CallableFactory:
 
 
 class CheckpointFactory:
-    """Loads a checkpoint with ``agents.policy.PolicyAgent.load`` for the match's rules (passing ``seed=`` when it
-    accepts one)."""
+    """Loads a checkpoint for the match's rules with the registered checkpoint loader
+    (:func:`schnapsen_env.agent_registry.load_checkpoint`; this project's: ``PolicyAgent.load``)."""
 
     def __init__(self, path: str, rules: RuleSet) -> None:
         self.path, self.rules = path, rules
 
     def __call__(self, seed: int | None = None):
-        try:
-            from agents.policy import PolicyAgent  # imports torch: only when a checkpoint is asked for
-        except ModuleNotFoundError as e:
-            if e.name not in ("agents.policy",):
-                raise
-            raise ValueError(f"agent {self.path!r} is a checkpoint path, but agents.policy (PolicyAgent) is not "
-                             "available in this installation") from None
-        if _accepts(PolicyAgent.load, "seed"):
-            return PolicyAgent.load(self.path, rules=self.rules, seed=seed)
-        return PolicyAgent.load(self.path, rules=self.rules)
+        return agent_registry.load_checkpoint(self.path, rules=self.rules, seed=seed)
 
 
 class Fixed:
@@ -130,9 +145,9 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
     name, _, arg_text = spec.partition(":")
     try:
         factory = agent_registry.agent_factory(name)
-    except ValueError:
-        if name in OPENSPIEL_NAMES:
-            raise ValueError(f"agent {name!r} needs OpenSpiel, which is not installed: {INSTALL_HINT}") from None
+    except ValueError as e:
+        if not str(e).startswith("unknown agent"):
+            raise  # a name declared unavailable here: its own reason (e.g. the extra to install)
         raise ValueError(f"unknown agent {short_repr(name)}: expected one of {agent_registry.agent_names()} or a "
                          "path to a .pt checkpoint") from None
     kwargs = {}
@@ -178,7 +193,7 @@ def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., A
 
     Raises:
         ValueError: an unknown agent name (the message lists the valid names), a missing checkpoint file, a
-            checkpoint when ``agents.policy`` is missing, a malformed ``name:key=value`` list, an argument of a
+            checkpoint when ``agents.learned.policy`` is missing, a malformed ``name:key=value`` list, an argument of a
             type the agent's factory does not take (``rollout:n_samples=abc``, ``=1.5``), or a spec of an
             unsupported type. Values out of range are refused by the agent when it is built.
         TypeError: ``rules`` is missing or not a RuleSet / ruleset name.
@@ -227,4 +242,5 @@ def act_fn(agent: Any) -> Callable[[dict], int]:
     raise ValueError(f"the factory returned {agent!r}, which has no act() and is not callable")
 
 
-__all__ = ["CallableFactory", "CheckpointFactory", "Fixed", "NameFactory", "act_fn", "parse_value", "resolve_agent"]
+__all__ = ["CallableFactory", "CheckpointFactory", "Fixed", "NameFactory", "act_fn", "fits_hint", "parse_value",
+           "resolve_agent"]

@@ -7,7 +7,7 @@ Run:
 The policy (a registered agent name or a ``.pt`` checkpoint) plays ``--hands`` hands of ``schnapsen20`` against
 ``expert`` (seats alternating, deals from ``--seed``). At every decision of the policy with more than one legal
 action, a second, independent ``expert`` (another seed, the same budget) values every legal action on the policy's
-own observation (:meth:`agents.expert.ExpertAgent.action_values`: mean game points over the sampled worlds, each
+own observation (:meth:`agents.search.expert.ExpertAgent.action_values`: mean game points over the sampled worlds, each
 solved to the end of the hand); the decision's **cost** is the best action's value minus the value of the action
 the policy chose (0 where it chose a best one). The table gives, per phase, the decisions judged, the share where
 the policy chose an action the judge also ranks best, and the cost summed over the phase's decisions per hand
@@ -33,8 +33,8 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
-from agents.arena import resolve_agent
-from agents.expert import ExpertAgent
+from agents.evaluation.arena import resolve_agent
+from agents.search.expert import ExpertAgent
 from schnapsen_env import schnapsen_v0
 
 PHASES = ("opening lead", "open stock: lead", "open stock: follow", "closed: lead", "closed: follow",

@@ -17,10 +17,10 @@ What is measured (one *move decision* per position; the milliseconds are wall ti
   state at that moment (the leader to move, no card on the table), with the hand not over. The same
   generator carries on to the next position, so the first 50 positions of a longer run are the
   50 positions of a shorter one.
-* **ours Solver**: ``Solver().solve(state)`` (``agents/solver.py``: alpha-beta with a transposition
+* **ours Solver**: ``Solver().solve(state)`` (``agents/search/solver.py``: alpha-beta with a transposition
   table, searched to the end of the hand), a fresh solver per position (an empty table, as in one
   move decision). Nodes are ``Solver.nodes`` (calls of its ``_search``).
-* **ours PIMC**: ``PIMCAgent(rules, seed=0).act(obs)`` (``agents/pimc.py``) on the same positions, with
+* **ours PIMC**: ``PIMCAgent(rules, seed=0).act(obs)`` (``agents/search/pimc.py``) on the same positions, with
   ``obs = {"observation": encoding.observation(state, state.to_move), "action_mask":
   state.action_mask()}`` built before the clock starts. With S = 0 it solves the one determinisation
   (the true position), scoring every legal action with a full window (``Solver.action_values``),
@@ -64,8 +64,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this checkout, not an installed copy
 
-from agents.pimc import PIMCAgent  # noqa: E402
-from agents.solver import Solver  # noqa: E402
+from agents.search.pimc import PIMCAgent  # noqa: E402
+from agents.search.solver import Solver  # noqa: E402
 from schnapsen_env import GameState, RuleSet  # noqa: E402
 from schnapsen_env.encoding import observation  # noqa: E402
 

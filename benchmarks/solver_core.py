@@ -13,7 +13,7 @@ generation; the reference solver is built anew), a few untimed warm-up calls fir
 
 * ``trick 1, compiled``: ``CoreSolver(rules).solve(state)`` from trick 1, no closing below the root (the reference
   solver's default tree), and ``trick 1, compiled, closing`` with ``close_below_root=True`` (the expert's tree);
-* ``trick 1, reference``: ``Solver().solve(state)`` (``agents/solver.py``) on the first ``--reference-deals``
+* ``trick 1, reference``: ``Solver().solve(state)`` (``agents/search/solver.py``) on the first ``--reference-deals``
   deals (default 8; it takes about a second each);
 * ``trick 4, compiled`` / ``trick 4, reference``: the same two solvers on the position after three tricks of
   seeded random card play (both fast enough for every deal).
@@ -36,7 +36,7 @@ three tricks played (four, and ``schnapsen20`` only, with closing below the root
 slow); every legal action's full-depth value from both solvers, and the number of positions where
 any differs (exit status 1 if any does). ``tests/test_solver_core.py`` runs a small version in CI.
 
-**Node counts** (``--record-nodes``): writes ``agents.solver_core.perft_nodes()`` to
+**Node counts** (``--record-nodes``): writes ``agents.search.solver_core.perft_nodes()`` to
 ``benchmarks/solver_core_nodes.json``, which ``tests/test_solver_core.py`` checks. This file is a script, not a
 test.
 """
@@ -55,8 +55,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
 sys.path.insert(1, str(ROOT / "tests"))
 
-from agents.solver import Solver  # noqa: E402
-from agents.solver_core import CoreSolver, perft_nodes  # noqa: E402
+from agents.search.solver import Solver  # noqa: E402
+from agents.search.solver_core import CoreSolver, perft_nodes  # noqa: E402
 from schnapsen_env.rules import GameState  # noqa: E402
 from schnapsen_env.ruleset import RuleSet  # noqa: E402
 
@@ -193,7 +193,7 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.deals, args.reference_deals, args.rounds) < 1 or min(args.exactness, args.expert) < 0:
         parser.error("--deals, --reference-deals and --rounds must be >= 1, --exactness and --expert >= 0")
     if args.record_nodes:
-        data = {"about": "agents.solver_core.perft_nodes(): [value, nodes] of full solves from trick 1 of seeded "
+        data = {"about": "agents.search.solver_core.perft_nodes(): [value, nodes] of full solves from trick 1 of seeded "
                          "deals; checked by tests/test_solver_core.py", "core": perft_nodes()}
         NODES_FILE.write_text(json.dumps(data, indent=1) + "\n")
         print(f"wrote {NODES_FILE}")

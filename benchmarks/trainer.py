@@ -52,7 +52,7 @@ from pathlib import Path
 import numpy as np
 
 import train
-from agents.policy_net import native_bf16
+from agents.learned.policy_net import native_bf16
 from schnapsen_env.files import check_output_file
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -76,8 +76,8 @@ WORKER_UPDATE = """
 import json, sys, time
 sys.path.insert(0, {tree!r})
 import numpy as np, torch, train
-from agents.policy_net import ActorCritic, resolve_precision
-from agents.self_play import Sampler
+from agents.learned.policy_net import ActorCritic, resolve_precision
+from agents.training.self_play import Sampler
 from schnapsen_env.encoding import obs_size
 args = train.Args(**json.loads({kw!r}))
 args.precision = resolve_precision(args.precision)

@@ -10,7 +10,7 @@ from typing import Callable
 
 import numpy as np
 
-from agents.random_agent import RandomAgent
+from agents.scripted.random_agent import RandomAgent
 from schnapsen_env import schnapsen_v0
 
 

@@ -16,7 +16,7 @@ next transition is not one step later and the final reward often lands on the op
 of the hand (a Monte Carlo return, read from the learner's column of the reward vector), and the Q network never
 bootstraps from the opponent's observation.
 
-At the end the greedy policy plays ``--eval-hands`` hands against ``agents.random_agent.RandomAgent`` on the plain
+At the end the greedy policy plays ``--eval-hands`` hands against ``agents.scripted.random_agent.RandomAgent`` on the plain
 AEC env (each deal twice, once from each seat), and the script reports the mean game points per hand and the
 number of illegal actions it chose (always 0).
 """

@@ -12,7 +12,7 @@ loss to the acting seat. With ``gamma = lmbda = 1`` and rewards only at the end 
 hand's result minus the critic's estimate, so the idle seat's values in between cancel out.
 
 At the end the trained policy (greedy over legal actions) plays ``--eval-hands`` hands against
-``agents.random_agent.RandomAgent`` on the plain AEC env (each deal twice, once from each seat), and the script
+``agents.scripted.random_agent.RandomAgent`` on the plain AEC env (each deal twice, once from each seat), and the script
 reports the mean game points per hand and the number of illegal actions it chose (always 0).
 """
 

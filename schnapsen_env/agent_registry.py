@@ -41,6 +41,8 @@ from schnapsen_env.ruleset import RULESETS, RuleSet
 ENTRY_POINT_GROUP = "schnapsen_env.agents"
 
 _FACTORIES: dict[str, Callable[..., Any]] = {}
+_UNAVAILABLE: dict[str, str] = {}  # name -> why it cannot be built here (e.g. an optional extra is missing)
+_CHECKPOINT_LOADERS: list[Callable[..., Any]] = []
 _plugins_loaded = False
 
 
@@ -73,6 +75,49 @@ def register_agent(name: str, factory: Callable[..., Any], replace: bool = False
 def unregister_agent(name: str) -> None:
     """Remove ``name`` from the registry (nothing happens when it is not registered)."""
     _FACTORIES.pop(name, None)
+    _UNAVAILABLE.pop(name, None)
+
+
+def register_unavailable(name: str, reason: str) -> None:
+    """Declare an agent that an agent package has but cannot build in this installation (an optional extra is
+    missing): it is not listed by :func:`agent_names`, and asking for it raises ``ValueError(reason)`` instead of
+    "unknown agent".
+
+    Args:
+        name: the agent's name.
+        reason: one line saying why it is missing and how to get it, e.g. the extra to install.
+    """
+    if name not in _FACTORIES:
+        _UNAVAILABLE[name] = reason
+
+
+def register_checkpoint_loader(loader: Callable[..., Any]) -> None:
+    """Make checkpoint paths (``"runs/x/policy.pt"``) agents wherever an agent is taken: ``loader(path, rules=,
+    seed=)`` returns an agent. The last registered loader is used (this project's ``agents`` package registers
+    :func:`agents.learned.shipped.load_checkpoint_agent`).
+
+    Raises:
+        TypeError: ``loader`` is not callable.
+    """
+    if not callable(loader):
+        raise TypeError(f"a checkpoint loader must be callable as loader(path, rules=, seed=), got {loader!r}")
+    if loader not in _CHECKPOINT_LOADERS:
+        _CHECKPOINT_LOADERS.append(loader)
+
+
+def load_checkpoint(path: str, rules: RuleSet | str, seed: int | None = None) -> Any:
+    """The agent that the registered checkpoint loader builds from ``path`` for ``rules``.
+
+    Raises:
+        ValueError: no installed agent package loads checkpoints, or what the loader raises (a missing, corrupt or
+            foreign file).
+    """
+    if not _CHECKPOINT_LOADERS:
+        _load_plugins()
+    if not _CHECKPOINT_LOADERS:
+        raise ValueError(f"agent {path!r} is a checkpoint path, but no installed agent package loads checkpoints "
+                         f"(this project's: import agents, or reinstall it: pip install -e .)")
+    return _CHECKPOINT_LOADERS[-1](path, rules=rules, seed=seed)
 
 
 def _load_plugins() -> None:
@@ -99,7 +144,8 @@ def agent_factory(name: str) -> Callable[..., Any]:
     """The factory registered as ``name`` (see :func:`register_agent`).
 
     Raises:
-        ValueError: an unknown name; the message lists the registered ones.
+        ValueError: an unknown name (the message lists the registered ones), or a name declared unavailable here
+            (:func:`register_unavailable`; the message says why).
     """
     if not (isinstance(name, str) and name in _FACTORIES):
         _load_plugins()
@@ -107,6 +153,8 @@ def agent_factory(name: str) -> Callable[..., Any]:
         return _FACTORIES[name]
     except (KeyError, TypeError):
         pass
+    if isinstance(name, str) and name in _UNAVAILABLE:
+        raise ValueError(_UNAVAILABLE[name]) from None
     names = sorted(_FACTORIES)
     if names:
         raise ValueError(f"unknown agent {name!r}: expected one of {names}") from None
@@ -139,4 +187,5 @@ def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **optio
     return factory(rules=rules, seed=seed, **options)
 
 
-__all__ = ["ENTRY_POINT_GROUP", "agent_factory", "agent_names", "make_agent", "register_agent", "unregister_agent"]
+__all__ = ["ENTRY_POINT_GROUP", "agent_factory", "agent_names", "load_checkpoint", "make_agent", "register_agent",
+           "register_checkpoint_loader", "register_unavailable", "unregister_agent"]

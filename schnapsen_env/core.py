@@ -3,7 +3,7 @@
 This is the project's second implementation of the rules (the first, readable reference is
 :class:`schnapsen_env.rules.GameState`). It implements RULES.md R1–R27 and R66-1–R66-11 with every knob of
 section 5, and drives the vectorised env (:mod:`schnapsen_env.vector`), the exact solver
-(:mod:`agents.solver_core`) and the search agents. ``tests/test_core_lockstep.py`` plays it in lockstep with
+(:mod:`agents.search.solver_core`) and the search agents. ``tests/test_core_lockstep.py`` plays it in lockstep with
 ``GameState`` over every knob of both rulesets, comparing legal actions, whole states, observations and results.
 
 Compiled with numba (``cache=True``: the JIT cost, about a minute on first import on a new machine, is paid
@@ -165,7 +165,7 @@ def drop_stale_cache(module_name: str, dispatcher) -> None:
     into the machine code, and checks only the compiled function's own source file before reusing its cache. So
     after a change to another module (a ``git pull`` that touched ``rules.py`` only) a cached function would run
     with an old layout: wrong values, or memory errors. This module and every module with compiled functions that
-    read its layout (:mod:`agents.solver_core`) call this at import, with one of their dispatchers (to find the
+    read its layout (:mod:`agents.search.solver_core`) call this at import, with one of their dispatchers (to find the
     cache folder): the cache is reused only while the package's sources are those it was compiled against, and a
     change anywhere in ``schnapsen_env`` costs one recompilation.
     """

@@ -27,7 +27,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-#: The temporary files written by :func:`atomic_write` (and ``agents.checkpoint.save_atomic``):
+#: The temporary files written by :func:`atomic_write` (and ``agents.learned.checkpoint.save_atomic``):
 #: ``NAME.`` + the 8 characters of ``tempfile.mkstemp`` + ``.tmp``.
 _TEMP_TAIL = re.compile(r"\.[a-z0-9_]{8}\.tmp\Z")
 

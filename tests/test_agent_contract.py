@@ -17,10 +17,10 @@ import pytest
 
 import schnapsen_env  # noqa: F401  (registers "schnapsen_env/Schnapsen-v0")
 from agents import SCHNAPSEN20_ONLY, agent_names, can_play, make_agent
-from agents.heuristic import HeuristicAgent
-from agents.pimc import PIMCAgent
-from agents.random_agent import RandomAgent
-from agents.rollout import RolloutAgent
+from agents.scripted.heuristic import HeuristicAgent
+from agents.search.pimc import PIMCAgent
+from agents.scripted.random_agent import RandomAgent
+from agents.search.rollout import RolloutAgent
 from schnapsen_env import RuleSet
 
 #: Non-default knob sets of both rulesets: (ruleset, knobs).
@@ -190,7 +190,7 @@ def test_heuristic_refuses_an_observation_of_other_rules():
 def test_arena_and_play_cli_build_agents_for_the_match_rules():
     import functools
 
-    from agents.arena import play_match, resolve_agent
+    from agents.evaluation.arena import play_match, resolve_agent
 
     rules = RuleSet.make("schnapsen20", must_head=False)
     for spec in ("pimc:n_samples=2,depth=1", "rollout:n_samples=2", "heuristic", "random", "trained",

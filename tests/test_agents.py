@@ -20,12 +20,12 @@ import numpy as np
 import pytest
 
 from agents import SHIPPED_POLICIES, agent_names, make_agent
-from agents.arena import fit_elo, play_match, resolve_agent, round_robin
-from agents.heuristic import HeuristicAgent
-from agents.pimc import PIMCAgent
-from agents.random_agent import RandomAgent
-from agents.rollout import RolloutAgent
-from agents.solver import Solver, terminal_value
+from agents.evaluation.arena import fit_elo, play_match, resolve_agent, round_robin
+from agents.scripted.heuristic import HeuristicAgent
+from agents.search.pimc import PIMCAgent
+from agents.scripted.random_agent import RandomAgent
+from agents.search.rollout import RolloutAgent
+from agents.search.solver import Solver, terminal_value
 from helpers.rulebook import scenario
 from schnapsen_env import GameState, RuleSet, schnapsen_v0
 from schnapsen_env.encoding import layout, observation
@@ -445,7 +445,7 @@ def test_bad_agent_name_lists_valid_names():
 def test_arena_took_arguments_the_agent_does_not_take_bug():
     """resolve_agent accepted arguments the agent does not take (rollout:foo=1), and seed= and rules=, which the
     arena sets itself."""
-    from agents.arena import resolve_agent
+    from agents.evaluation.arena import resolve_agent
 
     with pytest.raises(ValueError, match="takes no argument"):
         resolve_agent("rollout:foo=1", "schnapsen20")
@@ -478,8 +478,8 @@ def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
     instead of CheckpointError, and NaN weights went on choosing actions."""
     import torch
 
-    from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
-    from agents.policy import DEFAULT_POLICY, PolicyAgent
+    from agents.learned.checkpoint import CheckpointError, load_checkpoint, save_atomic
+    from agents.learned.policy import DEFAULT_POLICY, PolicyAgent
 
     ck = load_checkpoint(DEFAULT_POLICY)
     for key, value in (("layout", [1, 2]), ("rules", [1, 2]), ("rules", 5),

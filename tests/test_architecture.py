@@ -1,5 +1,6 @@
-"""The layout's rules, checked on the source (issue "A codebase a newcomer can change"): no import cycle between
-the modules of ``schnapsen_env`` and ``agents``, and no private name imported from another module."""
+"""The layout's rules, checked on the source: no import cycle between the modules of ``schnapsen_env`` and
+``agents``, no private name imported from another module, and the rooms of ``agents/`` importing only the rooms
+below them (:data:`ALLOWED`, stated once here)."""
 
 from __future__ import annotations
 
@@ -91,3 +92,105 @@ def test_the_checks_see_imports():
     assert {"schnapsen_env.position", "schnapsen_env.scoring", "schnapsen_env.ruleset"} <= found
     assert "schnapsen_env.rules" not in {
         m for m, _ in _imports("schnapsen_env.position", modules["schnapsen_env.position"], modules)}
+
+
+#: The rooms of ``agents/`` (a subpackage, or a module directly in ``agents/``) and the rooms each may import, at
+#: run time, anywhere in its modules; a room may always import itself and ``schnapsen_env``. Players sit above
+#: the contract and the spec resolver; evaluation, exact game theory and training above the players; the apps
+#: (``cli``, ``web``) on top, the only rooms that import the registry (the package ``agents`` itself).
+PLAYERS = {"agents.scripted", "agents.search", "agents.learned"}
+ALLOWED: dict[str, set[str]] = {
+    "agents.base": set(),
+    "agents.moved": set(),
+    "agents.specs": {"agents.base"},
+    "agents.scripted": {"agents.base"},
+    "agents.search": {"agents.base"},
+    "agents.learned": {"agents.base", "agents.specs", "agents.search"},
+    "agents.evaluation": {"agents.base", "agents.specs"},
+    "agents.game_theory": {"agents.base", "agents.learned"},
+    "agents.training": {"agents.base", "agents.specs", *PLAYERS, "agents.evaluation", "agents.game_theory"},
+    "agents.web": {"agents", "agents.base", "agents.specs", *PLAYERS, "agents.evaluation"},
+    "agents.cli": {"agents", "agents.base", "agents.specs", *PLAYERS, "agents.evaluation", "agents.web"},
+    "agents": {"agents.moved", "agents.base", "agents.specs", *PLAYERS},  # the registry (agents/__init__.py)
+}
+#: At most this many modules directly in ``agents/`` besides ``__init__.py``; the rest live in rooms named by job.
+MAX_TOP_MODULES = 6
+
+
+def _room(module: str) -> str:
+    parts = module.split(".")
+    return module if parts[0] != "agents" or len(parts) == 1 else ".".join(parts[:2])
+
+
+def _room_problems(modules: dict[str, Path]) -> list[str]:
+    bad = []
+    for name, path in modules.items():
+        if not name.startswith("agents"):
+            continue
+        src = _room(name)
+        for target, node in _imports(name, path, modules):
+            dst = _room(target)
+            if not target.startswith("agents") or dst == src or dst in ALLOWED.get(src, set()):
+                continue
+            bad.append(f"{name} (line {node.lineno}) imports {target}: {src} may import "
+                       f"{sorted(ALLOWED.get(src, set())) or 'no other room'}")
+    return bad
+
+
+def test_every_room_of_agents_is_declared():
+    rooms = {_room(name) for name in _modules() if name.startswith("agents")}
+    assert rooms == set(ALLOWED), f"rooms without a rule: {sorted(rooms - set(ALLOWED))}; rules without a room: " \
+                                  f"{sorted(set(ALLOWED) - rooms)}"
+
+
+def test_rooms_import_only_the_rooms_below_them():
+    bad = _room_problems(_modules())
+    assert not bad, "imports running back up between the rooms of agents/:\n" + "\n".join(bad)
+
+
+def test_the_room_check_finds_an_upward_import(tmp_path):
+    """A player importing the arena is found (so that the test above can fail)."""
+    modules = _modules()
+    fake = tmp_path / "fake.py"
+    fake.write_text("from agents.evaluation.arena import play_match\n", encoding="utf-8")
+    problems = _room_problems({**modules, "agents.search.fake": fake})
+    assert any(p.startswith("agents.search.fake (line 1) imports agents.evaluation.arena") for p in problems)
+
+
+def test_few_modules_directly_in_agents():
+    top = sorted(f.name for f in (ROOT / "agents").glob("*.py") if f.name != "__init__.py")
+    assert len(top) <= MAX_TOP_MODULES, f"{len(top)} modules directly in agents/: {top}"
+
+
+def test_old_import_paths_warn_once_and_work():
+    """Every moved module answers at its old path (``agents.pimc``) for one release: the same module object, one
+    DeprecationWarning naming the new path the first time, none after."""
+    import subprocess
+    import sys
+
+    from agents.moved import MOVED
+
+    code = f"""
+import importlib, sys, warnings
+import agents
+moved = {MOVED!r}
+for old, new in moved.items():
+    with warnings.catch_warnings(record=True) as first:
+        warnings.simplefilter("always")
+        try:
+            mod = importlib.import_module(old)
+        except ModuleNotFoundError as e:  # an optional extra the new module needs
+            assert e.name != old, e
+            continue
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        assert importlib.import_module(old) is mod
+    assert mod is importlib.import_module(new), old
+    assert [str(w.message).split(";")[0] for w in first if w.category is DeprecationWarning] == \\
+        [f"{{old}} moved to {{new}}"], (old, [str(w.message) for w in first])
+    assert not [w for w in again if w.category is DeprecationWarning], old
+print("checked", len(moved))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == f"checked {len(MOVED)}"

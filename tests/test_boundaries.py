@@ -59,9 +59,9 @@ def test_env_sources_do_not_import_agents():
 
 
 def test_the_static_check_finds_upward_imports():
-    probe = ("import numpy, agents.base\nfrom agents.arena import play_match\nimport importlib\n"
+    probe = ("import numpy, agents.base\nfrom agents.evaluation.arena import play_match\nimport importlib\n"
              "def f():\n    return importlib.import_module('agents')\nfrom schnapsen_env import rules\n")
-    assert _upward_imports(probe, "probe.py") == ["probe.py:1 agents.base", "probe.py:2 agents.arena",
+    assert _upward_imports(probe, "probe.py") == ["probe.py:1 agents.base", "probe.py:2 agents.evaluation.arena",
                                                   "probe.py:5 agents"]
 
 

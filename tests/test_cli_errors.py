@@ -23,12 +23,12 @@ import pytest
 import torch
 
 import train
-from agents.checkpoint import save_atomic
+from agents.learned.checkpoint import save_atomic
 from agents.cli import arena as arena_cli
 from agents.cli import play as play_cli
 from agents.cli import replay as replay_cli
 from agents.cli import web as web_cli
-from agents.policy_net import ActorCritic
+from agents.learned.policy_net import ActorCritic
 from fault_util import ReadOnly, files_under
 from schnapsen_env import RuleSet
 from schnapsen_env.records import Recorder, write_records
@@ -261,7 +261,7 @@ def test_bad_inputs_never_end_in_a_traceback(tmp_path, monkeypatch):
         raise AssertionError("work started for a bad command line")
 
     monkeypatch.setattr(train, "start_samplers", no_work)
-    monkeypatch.setattr("agents.arena.play_deals", no_work)
+    monkeypatch.setattr("agents.evaluation.arena.play_deals", no_work)
     monkeypatch.setattr(play_cli, "play_hand", no_work)
     if importlib.util.find_spec("uvicorn") is not None:  # schnapsen-web: no server starts for a bad command line
         monkeypatch.setattr("uvicorn.Server.run", no_work)

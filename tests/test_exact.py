@@ -1,11 +1,11 @@
-"""agents.exact: the schnapsen10 tree walk against a walk of the reference engine, and its deals."""
+"""agents.game_theory.exact: the schnapsen10 tree walk against a walk of the reference engine, and its deals."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from agents import exact
+from agents.game_theory import exact
 from schnapsen_env import core
 from schnapsen_env.rules import GameState
 from schnapsen_env.encoding import obs_size
@@ -106,7 +106,7 @@ def test_nash_conv_equals_openspiels_best_response_on_the_same_game():
     from open_spiel.python import policy as policy_lib
     from open_spiel.python.algorithms import exploitability
 
-    from agents.heuristic import HeuristicAgent
+    from agents.scripted.heuristic import HeuristicAgent
     from schnapsen_env import encoding
 
     # the five deals with the non-dealer's hand and the turn-up in common: its trick-1 information sets span all five,
@@ -221,7 +221,7 @@ def test_policy_checks_and_adapters():
         tree.nash_conv(exact.search_agent_policy(Wild()), revealed="minimax")
     with pytest.raises(ValueError, match="has no act"):
         exact.search_agent_policy(object())
-    with pytest.raises(ValueError, match="expected an agents.policy_net.ActorCritic"):
+    with pytest.raises(ValueError, match="expected an agents.learned.policy_net.ActorCritic"):
         exact.network_policy(object())
     # a deterministic policy: the lowest legal action, as an agent with act_batch
     class Lowest:
@@ -234,7 +234,7 @@ def test_policy_checks_and_adapters():
 def test_network_policy_is_the_masked_softmax():
     import torch
 
-    from agents.policy_net import ActorCritic
+    from agents.learned.policy_net import ActorCritic
     torch.manual_seed(0)
     model = ActorCritic(obs_size=obs_size(RULES), n_actions=RULES.n_actions, hidden=16, layers=1).eval()
     tree = exact.Tree(RULES, SMALL[:2])
@@ -248,7 +248,7 @@ def test_network_policy_is_the_masked_softmax():
 
 
 def test_whole_schnapsen10_game_figures():
-    """The figures of agents/exact.py's docstring and the README: the open part's size, and the uniform policy's
+    """The figures of agents/game_theory/exact.py's docstring and the README: the open part's size, and the uniform policy's
     NashConv on the whole game (the README's table row)."""
     tree = exact.Tree(RULES)
     assert (tree.n_nodes, tree.n_revealed, tree.n_infosets) == (4_649_684, 136_640, 2_278_922)
@@ -262,7 +262,7 @@ def test_search_agents_play_the_revealed_subtrees_perfectly(name):
     stock exhausted their one world is the true position and they pick an action of the best exact value. Checked
     on every decision of random playouts from 60 revealed roots."""
     from agents import make_agent
-    from agents.solver_core import CoreSolver
+    from agents.search.solver_core import CoreSolver
     from schnapsen_env import encoding
 
     tree = exact.Tree(RULES, SMALL)

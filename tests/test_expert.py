@@ -1,4 +1,4 @@
-"""The expert agent (agents.expert): legal play over hundreds of hands in both rulesets under random knobs, worlds
+"""The expert agent (agents.search.expert): legal play over hundreds of hands in both rulesets under random knobs, worlds
 that never contradict the observation (RULES.md R27), uniform sampling (chi-square) and complete enumeration,
 exact play once the stock is exhausted, its decision rules and its option checks."""
 
@@ -12,8 +12,8 @@ import pytest
 from scipy.stats import chisquare
 
 from agents import make_agent
-from agents.expert import ExpertAgent
-from agents.solver_core import CoreSolver
+from agents.search.expert import ExpertAgent
+from agents.search.solver_core import CoreSolver
 from helpers.knob_cases import CASES, case_seed
 from schnapsen_env import core, encoding
 from schnapsen_env.rules import GameState

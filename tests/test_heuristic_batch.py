@@ -1,5 +1,5 @@
-"""The compiled heuristic (``HeuristicAgent.act_batch``, agents/heuristic_core.py) against the readable one
-(``HeuristicAgent.act``, agents/heuristic.py).
+"""The compiled heuristic (``HeuristicAgent.act_batch``, agents/scripted/heuristic_core.py) against the readable one
+(``HeuristicAgent.act``, agents/scripted/heuristic.py).
 
 * Lockstep: seeded hands of the vector env under every knob set of helpers/knob_cases.py (both rulesets), the
   slots moved by a mix of the heuristic and biased random play (from all heuristic to all random, slot by slot),
@@ -19,8 +19,8 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from agents import heuristic_core
-from agents.heuristic import HeuristicAgent
+from agents.scripted import heuristic_core
+from agents.scripted.heuristic import HeuristicAgent
 from helpers.knob_cases import CASES, case_seed
 from schnapsen_env.encoding import layout, obs_bounds, obs_size
 from schnapsen_env.ruleset import RuleSet

@@ -1,4 +1,4 @@
-"""``policy+expert`` (agents.hybrid): the policy moves while the stock is large, the expert once it is down to
+"""``policy+expert`` (agents.learned.hybrid): the policy moves while the stock is large, the expert once it is down to
 ``search_stock`` cards, closed (R18) or exhausted (R7), decided from the observation alone; each half's move is the one that half makes on its own;
 bad options and other rulesets are refused."""
 
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from agents import STRONGEST_POLICY, make_agent
-from agents.expert import ExpertAgent
-from agents.hybrid import SEARCH_STOCK, PolicySearchAgent
+from agents.search.expert import ExpertAgent
+from agents.learned.hybrid import SEARCH_STOCK, PolicySearchAgent
 from schnapsen_env import encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
@@ -56,7 +56,7 @@ def test_registered_and_defaults_to_the_strongest_policy():
     agent = make_agent("policy+expert", "schnapsen20", seed=0)
     assert isinstance(agent, PolicySearchAgent) and agent.policy_name == STRONGEST_POLICY
     assert agent.expert.worlds == ExpertAgent("schnapsen20").worlds  # None: the expert's own default
-    assert agent.search_stock == SEARCH_STOCK == 6  # the arena's choice (agents/hybrid.py)
+    assert agent.search_stock == SEARCH_STOCK == 6  # the arena's choice (agents/learned/hybrid.py)
     # schnapsen10 deals a stock of 2: the default becomes the whole stock, an explicit value is checked
     assert PolicySearchAgent("schnapsen10", seed=0, policy="heuristic").search_stock == 2
     with pytest.raises(ValueError, match="search_stock must be an int from 0 to 2"):

@@ -348,7 +348,7 @@ def test_openspiel_ismcts_runs_on_the_dealt_game():
     ("openspiel-mcts", "schnapsen20", {"claim_mode": "auto"}),
 ])
 def test_search_bots_play_legal_actions_through_the_arena(name, ruleset, knobs):
-    from agents.arena import play_match
+    from agents.evaluation.arena import play_match
 
     spec = f"{name}:simulations=40"
     first = play_match(spec, "heuristic", 2, ruleset=ruleset, seed=3, workers=1, progress=False, **knobs)

@@ -200,7 +200,7 @@ def test_play_program_records_an_unfinished_hand_on_quit(tmp_path):
 
 @pytest.mark.parametrize("episode", ["hand", "match"])
 def test_arena_writes_records_that_replay(tmp_path, episode):
-    from agents.arena import play_match
+    from agents.evaluation.arena import play_match
 
     path = tmp_path / "arena.jsonl"
     res = play_match("heuristic", "random", n_deals=4, seed=3, workers=1, progress=False, episode=episode,

@@ -1,4 +1,4 @@
-"""``train_rllib.py`` and :mod:`agents.rllib_module` (extra "rllib"; skipped without Ray).
+"""``train_rllib.py`` and :mod:`agents.training.rllib_module` (extra "rllib"; skipped without Ray).
 
 A tiny training run on a local single-node Ray (one remote env runner) must finish with every action legal
 (the env refuses an illegal action, and a failed env runner is not restarted), write a checkpoint that
@@ -21,10 +21,10 @@ from ray.rllib.core.columns import Columns  # noqa: E402
 
 import train  # noqa: E402
 import train_rllib  # noqa: E402
-from agents import rllib_module as rm  # noqa: E402
-from agents.arena import play_match  # noqa: E402
-from agents.heuristic import HeuristicAgent  # noqa: E402
-from agents.policy import PolicyAgent  # noqa: E402
+from agents.training import rllib_module as rm  # noqa: E402
+from agents.evaluation.arena import play_match  # noqa: E402
+from agents.scripted.heuristic import HeuristicAgent  # noqa: E402
+from agents.learned.policy import PolicyAgent  # noqa: E402
 from schnapsen_env import IllegalActionError, RuleSet, schnapsen_v0  # noqa: E402
 
 
@@ -241,7 +241,7 @@ def test_seeded_rllib_runs_are_reproducible(tmp_path, local_ray):
 
 
 def test_load_rllib_policy_refuses_bad_folders(tmp_path):
-    from agents.checkpoint import CheckpointError
+    from agents.learned.checkpoint import CheckpointError
 
     with pytest.raises(CheckpointError, match="is not an RLlib checkpoint"):
         rm.load_rllib_policy(tmp_path)

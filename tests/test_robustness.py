@@ -26,13 +26,13 @@ import pytest
 import torch
 
 import train
-from agents import policy_net
-from agents.checkpoint import CheckpointError, add_checksum, load_checkpoint, save_atomic, verify_checksum
+from agents.learned import policy_net
+from agents.learned.checkpoint import CheckpointError, add_checksum, load_checkpoint, save_atomic, verify_checksum
 from agents.cli import arena as arena_cli
 from agents.cli import play as play_cli
 from agents.cli import replay as replay_cli
-from agents.policy import DATA_DIR, PolicyAgent
-from agents.policy_net import ActorCritic
+from agents.learned.policy import DATA_DIR, PolicyAgent
+from agents.learned.policy_net import ActorCritic
 from fault_util import FullDisk, ReadOnly, files_under
 from schnapsen_env import RuleSet, schnapsen_v0
 from schnapsen_env.agent_registry import register_agent, unregister_agent
@@ -327,7 +327,7 @@ def test_arena_read_only_folder_refused_before_any_game(tmp_path, monkeypatch, c
     def no_play(*a, **k):
         raise AssertionError("a game was played")
 
-    monkeypatch.setattr("agents.arena.play_deals", no_play)
+    monkeypatch.setattr("agents.evaluation.arena.play_deals", no_play)
     for flag in ("--json", "--records"):
         with pytest.raises(SystemExit) as e:
             arena_cli.main(ARENA + [flag, str(ro / "x")])
@@ -339,11 +339,11 @@ def test_arena_read_only_folder_refused_before_any_game(tmp_path, monkeypatch, c
 
 
 def test_arena_json_folder_turning_read_only_keeps_the_results(tmp_path, monkeypatch, capsys):
-    import agents.arena
+    import agents.evaluation.arena
 
     assert arena_cli.main(ARENA) == 0
     expected_table = capsys.readouterr().out
-    real = agents.arena.play_deals
+    real = agents.evaluation.arena.play_deals
     folder = tmp_path / "late"
     folder.mkdir()
 
@@ -352,7 +352,7 @@ def test_arena_json_folder_turning_read_only_keeps_the_results(tmp_path, monkeyp
         ReadOnly(monkeypatch, folder)
         return out
 
-    monkeypatch.setattr(agents.arena, "play_deals", play_then_lock)
+    monkeypatch.setattr(agents.evaluation.arena, "play_deals", play_then_lock)
     assert arena_cli.main(ARENA + ["--json", str(folder / "out.json")]) == 1
     out, err = capsys.readouterr()
     assert _untimed(out) == _untimed(expected_table)
@@ -651,7 +651,7 @@ def test_no_output_replaces_a_checkpoint(tmp_path):
     """A records or results file is never written over an existing checkpoint, whatever named it: a shipped name
     or an option inside an agent spec (``policy+expert:policy=ck.pt``) reached it where a literal path check did
     not (review), and the file was emptied. A records file is still replaced as before."""
-    from agents.policy import DEFAULT_POLICY
+    from agents.learned.policy import DEFAULT_POLICY
     from schnapsen_env.files import WriteError, check_output_file, is_checkpoint
     from schnapsen_env.records import RecordWriter
 

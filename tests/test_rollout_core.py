@@ -1,5 +1,5 @@
-"""The rollout agent's compiled playouts (agents/rollout_core.py) against the readable ones on GameState
-(agents/rollout.py): the same score on every state, legal and uniform random actions, and the same action values
+"""The rollout agent's compiled playouts (agents/search/rollout_core.py) against the readable ones on GameState
+(agents/search/rollout.py): the same score on every state, legal and uniform random actions, and the same action values
 up to sampling error."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 from scipy.stats import chisquare
 
-from agents.rollout import RolloutAgent, rollout_score, score
-from agents.rollout_core import random_action, score as core_score
+from agents.search.rollout import RolloutAgent, rollout_score, score
+from agents.search.rollout_core import random_action, score as core_score
 from helpers.knob_cases import CASES
 from schnapsen_env import core, encoding
 from schnapsen_env.rules import GameState

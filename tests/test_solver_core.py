@@ -1,4 +1,4 @@
-"""The compiled solver (agents.solver_core) against the reference solver (agents.solver): equal full-depth values
+"""The compiled solver (agents.search.solver_core) against the reference solver (agents.search.solver): equal full-depth values
 of every legal action on seeded positions from every phase (stock open, closed, exhausted), both rulesets and
 random knobs, with and without closing below the root; seeded node counts equal the recorded ones (the solver's
 perft, benchmarks/solver_core_nodes.json); the expert agent's world solver equals solving each world alone.
@@ -13,8 +13,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.solver import Solver
-from agents.solver_core import CoreSolver, perft_nodes
+from agents.search.solver import Solver
+from agents.search.solver_core import CoreSolver, perft_nodes
 from helpers.knob_cases import CASES, case_seed
 from helpers.solver_positions import positions
 from schnapsen_env import core
@@ -63,7 +63,7 @@ def test_one_solver_over_successive_positions_of_a_hand_bug():
     reference values: each solve starts a new table generation, also from an empty stock (stock_end 0, whose stock
     keys once overwrote the generation counter, so that entries of an earlier solve, relative to the other player,
     were read as this one's)."""
-    from agents.solver_core import GENERATION
+    from agents.search.solver_core import GENERATION
     for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
         rules = RuleSet.make(ruleset)
         rng = np.random.default_rng(4)
@@ -205,7 +205,7 @@ import sys
 sys.path.insert(0, sys.argv[1])
 sys.path.insert(0, sys.argv[1] + "/tests")
 import numpy as np
-from agents.solver_core import CoreSolver
+from agents.search.solver_core import CoreSolver
 from helpers.knob_cases import CASES
 from helpers.solver_positions import positions
 from schnapsen_env.ruleset import RuleSet

@@ -12,12 +12,12 @@ import pytest
 import torch
 
 import train
-from agents.arena import play_match
-from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
-from agents.policy import PolicyAgent
-from agents.policy_net import (ActorCritic, masked_entropy, masked_log_probs, native_bf16, policy_checkpoint,
+from agents.evaluation.arena import play_match
+from agents.learned.checkpoint import CheckpointError, load_checkpoint, save_atomic
+from agents.learned.policy import PolicyAgent
+from agents.learned.policy_net import (ActorCritic, masked_entropy, masked_log_probs, native_bf16, policy_checkpoint,
                                resolve_precision)
-from agents.self_play import Sampler, chain_gae
+from agents.training.self_play import Sampler, chain_gae
 from schnapsen_env import schnapsen_v0
 
 
@@ -400,7 +400,7 @@ def test_a_sampler_that_died_while_idle_is_named_and_a_busy_one_is_stopped_at_on
 def test_overlapping_sampler_processes_yield_the_cores_to_the_learner(tmp_path, overlap):
     """--overlap-sampling: the sampler processes run at SAMPLER_NICE below the learner, so that the update keeps
     its core; without the overlap nothing runs beside them and they keep the learner's priority."""
-    from agents.self_play import SAMPLER_NICE
+    from agents.training.self_play import SAMPLER_NICE
     from schnapsen_env.encoding import obs_size
     args = tiny_args(tmp_path, samplers=2, inline_samplers=False, overlap_sampling=overlap)
     rules = train.rules_of(args)
@@ -521,7 +521,7 @@ def test_teacher_loss_by_hand():
 
 def test_best_action_bits_are_the_solvers_best_actions():
     """The batch call gives, for each exhausted-stock position, exactly the actions of best exact value."""
-    from agents.solver_core import CoreSolver
+    from agents.search.solver_core import CoreSolver
     from schnapsen_env import core
     from schnapsen_env.rules import GameState
     for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
@@ -563,7 +563,7 @@ def test_sampler_labels_exactly_the_exhausted_stock_choices():
 
 
 def test_sampler_state_from_before_the_teacher_loads(tmp_path):
-    from agents.self_play import sampler_state_problem
+    from agents.training.self_play import sampler_state_problem
     rules = train.rules_of(train.Args())
     net = ActorCritic(255, 27, hidden=32)
     sampler = Sampler(0, rules, 8, 5, net.config(), 200, 0.0, 0.0, 1.0, 0.95, endgame_teacher=True)
@@ -577,11 +577,11 @@ def test_sampler_state_from_before_the_teacher_loads(tmp_path):
 
 
 def test_nash_conv_is_tracked_over_training_on_schnapsen10(tmp_path, monkeypatch):
-    """--nash-conv-every measures the policy's exact NashConv (agents.exact) during the run and at its end, into
+    """--nash-conv-every measures the policy's exact NashConv (agents.game_theory.exact) during the run and at its end, into
     summary.json and the checkpoint's history; the last figure is the final policy's. On a game of a few deals
-    (agents.exact.Tree patched to a subset: the whole game takes a minute a measurement)."""
-    from agents import exact
-    from agents.policy_net import load_policy
+    (agents.game_theory.exact.Tree patched to a subset: the whole game takes a minute a measurement)."""
+    from agents.game_theory import exact
+    from agents.learned.policy_net import load_policy
 
     rules = train.RuleSet.make("schnapsen10")
     small = [o for k, o in enumerate(exact.deals(rules)) if k % 900 == 4]

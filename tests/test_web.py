@@ -343,7 +343,7 @@ def test_requests_from_a_page_of_another_site_are_refused(client, app):
 def test_opponents_are_ids_never_paths(client):
     """A browser cannot make the server load a file: a checkpoint path (even of a real policy) is not an id."""
     shipped = str(ROOT / "agents" / "data" / "schnapsen20_policy.pt")
-    for opponent in (shipped, "agents/data/schnapsen20_policy.pt", "rollout:n_samples=1000", "../x.pt", ""):
+    for opponent in (shipped, "agents/learned/data/schnapsen20_policy.pt", "rollout:n_samples=1000", "../x.pt", ""):
         r = client.post("/api/games", json={"opponent": opponent})
         assert r.status_code == 422, opponent
         assert "not on offer" in r.json()["error"] and r.json()["field"] == "opponent"

@@ -1,7 +1,7 @@
 """The command-line apps, one module each (run them by name once installed, or with ``python -m``):
 
 * ``schnapsen-arena`` (:mod:`agents.cli.arena`, ``python -m agents.cli.arena``): duplicate-deal matches and round
-  robins between agents (:mod:`agents.arena`);
+  robins between agents (:mod:`agents.evaluation.arena`);
 * ``schnapsen-play`` (:mod:`agents.cli.play`, ``python -m agents.cli.play``): play against an agent in the
   terminal;
 * ``schnapsen-replay`` (:mod:`agents.cli.replay`, ``python -m agents.cli.replay``): replay recorded hands; it uses

@@ -1,4 +1,4 @@
-"""``schnapsen-arena``: the arena's command line (see :mod:`agents.arena`).
+"""``schnapsen-arena``: the arena's command line (see :mod:`agents.evaluation.arena`).
 
 Examples::
 
@@ -14,9 +14,10 @@ import json
 import sys
 
 from agents import agent_names
-from agents.arena import EPISODES, MAX_DEALS, MAX_SEED, MAX_WORKERS, RecordsWriteError, play_match, round_robin
+from agents.evaluation.arena import EPISODES, MAX_DEALS, MAX_SEED, MAX_WORKERS, RecordsWriteError, play_match, round_robin
 from agents.specs import parse_value
-from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line
+from agents.cli.console import ArgumentParser, console_main, fail
+from schnapsen_env.errors import one_line
 from schnapsen_env.errors import IllegalActionError
 from schnapsen_env.files import WriteError, atomic_write, check_output_file, describe_os_error, same_file
 from schnapsen_env.ruleset import RULESETS, RuleSet
@@ -98,7 +99,7 @@ def main(argv: list[str] | None = None) -> int:
     that cannot be written (the results are still printed; the records file keeps its complete records) exits with
     status 1; Ctrl-C with 130. The --json file is written before the table is printed, and a reader of the output
     that goes away (``| head``) or a full disk behind it ends the program without a traceback
-    (:func:`~schnapsen_env.argparsing.console_main`).
+    (:func:`~agents.cli.console.console_main`).
     """
     parser = build_parser()
     args = parser.parse_args(argv)

@@ -23,8 +23,9 @@ from typing import TextIO
 
 import numpy as np
 
-from agents import STRONGEST_POLICY
-from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line, short_repr
+from agents.learned.shipped import STRONGEST_POLICY
+from agents.cli.console import ArgumentParser, console_main, fail
+from schnapsen_env.errors import one_line, short_repr
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.encoding import observation
 from schnapsen_env.files import WriteError, check_output_file, describe_os_error
@@ -146,7 +147,7 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
     A user's mistake is one line on stderr, never a traceback: bad flags, an unknown opponent or a bad checkpoint
     exit with status 2 before play; an opponent that fails mid-game (e.g. NaN weights) or a record that cannot be
     written ends with status 1, after the hands played are recorded. Output that cannot be written (``| head``, a
-    full disk) ends play after the unfinished hand is recorded (:func:`~schnapsen_env.argparsing.console_main`).
+    full disk) ends play after the unfinished hand is recorded (:func:`~agents.cli.console.console_main`).
     """
     inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout

@@ -12,7 +12,8 @@ from __future__ import annotations
 import sys
 import warnings
 
-from schnapsen_env.argparsing import ArgumentParser, console_main, fail, one_line
+from agents.cli.console import ArgumentParser, console_main, fail
+from schnapsen_env.errors import one_line
 from schnapsen_env.records import IncompleteLineWarning, RecordError, read_records, replay
 from schnapsen_env.render import render_text
 from schnapsen_env.rules import PLAYERS

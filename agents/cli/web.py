@@ -22,7 +22,8 @@ import threading
 import time
 import webbrowser
 
-from schnapsen_env.argparsing import ArgumentParser, console_main, short_repr
+from agents.cli.console import ArgumentParser, console_main
+from schnapsen_env.errors import short_repr
 from schnapsen_env.files import describe_os_error
 
 PROG = "schnapsen-web"

@@ -34,7 +34,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from agents import SHIPPED_POLICIES
+from agents.learned.shipped import SHIPPED_POLICIES
 from schnapsen_env.ruleset import RuleSet
 
 AgentSpec = tuple[str, str]
@@ -87,7 +87,7 @@ def build_agent(spec: AgentSpec, rules: RuleSet, seed: int | None):
         key = (spec, rules)
         if key not in _POLICIES:
             if kind == "file":
-                from agents.policy import PolicyAgent  # torch: imported only where a policy plays
+                from agents.learned.policy import PolicyAgent  # torch: imported only where a policy plays
 
                 _POLICIES[key] = PolicyAgent.load(what, rules=rules)
             else:

@@ -26,7 +26,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
-from agents import STRONGEST_POLICY
+from agents.learned.shipped import STRONGEST_POLICY
 from agents.web.search import POLICY_NAMES, VALUE_ANALYSERS, AgentSpec
 from agents.web.view import OPPONENT, YOU, describe_move, player_view, record_summary, replay_frames, result_view
 from schnapsen_env.encoding import observation
@@ -99,7 +99,7 @@ class Catalogue:
             self.choices[name] = Choice(name, name, ("name", name), rulesets, name in POLICY_NAMES)
         self.policy_id: str | None = None
         if policy is not None:
-            from agents.policy import PolicyAgent
+            from agents.learned.policy import PolicyAgent
 
             agent = PolicyAgent.load(policy)  # CheckpointError (a ValueError) names the file and the problem
             path = os.path.abspath(os.fspath(policy))

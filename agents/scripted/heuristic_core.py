@@ -1,8 +1,8 @@
-"""The compiled heuristic: :class:`agents.heuristic.HeuristicAgent`'s rules of thumb over a batch of observations.
+"""The compiled heuristic: :class:`agents.scripted.heuristic.HeuristicAgent`'s rules of thumb over a batch of observations.
 
-The readable reference is :mod:`agents.heuristic` (its class docstring states the rules); this module is the same
+The readable reference is :mod:`agents.scripted.heuristic` (its class docstring states the rules); this module is the same
 decision procedure, step for step, compiled with numba so that a trainer can play the heuristic on a whole batch of
-rows in one call (:meth:`HeuristicAgent.act_batch <agents.heuristic.HeuristicAgent.act_batch>`, about a microsecond
+rows in one call (:meth:`HeuristicAgent.act_batch <agents.scripted.heuristic.HeuristicAgent.act_batch>`, about a microsecond
 a row instead of tens of microseconds a call). ``tests/test_heuristic_batch.py`` checks the two in lockstep on many
 thousands of positions under every rule knob of both rulesets, and on scrambled observations and masks.
 
@@ -12,7 +12,7 @@ Everything the kernel needs to know about the rules and the observation comes in
 function. So a change elsewhere (a new observation layout in ``encoding.py``, another claim target) reaches the
 kernel through :func:`tables` and cannot leave a stale numba cache behind: numba checks this file's own source
 before reusing its cache, and that is all the compiled code depends on (unlike :mod:`schnapsen_env.core` and
-:mod:`agents.solver_core`, which freeze the core's layout and need :func:`~schnapsen_env.core.drop_stale_cache`).
+:mod:`agents.search.solver_core`, which freeze the core's layout and need :func:`~schnapsen_env.core.drop_stale_cache`).
 
 The kernel trusts its arrays (numba does not check bounds): ``HeuristicAgent.act_batch`` checks shapes and dtypes
 before calling it. Rows it cannot decide are marked with a negative code (:data:`NO_LEGAL_ACTION`, ...) for the
@@ -66,7 +66,7 @@ def tables(rules: RuleSet, close_opp_points: int) -> Tables:
     Args:
         rules: the agent's rules (deck, action ids, observation layout).
         close_opp_points: card points credited for the opponent's card in each sure trick of the close rule
-            (:data:`agents.heuristic.CLOSE_OPP_CARD_POINTS`).
+            (:data:`agents.scripted.heuristic.CLOSE_OPP_CARD_POINTS`).
     """
     deck = rules.deck
     lay = layout(rules)

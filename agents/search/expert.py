@@ -9,7 +9,7 @@ After Wisser, "An Expert-Level Card Playing Agent Based on a Variant of Perfect 
    pinned to the opponent's hand and the turn-up under the stock (:class:`schnapsen_env.sampler.Determinizer`);
 2. **enumerates** them all when there are at most ``worlds`` of them (the stock order counts only while the stock
    can still be drawn), else draws ``worlds`` of them uniformly at random with the agent's seeded generator;
-3. solves each world exactly, to the end of the hand, with the compiled solver (:mod:`agents.solver_core`, with
+3. solves each world exactly, to the end of the hand, with the compiled solver (:mod:`agents.search.solver_core`, with
    closing considered at every lead below the root too), giving every legal action its game points in that world;
 4. plays the action with the best mean game points (``decision="mean"``), or, as SchnapsenAI does, the lowest
    share of worlds in which it loses the hand (``decision="loss"``, ties broken by the mean).
@@ -31,8 +31,8 @@ import time
 import numpy as np
 
 from agents.base import as_rules, legal_ids
-from agents.solver_core import CoreSolver
-from agents.worlds import draw_worlds, world_setup
+from agents.search.solver_core import CoreSolver
+from agents.search.worlds import draw_worlds, world_setup
 from schnapsen_env.core import F, legal_bits
 
 DECISIONS = ("mean", "loss")
@@ -84,7 +84,7 @@ class ExpertAgent:
 
     # ------------------------------------------------------------------ worlds
     def world_setup(self, observation) -> tuple[np.ndarray, np.ndarray, int, int]:
-        """:func:`agents.worlds.world_setup` for this agent's rules: ``(template, unseen, k, count)``.
+        """:func:`agents.search.worlds.world_setup` for this agent's rules: ``(template, unseen, k, count)``.
 
         Raises:
             InvalidPositionError: an observation whose card counts are inconsistent.

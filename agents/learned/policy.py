@@ -8,19 +8,18 @@ distribution. A checkpoint made under another ruleset or observation layout is r
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from agents.base import as_rules, legal_ids
-from agents.policy_net import ActorCritic, load_policy, masked_logits
+from agents.learned.data import DATA_DIR, SHIPPED_POLICIES
+from agents.learned.policy_net import ActorCritic, load_policy, masked_logits
 from schnapsen_env.encoding import obs_size
 from schnapsen_env.ruleset import RuleSet
 
-#: The policy shipped with the package (``make_agent("trained")``); reproduce with the command in the README.
-DATA_DIR = Path(__file__).with_name("data")
-DEFAULT_POLICY = DATA_DIR / "schnapsen20_policy.pt"
+#: The default of :meth:`PolicyAgent.load`: the first policy shipped with the package (``make_agent("trained")``).
+DEFAULT_POLICY = DATA_DIR / SHIPPED_POLICIES["trained"]
 
 
 class PolicyAgent:

@@ -1,11 +1,11 @@
 """The compiled alpha-beta solver: the perfect-information game on :mod:`schnapsen_env.core`.
 
-The same search as the reference :mod:`agents.solver` (fail-soft alpha-beta with a transposition table, values
+The same search as the reference :mod:`agents.search.solver` (fail-soft alpha-beta with a transposition table, values
 in game points for the player to move at the root, an optional horizon in completed tricks scored by
-:func:`agents.solver.evaluate`), compiled with numba. Full-depth values equal the reference solver's exactly
+:func:`agents.search.solver.evaluate`), compiled with numba. Full-depth values equal the reference solver's exactly
 (``tests/test_solver_core.py``; ``benchmarks/solver.py --exactness`` checks thousands of positions). A *world*
 (a determinisation: every hand and the stock order known) is solved to the end of the hand in a few
-milliseconds, which is what the expert agent (:mod:`agents.expert`) needs thousands of times a move.
+milliseconds, which is what the expert agent (:mod:`agents.search.expert`) needs thousands of times a move.
 
 Transposition table: ``2 ** tt_bits`` entries of one cache line each (default ``2 ** 14``, 1 MiB, for
 ``schnapsen20``: a table the size of a core's L2 cache solved fastest, although larger ones search fewer nodes;
@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.worlds import fill_world
+from agents.search.worlds import fill_world
 from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply_searched,
                                 card_points, check_state, claim, counted, drop_stale_cache, follow_bits,
                                 bits_float, float_bits, from_game_state, last_trick, lead_bits, legal_bits, marriage_value, rank_of,
@@ -62,7 +62,7 @@ _SCRATCH = -1
 
 @njit(cache=True)
 def _evaluate(st, root):
-    """:func:`agents.solver.evaluate`: counted-point difference (+ half the pending marriages) / 33, clipped to
+    """:func:`agents.search.solver.evaluate`: counted-point difference (+ half the pending marriages) / 33, clipped to
     +-1.9 game points."""
     opp = 1 - root
     pend_r = 0 if st[F.tricks + root] else st[F.marriage_points + root]
@@ -655,7 +655,7 @@ def _world_values_entry(template, worlds, k, R, actions, out, flags, st, undo, m
 
 
 class CoreSolver:
-    """Alpha-beta on the compiled core; the reference :class:`agents.solver.Solver`'s interface and values.
+    """Alpha-beta on the compiled core; the reference :class:`agents.search.solver.Solver`'s interface and values.
 
     Args:
         rules: the rule set of the positions to solve.

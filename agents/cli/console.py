@@ -15,28 +15,13 @@ import codecs
 import errno
 import functools
 import os
-import reprlib
 import sys
-import types
 import typing
-from typing import Any, Callable, Literal, NoReturn, TypeVar
+from typing import Any, Callable, NoReturn, TypeVar
 
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
+from schnapsen_env.errors import one_line
 from schnapsen_env.files import describe_os_error
-
-
-def one_line(text: object, limit: int = 2000) -> str:
-    """``text`` on one line (whitespace runs become one space), cut to ``limit`` characters."""
-    line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[:limit - 3] + "..."
-
-
-def short_repr(value: object, limit: int = 80) -> str:
-    """``repr(value)`` for a message, with a long string or number cut in its middle to about ``limit`` characters
-    (a 5,000-character argument is named, not echoed)."""
-    r = reprlib.Repr()
-    r.maxstring = r.maxother = r.maxlong = limit
-    return r.repr(value)
 
 
 class ArgumentParser(argparse.ArgumentParser):
@@ -171,29 +156,4 @@ def console_main(prog: str) -> Callable[[_Main], _Main]:
     return wrap
 
 
-def fits_hint(value: Any, hint: Any) -> bool:
-    """Whether a plain value (as parsed from a command line or read from JSON) fits a type annotation: ``bool``,
-    ``int`` (not bool), ``float`` (int or float), ``str``, ``None``, ``Literal[...]``, unions and
-    ``tuple[X, ...]``; any other annotation is left to the callee to check (True)."""
-    origin = typing.get_origin(hint)
-    if hint is bool:
-        return isinstance(value, bool)
-    if hint is int:
-        return isinstance(value, int) and not isinstance(value, bool)
-    if hint is float:
-        return isinstance(value, (int, float)) and not isinstance(value, bool)
-    if hint is str:
-        return isinstance(value, str)
-    if hint is type(None):
-        return value is None
-    if origin is Literal:
-        return value in typing.get_args(hint)
-    if origin is typing.Union or (hasattr(types, "UnionType") and origin is types.UnionType):
-        return any(fits_hint(value, h) for h in typing.get_args(hint))
-    if origin is tuple:
-        item = typing.get_args(hint)[0]
-        return isinstance(value, (tuple, list)) and all(fits_hint(v, item) for v in value)
-    return True
-
-
-__all__ = ["fits_hint", "ArgumentParser", "StdoutError", "console_main", "fail", "one_line", "short_repr"]
+__all__ = ["ArgumentParser", "StdoutError", "console_main", "fail"]

@@ -5,12 +5,12 @@ ratings. The work is split by job:
 
 * :mod:`agents.specs`: what an agent may be given as (a name such as ``"rollout:n_samples=8,depth=2"``, a ``.pt``
   checkpoint, a factory, an agent object, a ``(label, spec)`` pair) and how it is built for the match's rules;
-* :mod:`agents.duplicate`: the deals, the game loop that plays each deal with both seatings, the worker
+* :mod:`agents.evaluation.duplicate`: the deals, the game loop that plays each deal with both seatings, the worker
   processes, and game records (through :class:`schnapsen_env.records.Recorder`);
-* :mod:`agents.ratings`: the statistics (mean game points per hand with a 95% CI over deals, win rates) and the
+* :mod:`agents.evaluation.ratings`: the statistics (mean game points per hand with a 95% CI over deals, win rates) and the
   Elo fit.
 
-The names of those modules that callers use are importable from here too (``from agents.arena import
+The names of those modules that callers use are importable from here too (``from agents.evaluation.arena import
 play_match, resolve_agent, fit_elo, MatchResult``). The command line is ``schnapsen-arena``
 (:mod:`agents.cli.arena`).
 """
@@ -23,10 +23,10 @@ from typing import Any
 
 import numpy as np
 
-from agents.duplicate import EPISODES, DealResult, Duel, play_deals, sample_deals
-from agents.ratings import MatchResult, RoundRobinResult, fit_elo, summarise
+from agents.evaluation.duplicate import EPISODES, DealResult, Duel, play_deals, sample_deals
+from agents.evaluation.ratings import MatchResult, RoundRobinResult, fit_elo, summarise
 from agents.specs import resolve_agent
-from schnapsen_env.argparsing import short_repr
+from schnapsen_env.errors import short_repr
 from schnapsen_env.files import WriteError
 from schnapsen_env.records import RecordWriter
 from schnapsen_env.ruleset import RuleSet
@@ -78,7 +78,7 @@ def play_match(agent_a: Any, agent_b: Any, n_deals: int, ruleset: str = "schnaps
         **knobs: rule knobs (RULES.md section 5) for the env and the agents.
 
     Returns:
-        A :class:`MatchResult` (``.table()`` text, ``.to_dict()`` for JSON; statistics in :mod:`agents.ratings`).
+        A :class:`MatchResult` (``.table()`` text, ``.to_dict()`` for JSON; statistics in :mod:`agents.evaluation.ratings`).
 
     Raises:
         ValueError: bad agent specs (listing the valid names), ``n_deals`` not in 1..:data:`MAX_DEALS`, ``workers``

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from agents import heuristic_core
+from agents.scripted import heuristic_core
 from agents.base import as_rules, legal_ids
 from schnapsen_env.cards import Deck, iter_bits
 from schnapsen_env.encoding import PENDING_SCALE, POINTS_SCALE, layout, obs_bounds, obs_size, plane_to_bits
@@ -91,7 +91,7 @@ class HeuristicAgent:
     layout of :mod:`schnapsen_env.encoding`); the agent is deterministic, the seed is kept for the protocol.
 
     :meth:`act` is the readable reference of these rules; :meth:`act_batch` plays the same rules on a batch of rows
-    with the compiled kernel of :mod:`agents.heuristic_core` (identical actions, ``tests/test_heuristic_batch.py``),
+    with the compiled kernel of :mod:`agents.scripted.heuristic_core` (identical actions, ``tests/test_heuristic_batch.py``),
     for trainers that play the heuristic on many envs at once.
 
     Args:
@@ -238,7 +238,7 @@ class HeuristicAgent:
         return out
 
     def _refusal(self, code: int, obs: np.ndarray) -> str:
-        """What was wrong with a row the kernel marked with ``code`` (:mod:`agents.heuristic_core`)."""
+        """What was wrong with a row the kernel marked with ``code`` (:mod:`agents.scripted.heuristic_core`)."""
         if code == heuristic_core.NO_LEGAL_ACTION:
             return "the action mask has no legal action: expected the rows of players to move"
         if code == heuristic_core.NO_CARD_TO_FOLLOW:

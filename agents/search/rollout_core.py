@@ -1,6 +1,6 @@
-"""Random playouts on the compiled core: the rollout agent's inner loop (:mod:`agents.rollout`).
+"""Random playouts on the compiled core: the rollout agent's inner loop (:mod:`agents.search.rollout`).
 
-For each world (:mod:`agents.worlds`) and each legal action: apply the action, then uniformly random legal actions
+For each world (:mod:`agents.search.worlds`) and each legal action: apply the action, then uniformly random legal actions
 until ``depth`` more tricks are completed or the hand ends, and score the end state for the observer (seat 0). Every
 random choice is drawn from a numpy bit generator (the agent's seeded ``numpy.random.Generator``, through
 :func:`schnapsen_env.core.bitgen_addresses` and :func:`schnapsen_env.core.random_interval`), so a seeded agent is
@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from agents.worlds import fill_world
+from agents.search.worlds import fill_world
 from schnapsen_env.core import F, apply, counted, drop_stale_cache, legal_bits, random_interval, uncounted
 
 
@@ -69,7 +69,7 @@ def rollout_totals(template, worlds, k, R, actions, depth, fn, state, out):
     """``out[i]`` += the rollout score (seat 0) of ``actions[i]`` summed over the worlds.
 
     Args:
-        template: int64 ``(STATE_SIZE,)`` world template (:func:`agents.worlds.world_setup`), stock from ``stock_top``
+        template: int64 ``(STATE_SIZE,)`` world template (:func:`agents.search.worlds.world_setup`), stock from ``stock_top``
             0; checked by the caller.
         worlds: int64 ``(W, u)``, per world the unseen cards, the first ``k`` to seat 1's hand, the rest the
             face-down stock top first.

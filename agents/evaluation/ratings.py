@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:
-    from agents.duplicate import DealResult
+    from agents.evaluation.duplicate import DealResult
 
 CONFIDENCE = 0.95
 #: Virtual hand wins given to each side of every pair before the Bradley-Terry fit (keeps ratings finite when
@@ -37,7 +37,7 @@ ELO_ITERATIONS = 1000
 
 @dataclass
 class MatchResult:
-    """Outcome of :func:`agents.arena.play_match`, from agent A's side (module docstring for the statistics).
+    """Outcome of :func:`agents.evaluation.arena.play_match`, from agent A's side (module docstring for the statistics).
 
     Attributes:
         agent_a, agent_b: labels of the agents.
@@ -173,7 +173,7 @@ def fit_elo(names: list[str], wins: dict[tuple[str, str], float], anchor: str | 
 
 @dataclass
 class RoundRobinResult:
-    """Outcome of :func:`agents.arena.round_robin`.
+    """Outcome of :func:`agents.evaluation.arena.round_robin`.
 
     Attributes:
         agents: labels in the order given.

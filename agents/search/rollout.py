@@ -20,8 +20,8 @@ share of points. This agent does the same over the exact rules of :mod:`schnapse
 
 * The action with the best mean score is played (ties: lowest action id).
 
-The worlds are drawn with :func:`agents.worlds.draw_worlds` and the playouts run on the compiled core
-(:mod:`agents.rollout_core`), every random choice from the agent's seeded ``numpy.random.Generator`` (the agent is
+The worlds are drawn with :func:`agents.search.worlds.draw_worlds` and the playouts run on the compiled core
+(:mod:`agents.search.rollout_core`), every random choice from the agent's seeded ``numpy.random.Generator`` (the agent is
 reproducible from ``seed=``). :func:`rollout_score` and :func:`score` are the same playout on
 :class:`GameState`, for reading and for tests.
 """
@@ -31,8 +31,8 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import as_rules, best_action, legal_ids
-from agents.rollout_core import rollout_totals
-from agents.worlds import draw_worlds, world_setup
+from agents.search.rollout_core import rollout_totals
+from agents.search.worlds import draw_worlds, world_setup
 from schnapsen_env.core import bitgen_addresses, legal_bits, rule_table
 from schnapsen_env.rules import GameState
 
@@ -47,7 +47,7 @@ def _random_bit(bits: int, rng: np.random.Generator) -> int:
 
 def rollout_score(s: GameState, me: int, target: int, rng: np.random.Generator) -> float:
     """Play ``s`` on by uniformly random legal actions until ``target`` tricks are completed in the hand (or it
-    ends), and score it for seat ``me``: the readable twin of :func:`agents.rollout_core.rollout_totals`' playouts
+    ends), and score it for seat ``me``: the readable twin of :func:`agents.search.rollout_core.rollout_totals`' playouts
     (same distribution, another random stream; ``tests/test_agents.py`` compares them).
 
     The state is restored (pushes are popped) before returning. See the module docstring for the score.

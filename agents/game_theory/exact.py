@@ -927,14 +927,14 @@ def search_agent_policy(agent) -> Policy:
 
 
 def network_policy(model, batch: int = 1 << 16) -> Policy:
-    """A trained :class:`agents.policy_net.ActorCritic` as a :data:`Policy`: its masked softmax (the stochastic
+    """A trained :class:`agents.learned.policy_net.ActorCritic` as a :data:`Policy`: its masked softmax (the stochastic
     policy PPO learns; ``PolicyAgent`` plays its argmax), in fp32 on the model's device."""
     import torch
 
-    from agents.policy_net import masked_logits
+    from agents.learned.policy_net import masked_logits
 
     if not callable(getattr(model, "act_logits", None)):
-        raise ValueError(f"expected an agents.policy_net.ActorCritic, got {type(model).__name__}")
+        raise ValueError(f"expected an agents.learned.policy_net.ActorCritic, got {type(model).__name__}")
     device = next(model.parameters()).device
 
     def policy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:

@@ -5,8 +5,8 @@ and the order of the face-down stock. :func:`world_setup` reads an observation o
 observer may know, through :class:`schnapsen_env.sampler.Determinizer`) and returns a *template*, the state array
 with the observer as seat 0 and seat 1's hand holding only the cards the opponent made public, plus the unseen card
 ids; a world is then a row of those ids, the first ``k`` to the opponent's hand and the rest the face-down stock,
-top first (the turn-up stays last). The expert agent (:mod:`agents.expert`) solves such worlds to the end of the
-hand; the rollout agent (:mod:`agents.rollout`) plays them out at random.
+top first (the turn-up stays last). The expert agent (:mod:`agents.search.expert`) solves such worlds to the end of the
+hand; the rollout agent (:mod:`agents.search.rollout`) plays them out at random.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ exhausted.
 
 The two halves are each strongest where the other is weakest. The policy (one network call a move) plays the
 opening, where the stock is large, PIMC's worlds are least alike and strategy fusion costs it most; the expert
-search (:class:`agents.expert.ExpertAgent`, every world solved to the end of the hand) plays once the open stock is
+search (:class:`agents.search.expert.ExpertAgent`, every world solved to the end of the hand) plays once the open stock is
 down to ``search_stock`` cards (default 6: from the third trick on in schnapsen20), closed (RULES.md R18, R19) or
 exhausted (R7, R11), where the worlds left are fewer and, with the stock exhausted, every card is known (R27: the
 unseen cards are the opponent's hand), so the search is exact.
@@ -23,7 +23,9 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import as_rules, legal_ids
-from agents.expert import ExpertAgent
+from agents.learned.shipped import STRONGEST_POLICY
+from agents.search.expert import ExpertAgent
+from agents.specs import resolve_agent
 from schnapsen_env.encoding import layout, obs_size
 from schnapsen_env.ruleset import RuleSet
 
@@ -33,7 +35,7 @@ SEARCH_STOCK = 6
 
 
 class PolicySearchAgent:
-    """A policy for the first tricks, full-depth PIMC (:class:`~agents.expert.ExpertAgent`) from ``search_stock``
+    """A policy for the first tricks, full-depth PIMC (:class:`~agents.search.expert.ExpertAgent`) from ``search_stock``
     cards left in the stock on, and once it is closed or exhausted (module docstring).
 
     Args:
@@ -59,9 +61,6 @@ class PolicySearchAgent:
 
     def __init__(self, rules: RuleSet | str, seed: int | None = None, policy: str | None = None,
                  worlds: int | None = None, search_stock: int | None = None) -> None:
-        from agents import STRONGEST_POLICY  # the package imports this module
-        from agents.specs import resolve_agent
-
         self.rules = as_rules(rules)
         if policy is not None and not isinstance(policy, str):
             raise ValueError(f"policy must be a shipped policy's name or a .pt file, got {policy!r}")

@@ -40,9 +40,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.heuristic import HeuristicAgent
-from agents.policy_net import ActorCritic, masked_log_probs
-from agents.solver_core import CoreSolver
+from agents.scripted.heuristic import HeuristicAgent
+from agents.learned.policy_net import ActorCritic, masked_log_probs
+from agents.search.solver_core import CoreSolver
 from schnapsen_env.core import F
 from schnapsen_env.encoding import obs_size, state_size
 from schnapsen_env.ruleset import RuleSet
@@ -194,11 +194,11 @@ class Sampler:
         pool_prob, heuristic_prob: shares of hands against a pool snapshot and against the heuristic.
         gamma, gae_lambda: GAE's discount and lambda.
         threads: torch intra-op threads of this sampler (1 in a sampler process).
-        precision: ``"fp32"`` or ``"bf16"``, how the networks compute (:class:`agents.policy_net.ActorCritic`), the
+        precision: ``"fp32"`` or ``"bf16"``, how the networks compute (:class:`agents.learned.policy_net.ActorCritic`), the
             learner's, so that the update's first probability ratios start at 1.
         endgame_teacher: label each learner decision with a choice once the stock is exhausted (a position of
             perfect information: the observation determines it) with its exactly best actions, by the compiled
-            solver (:meth:`agents.solver_core.CoreSolver.best_action_bits`), for ``train.py``'s teacher loss.
+            solver (:meth:`agents.search.solver_core.CoreSolver.best_action_bits`), for ``train.py``'s teacher loss.
     """
 
     def __init__(self, index: int, rules: RuleSet | dict, num_envs: int, seed: int, net: dict, rows_per_call: int,

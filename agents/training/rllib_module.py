@@ -1,8 +1,8 @@
 """Ray RLlib pieces for ``train_rllib.py`` (optional extra ``rllib``).
 
 * :class:`MaskedActorCriticModule`: an RLlib ``TorchRLModule`` (new API stack) around the project's
-  :class:`agents.policy_net.ActorCritic`, so that the weights RLlib learns are the very network that
-  :class:`agents.policy.PolicyAgent` loads. Illegal actions get the logit ``FLOAT_MIN``
+  :class:`agents.learned.policy_net.ActorCritic`, so that the weights RLlib learns are the very network that
+  :class:`agents.learned.policy.PolicyAgent` loads. Illegal actions get the logit ``FLOAT_MIN``
   (about ``-3.4e38``, RLlib's ``-inf`` stand-in that keeps its KL and entropy terms finite), so their
   probability is exactly 0 whenever at least one action is legal (masked logits, not penalties).
 * :func:`make_env`: the PettingZoo AEC env ``schnapsen_v0`` seen through RLlib's own
@@ -33,9 +33,9 @@ from ray.rllib.core.rl_module.torch import TorchRLModule
 from ray.rllib.env.wrappers.pettingzoo_env import PettingZooEnv
 from ray.rllib.utils.torch_utils import FLOAT_MIN
 
-from agents.checkpoint import CheckpointError
-from agents.policy import PolicyAgent
-from agents.policy_net import ActorCritic
+from agents.learned.checkpoint import CheckpointError
+from agents.learned.policy import PolicyAgent
+from agents.learned.policy_net import ActorCritic
 from schnapsen_env import RuleSet
 from schnapsen_env.encoding import layout_signature
 
@@ -85,7 +85,7 @@ class MaskedActorCriticModule(TorchRLModule, ValueFunctionAPI):
 
 
 class HeuristicModule(RLModule):
-    """The scripted :class:`agents.heuristic.HeuristicAgent` as a frozen RLlib module (an opponent).
+    """The scripted :class:`agents.scripted.heuristic.HeuristicAgent` as a frozen RLlib module (an opponent).
 
     It has no weights and is not a torch module, so the PPO learner leaves it alone; it returns actions
     directly (int64 ``(B,)``), each legal by construction. ``model_config``: ``rules`` (required: the env's
@@ -94,7 +94,7 @@ class HeuristicModule(RLModule):
     """
 
     def setup(self) -> None:
-        from agents.heuristic import HeuristicAgent
+        from agents.scripted.heuristic import HeuristicAgent
 
         cfg = dict(self.model_config or {})
         rules = cfg.get("rules")

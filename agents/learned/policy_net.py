@@ -1,14 +1,14 @@
 """The policy network and its checkpoint format: the one place to change either.
 
 :class:`ActorCritic` is shared by ``train.py`` (learner and samplers), ``train_rllib.py`` (through
-:mod:`agents.rllib_module`) and :class:`agents.policy.PolicyAgent`. A plain MLP trunk over the observation vector
+:mod:`agents.training.rllib_module`) and :class:`agents.learned.policy.PolicyAgent`. A plain MLP trunk over the observation vector
 (layout: :mod:`schnapsen_env.encoding`), a policy head with one logit per action and a value head in game points.
 Illegal actions get logit ``-inf`` (masked logits, not penalties; Huang & Ontañón, "A Closer Look at Invalid Action
 Masking in Policy Gradient Algorithms", 2022), and the entropy ignores them.
 
 **Checkpoint format** (one writer, :func:`policy_checkpoint` / :func:`save_policy`; one reader,
 :func:`load_policy`): a dict of tensors and JSON-like values, no pickled classes, written with its SHA-256 by
-:mod:`agents.checkpoint` and read with ``torch.load(weights_only=True)``. Keys: ``"model"`` (state dict), ``"net"``
+:mod:`agents.learned.checkpoint` and read with ``torch.load(weights_only=True)``. Keys: ``"model"`` (state dict), ``"net"``
 (the architecture: :meth:`ActorCritic.config`, the constructor's keyword arguments), ``"rules"``
 (``RuleSet.to_dict()``), ``"layout"`` (:func:`schnapsen_env.encoding.layout_signature`), ``"args"`` (the training
 arguments), ``"versions"`` (package versions); a trainer checkpoint adds ``"trainer"``. To swap the network, change
@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.checkpoint import CheckpointError, load_checkpoint, save_atomic
+from agents.learned.checkpoint import CheckpointError, load_checkpoint, save_atomic
 from schnapsen_env.encoding import layout_signature
 from schnapsen_env.ruleset import RuleSet
 

@@ -3,7 +3,7 @@
 Once the stock is exhausted every card is known to both players (the unseen cards are exactly the
 opponent's hand), so Schnapsen becomes a perfect-information game and :func:`solve` plays it
 perfectly. With an open or closed stock it solves one *determinisation* (a sampled deal), which is
-what :class:`agents.pimc.PIMCAgent` averages over (Perfect Information Monte Carlo; Wisser,
+what :class:`agents.search.pimc.PIMCAgent` averages over (Perfect Information Monte Carlo; Wisser,
 "An Expert-Level Card Playing Agent Based on a Variant of Perfect Information Monte Carlo
 Sampling", IJCAI 2015).
 
