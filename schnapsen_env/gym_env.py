@@ -37,13 +37,21 @@ def resolve_opponent(opponent: Any, seed: int | None, rules: RuleSet,
                      options: dict | None = None) -> Any:
     """The opponent agent: an agent name is built by the factory registered under it in
     :mod:`schnapsen_env.agent_registry`, as ``factory(rules=rules, seed=seed, **options)`` (the agent contract
-    of ``agents/base.py``); an object with ``act(obs)`` or a callable is returned as it is.
+    of ``agents/base.py``); a path to a ``.pt`` checkpoint by the registered checkpoint loader (a policy trained
+    by ``train.py``, as the arena and ``schnapsen-play`` take it); an object with ``act(obs)`` or a callable is
+    returned as it is.
 
     Raises:
         ValueError: an unknown agent name (the message lists the valid ones), an agent that cannot play ``rules``
             (or an agent object whose ``rules`` are another ruleset), ``options`` with an opponent that is not a
             name, or an unusable object.
     """
+    if isinstance(opponent, str) and opponent.endswith(".pt") and opponent.split(":", 1)[0] not in \
+            agent_registry.agent_names():
+        if options:
+            raise ValueError(f"opponent_kwargs {options!r} need an opponent given by name, got the checkpoint "
+                             f"{opponent!r}")
+        return agent_registry.load_checkpoint(opponent, rules, seed=seed)
     if isinstance(opponent, str):
         return agent_registry.make_agent(opponent, rules, seed=seed, **(options or {}))
     if options:
@@ -91,7 +99,7 @@ class SchnapsenGymEnv(gymnasium.Env):
     """Single-agent Schnapsen against a fixed opponent.
 
     Args:
-        opponent: agent name (default ``"random"``; looked up in :mod:`schnapsen_env.agent_registry`, which
+        opponent: agent name or path to a ``.pt`` checkpoint trained by ``train.py`` (default ``"random"``; looked up in :mod:`schnapsen_env.agent_registry`, which
             this project's ``agents`` package fills), an agent with ``act(obs_dict) -> int``, or a callable.
             A named opponent is built for this env's rules (``self.rules``: the ruleset with its knobs) and
             rebuilt with a seed drawn from the env's generator at every seeded reset. The agent (or callable) is

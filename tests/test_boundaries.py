@@ -201,3 +201,29 @@ def test_the_registry_refuses_bad_and_duplicate_names(echo):
         agent_registry.make_agent("grandmaster", "schnapsen20")
     with pytest.raises(TypeError, match="RuleSet"):
         agent_registry.make_agent(echo, None)
+
+
+def test_a_checkpoint_path_is_the_gymnasium_opponent(tmp_path):
+    """``opponent="path/to/policy.pt"`` works in the Gymnasium env as in the arena: the registered checkpoint loader
+    builds the policy; a missing file is one clear error."""
+    import shutil
+
+    import gymnasium
+    import numpy as np
+
+    from agents.learned.data import DATA_DIR, SHIPPED_POLICIES
+
+    ck = tmp_path / "policy.pt"
+    shutil.copy(DATA_DIR / SHIPPED_POLICIES["trained"], ck)
+    env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=str(ck))
+    assert type(env.unwrapped.opponent).__name__ == "PolicyAgent"
+    obs, info = env.reset(seed=3)
+    done = False
+    while not done:
+        action = int(np.flatnonzero(obs["action_mask"])[0])
+        obs, reward, terminated, truncated, info = env.step(action)
+        done = terminated or truncated
+    with pytest.raises(ValueError, match="missing.pt"):
+        gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=str(tmp_path / "missing.pt"))
+    with pytest.raises(ValueError, match="need an opponent given by name"):
+        gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=str(ck), opponent_kwargs={"greedy": False})

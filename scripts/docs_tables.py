@@ -1,0 +1,98 @@
+"""Tables of the documentation rendered from the measurement files under ``benchmarks/`` (one source for each number).
+
+A page (or the README) holds a marker ``<!-- table: NAME -->`` followed by the table and ``<!-- end table -->``;
+:func:`render` makes the table NAME from its JSON file. The MkDocs build fills every marker of every page
+(:func:`on_page_markdown`, registered under ``hooks:`` in ``mkdocs.yml``), and ``tests/test_docs.py`` checks that
+the README's tables equal what :func:`render` makes, so a rerun benchmark cannot leave a stale number behind.
+``python scripts/docs_tables.py README.md`` rewrites the README's tables in place.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+MARKER = re.compile(r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end table -->)", re.S)
+
+
+def _load(name: str) -> dict:
+    return json.loads((ROOT / "benchmarks" / name).read_text(encoding="utf-8"))
+
+
+def _ci(mean: float, low: float, high: float) -> str:
+    return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def strength() -> str:
+    """The ladder of ``schnapsen20`` (``benchmarks/ladder_schnapsen20.json``): every agent's Elo and its margin
+    against ``expert`` in game points a hand, from the agent's side, with the 95% CI."""
+    d = _load("ladder_schnapsen20.json")
+    vs: dict[str, tuple[float, float, float, int, int]] = {}
+    for p in d["pairs"]:
+        if "expert" not in (p["agent_a"], p["agent_b"]):
+            continue
+        sign = 1 if p["agent_a"] != "expert" else -1
+        other = p["agent_b"] if sign == -1 else p["agent_a"]
+        lo, hi = sorted((sign * p["ci_low"], sign * p["ci_high"]))
+        vs[other] = (sign * p["mean"], lo, hi, p["deals"], p["seed"])
+    rows = ["| agent | Elo | against `expert`: game points a hand, 95% CI |", "|---|---:|---|"]
+    for name, elo in sorted(d["elo"].items(), key=lambda kv: -kv[1]):
+        if name == "expert":
+            cell = "(the yardstick)"
+        elif name in vs:
+            mean, lo, hi, deals, seed = vs[name]
+            cell = f"{_ci(mean, lo, hi)} over {deals:,} duplicate deals"
+        else:
+            cell = "not played"
+        rows.append(f"| `{name}` | {elo:.0f} | {cell} |")
+    seeds = sorted({p["seed"] for p in d["pairs"]})
+    rows.append("")
+    rows.append(f"Elo anchored at `{d['anchor']}` = 0, fitted over {len(d['pairs'])} pairs of the ladder "
+                f"(seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}); a hand is worth 1 to 3 game "
+                "points. Source: `benchmarks/ladder_schnapsen20.json`.")
+    return "\n".join(rows) + "\n"
+
+
+def exploitability() -> str:
+    """Exact exploitability on ``schnapsen10`` (``benchmarks/exploitability_schnapsen10.json``), least exploitable
+    first."""
+    d = _load("exploitability_schnapsen10.json")
+    rows = ["| policy | NashConv (game points) | measured by |", "|---|---:|---|"]
+    for r in sorted(d["rows"], key=lambda r: r["nash_conv"]):
+        rows.append(f"| {r['policy']} | {r['nash_conv']:.4f} | `{r.get('command', '')}` |")
+    rows.append("")
+    rows.append("Source: `benchmarks/exploitability_schnapsen10.json`.")
+    return "\n".join(rows) + "\n"
+
+
+TABLES = {"strength": strength, "exploitability": exploitability}
+
+
+def render(name: str) -> str:
+    """The table ``name`` as Markdown.
+
+    Raises:
+        KeyError: an unknown table name (the message lists the known ones).
+    """
+    if name not in TABLES:
+        raise KeyError(f"unknown table {name!r}: expected one of {sorted(TABLES)}")
+    return TABLES[name]()
+
+
+def fill(markdown: str) -> str:
+    """``markdown`` with the body of every table marker replaced by its rendering."""
+    return MARKER.sub(lambda m: m.group(1) + render(m.group("name")) + m.group(4), markdown)
+
+
+def on_page_markdown(markdown: str, **kwargs) -> str:
+    """MkDocs hook: fill the table markers of each page."""
+    return fill(markdown)
+
+
+if __name__ == "__main__":
+    for arg in sys.argv[1:]:
+        path = Path(arg)
+        path.write_text(fill(path.read_text(encoding="utf-8")), encoding="utf-8")
