@@ -99,8 +99,9 @@ class SchnapsenGymEnv(gymnasium.Env):
     """Single-agent Schnapsen against a fixed opponent.
 
     Args:
-        opponent: agent name or path to a ``.pt`` checkpoint trained by ``train.py`` (default ``"random"``; looked up in :mod:`schnapsen_env.agent_registry`, which
-            this project's ``agents`` package fills), an agent with ``act(obs_dict) -> int``, or a callable.
+        opponent: agent name (default ``"random"``; looked up in :mod:`schnapsen_env.agent_registry`, which this
+            project's ``agents`` package fills), a path to a ``.pt`` checkpoint trained by ``train.py``, an agent
+            with ``act(obs_dict) -> int``, or a callable.
             A named opponent is built for this env's rules (``self.rules``: the ruleset with its knobs) and
             rebuilt with a seed drawn from the env's generator at every seeded reset. The agent (or callable) is
             ``self.opponent``; an agent's ``reset()``, if it has one, is called at every reset.
@@ -111,7 +112,11 @@ class SchnapsenGymEnv(gymnasium.Env):
         illegal_action: ``"terminate"`` (default; the episode ends with reward -3 and
             ``info["illegal_action"] = True``, as PettingZoo's ``TerminateIllegalWrapper``) or ``"raise"``
             (:class:`IllegalActionError`, state unchanged).
-        ruleset, episode, reward, render_mode, **knobs: as :class:`schnapsen_env.aec.raw_env`.
+        ruleset: as :class:`schnapsen_env.aec.raw_env`.
+        episode: as :class:`schnapsen_env.aec.raw_env`.
+        reward: as :class:`schnapsen_env.aec.raw_env`.
+        render_mode: as :class:`schnapsen_env.aec.raw_env`.
+        **knobs: rule knobs, as :class:`schnapsen_env.aec.raw_env`.
     """
 
     metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}

@@ -56,6 +56,27 @@ def strength() -> str:
     return "\n".join(rows) + "\n"
 
 
+def ladder() -> str:
+    """Every pair of the ``schnapsen20`` ladder (``benchmarks/ladder_schnapsen20.json``) as a cross table: the mean
+    game points a hand of the row agent against the column agent, +- the 95% CI's half-width; agents by Elo."""
+    d = _load("ladder_schnapsen20.json")
+    names = [n for n, _ in sorted(d["elo"].items(), key=lambda kv: -kv[1])]
+    cell: dict[tuple[str, str], str] = {}
+    for p in d["pairs"]:
+        half = (p["ci_high"] - p["ci_low"]) / 2
+        cell[p["agent_a"], p["agent_b"]] = f"{p['mean']:+.2f} ±{half:.2f}"
+        cell[p["agent_b"], p["agent_a"]] = f"{-p['mean']:+.2f} ±{half:.2f}"
+    rows = ["| row agent vs column | Elo | " + " | ".join(f"`{n}`" for n in names) + " |",
+            "|---|---:|" + "---:|" * len(names)]
+    for a in names:
+        cells = ["—" if a == b else cell.get((a, b), "") for b in names]
+        rows.append(f"| `{a}` | {d['elo'][a]:.0f} | " + " | ".join(cells) + " |")
+    rows.append("")
+    rows.append("Game points a hand of the row agent, ± the 95% CI's half-width over duplicate deals; blank: not "
+                "played. Source: `benchmarks/ladder_schnapsen20.json`.")
+    return "\n".join(rows) + "\n"
+
+
 def exploitability() -> str:
     """Exact exploitability on ``schnapsen10`` (``benchmarks/exploitability_schnapsen10.json``), least exploitable
     first."""
@@ -68,7 +89,7 @@ def exploitability() -> str:
     return "\n".join(rows) + "\n"
 
 
-TABLES = {"strength": strength, "exploitability": exploitability}
+TABLES = {"strength": strength, "ladder": ladder, "exploitability": exploitability}
 
 
 def render(name: str) -> str:

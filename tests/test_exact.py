@@ -53,7 +53,7 @@ def test_compiled_walk_counts_what_the_reference_engine_walks(knobs):
 
 
 def test_schnapsen10_tree_size():
-    """The figure in RULES.md section 3a and the README."""
+    """The figure in RULES.md section 3a and the docs (OpenSpiel and schnapsen10)."""
     assert exact.tree_size(RULES) == {"deals": 6300, "nodes": 72_529_808, "decisions": 48_199_680,
                                       "terminals": 24_330_128}
 
@@ -248,8 +248,8 @@ def test_network_policy_is_the_masked_softmax():
 
 
 def test_whole_schnapsen10_game_figures():
-    """The figures of agents/game_theory/exact.py's docstring and the README: the open part's size, and the uniform policy's
-    NashConv on the whole game (the README's table row)."""
+    """The figures of agents/game_theory/exact.py's docstring and the docs: the open part's size, and the uniform policy's
+    NashConv on the whole game (the docs table row)."""
     tree = exact.Tree(RULES)
     assert (tree.n_nodes, tree.n_revealed, tree.n_infosets) == (4_649_684, 136_640, 2_278_922)
     assert int((tree.kind == exact.DECISION).sum()) == 3_107_044

@@ -1,5 +1,5 @@
 """The rule knobs are declared once (schnapsen_env/ruleset.py's presets); the rule book's table (docs/RULES.md
-section 5), the README's table and the RuleSet dataclass must agree with them."""
+section 5), the docs page of rulesets and the RuleSet dataclass must agree with them."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def _knob_table(path: Path, after: str) -> dict[str, tuple[str, str, str]]:
 
 def _cell(value, python: bool) -> str:
     """How a table writes a value: strings quoted in backticks, "—" for no effect, booleans as in JSON (the rule
-    book) or Python (the README, whose examples are Python)."""
+    book) or Python (the docs page of rulesets, whose examples are Python)."""
     if value is None:
         return "—"
     if isinstance(value, str):
@@ -41,7 +41,7 @@ def _cell(value, python: bool) -> str:
 
 
 @pytest.mark.parametrize("path, heading, python", [(ROOT / "docs" / "RULES.md", "## 5. Rule knobs", False),
-                                                   (ROOT / "README.md", "| key | schnapsen20 | sixtysix24 | schnapsen10 |", True)])
+                                                   (ROOT / "docs" / "rulesets.md", "| key | schnapsen20 | sixtysix24 | schnapsen10 |", True)])
 def test_knob_tables_match_the_presets(path, heading, python):
     table = _knob_table(path, heading)
     assert list(table) == list(KNOBS), f"{path.name}: the knob keys differ from schnapsen_env/ruleset.py's"

@@ -518,7 +518,7 @@ def test_a_seed_the_server_drew_is_sent_only_once_the_game_is_over(client, app, 
     assert record_of(again.state).deck == game.finished[0].deck  # the seed deals the game's first hand again
 
 
-# The expert's search of a sixtysix24 opening is long (its first eight worlds; README, "Playing in the browser"):
+# The expert's search of a sixtysix24 opening is long (its first eight worlds; docs, "The web app"):
 # from trick 4 on it is short.
 @pytest.mark.parametrize("ruleset,analysers,from_trick", [("schnapsen20", ["pimc", "expert", "trained-long"], 1),
                                                           ("sixtysix24", ["pimc", "expert"], 4)])

@@ -62,8 +62,8 @@ def play_match(agent_a: Any, agent_b: Any, n_deals: int, ruleset: str = "schnaps
     """Play ``n_deals`` duplicate deals (``2 * n_deals`` hands or matches) between two agents.
 
     Args:
-        agent_a, agent_b: agent specs (:mod:`agents.specs`): a registered name, a ``.pt`` path, a factory, an
-            agent.
+        agent_a: an agent spec (:mod:`agents.specs`): a registered name, a ``.pt`` path, a factory, an agent.
+        agent_b: the other agent's spec.
         n_deals: number of deals; each is played twice with the seats swapped.
         ruleset: ``"schnapsen20"``, ``"sixtysix24"`` or ``"schnapsen10"``.
         seed: seeds the deals and every agent (through ``(seed, chunk)``).
@@ -167,7 +167,7 @@ def round_robin(agents: list[Any], n_deals: int, ruleset: str = "schnapsen20", s
     Args:
         agents: two or more agent specs (labels must differ; name them with ``(label, spec)`` pairs).
         anchor: the label rated 0 (default ``"random"``; mean 0 when it is absent or None).
-        Other arguments: as :func:`play_match`.
+        n_deals: as :func:`play_match`, and so are the other arguments.
 
     Raises:
         ValueError: fewer than two agents, duplicate labels, or a bad spec (as :func:`play_match`).
