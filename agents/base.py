@@ -31,7 +31,8 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from schnapsen_env.ruleset import RULESETS, RuleSet
+from schnapsen_env.agent_specs import as_rules
+from schnapsen_env.ruleset import RuleSet
 
 
 @runtime_checkable
@@ -62,21 +63,3 @@ def best_action(values: dict[int, float]) -> int:
     return max(values, key=lambda a: (values[a], -a))
 
 
-def as_rules(rules: RuleSet | str) -> RuleSet:
-    """The :class:`RuleSet` an agent plays under, from what its factory was given.
-
-    Args:
-        rules: a RuleSet (returned as it is, knobs included) or a ruleset name (``"schnapsen20"``,
-            ``"sixtysix24"``, ``"schnapsen10"``: that ruleset's default knobs).
-
-    Raises:
-        TypeError: ``rules`` is missing (None) or neither a RuleSet nor a string; agents never infer the rules
-            from the observation.
-        RulesError: an unknown ruleset name (a ``ValueError``).
-    """
-    if isinstance(rules, RuleSet):
-        return rules
-    if isinstance(rules, str):
-        return RuleSet.make(rules)
-    raise TypeError(f"an agent needs the env's rules: expected rules= a RuleSet (e.g. env.rules) or a ruleset name "
-                    f"in {list(RULESETS)}, got {rules!r}; agents do not infer the rules from the observation")

@@ -24,7 +24,7 @@ from typing import Any, Callable
 import gymnasium
 import numpy as np
 
-from schnapsen_env import agent_registry
+from schnapsen_env.agent_specs import NameFactory, resolve_agent
 from schnapsen_env.aec import ILLEGAL_REWARD, raw_env
 from schnapsen_env.errors import IllegalActionError
 from schnapsen_env.rules import PLAYERS, seat_of
@@ -35,37 +35,30 @@ SEATS = ("alternate", "random", "player_0", "player_1")
 
 def resolve_opponent(opponent: Any, seed: int | None, rules: RuleSet,
                      options: dict | None = None) -> Any:
-    """The opponent agent: an agent name is built by the factory registered under it in
-    :mod:`schnapsen_env.agent_registry`, as ``factory(rules=rules, seed=seed, **options)`` (the agent contract
-    of ``agents/base.py``); a path to a ``.pt`` checkpoint by the registered checkpoint loader (a policy trained
-    by ``train.py``, as the arena and ``schnapsen-play`` take it); an object with ``act(obs)`` or a callable is
-    returned as it is.
+    """The opponent agent, from any agent spec (:mod:`schnapsen_env.agent_specs`, the forms the arena takes): a
+    registered name or ``"name:key=value,..."``, a path to a ``.pt`` checkpoint, a factory, an object with
+    ``act(obs)``, or a policy function ``obs -> action``; built for ``rules`` with ``seed`` (the agent contract of
+    ``agents/base.py``). ``options`` (``opponent_kwargs``) add to a named agent's options.
 
     Raises:
-        ValueError: an unknown agent name (the message lists the valid ones), an agent that cannot play ``rules``
-            (or an agent object whose ``rules`` are another ruleset), ``options`` with an opponent that is not a
-            name, or an unusable object.
+        ValueError: a bad spec (the message lists the forms and the registered names), an agent that cannot play
+            ``rules`` (or an agent object whose ``rules`` are another ruleset), ``options`` with an opponent that is
+            not a name, or the same option given twice.
     """
-    if isinstance(opponent, str) and opponent.endswith(".pt") and opponent.split(":", 1)[0] not in \
-            agent_registry.agent_names():
-        if options:
-            raise ValueError(f"opponent_kwargs {options!r} need an opponent given by name, got the checkpoint "
-                             f"{opponent!r}")
-        return agent_registry.load_checkpoint(opponent, rules, seed=seed)
-    if isinstance(opponent, str):
-        return agent_registry.make_agent(opponent, rules, seed=seed, **(options or {}))
+    _, factory = resolve_agent(opponent, rules)
     if options:
-        raise ValueError(f"opponent_kwargs {options!r} need an opponent given by name, got {opponent!r}")
-    if hasattr(opponent, "act") and callable(opponent.act):
-        own = getattr(opponent, "rules", None)
-        if isinstance(own, RuleSet) and own.name != rules.name:
-            raise ValueError(f"the opponent agent plays {own.name}, but this env is {rules.name}: build it with the "
-                             "env's rules")
-        return opponent
-    if callable(opponent):
-        return opponent
-    raise ValueError(f"opponent must be an agent name, an object with act(observation) or a callable, "
-                     f"got {opponent!r}")
+        if not isinstance(factory, NameFactory):
+            raise ValueError(f"opponent_kwargs {options!r} need an opponent given by name, got {opponent!r}")
+        twice = sorted(set(options) & set(factory.kwargs))
+        if twice:
+            raise ValueError(f"opponent {opponent!r} and opponent_kwargs both give {twice}: expected each option once")
+        factory = NameFactory(factory.name, {**factory.kwargs, **options}, rules)
+    agent = factory(seed=seed)
+    own = getattr(agent, "rules", None)
+    if isinstance(own, RuleSet) and own.name != rules.name:
+        raise ValueError(f"the opponent agent plays {own.name}, but this env is {rules.name}: build it with the "
+                         "env's rules")
+    return agent
 
 
 #: Values that ``copy.deepcopy`` returns as they are (immutable): :func:`_fresh_copy` keeps them too.
@@ -99,12 +92,14 @@ class SchnapsenGymEnv(gymnasium.Env):
     """Single-agent Schnapsen against a fixed opponent.
 
     Args:
-        opponent: agent name (default ``"random"``; looked up in :mod:`schnapsen_env.agent_registry`, which this
-            project's ``agents`` package fills), a path to a ``.pt`` checkpoint trained by ``train.py``, an agent
-            with ``act(obs_dict) -> int``, or a callable.
-            A named opponent is built for this env's rules (``self.rules``: the ruleset with its knobs) and
-            rebuilt with a seed drawn from the env's generator at every seeded reset. The agent (or callable) is
-            ``self.opponent``; an agent's ``reset()``, if it has one, is called at every reset.
+        opponent: an agent spec, as the arena takes it (:mod:`schnapsen_env.agent_specs`): a registered name
+            (default ``"random"``; :mod:`schnapsen_env.agent_registry`, which this project's ``agents`` package
+            fills) or ``"name:key=value,..."``, a path to a ``.pt`` checkpoint trained by ``train.py``, a factory
+            (a class, or a callable taking ``seed=``), an agent with ``act(obs_dict) -> int``, or a policy
+            function ``obs_dict -> int``. An opponent given as a string is built for this env's rules
+            (``self.rules``: the ruleset with its knobs) and rebuilt with a seed drawn from the env's generator
+            at every seeded reset. The agent (or function) is ``self.opponent``; an agent's ``reset()``, if it
+            has one, is called at every reset.
         opponent_kwargs: options of a named opponent, e.g. ``{"n_samples": 4}`` for ``"pimc"``.
         seat: ``"alternate"`` (default: player_0 first, then switching every episode; a seeded reset
             starts again with player_0), ``"random"``,
