@@ -41,10 +41,11 @@ def test_python_m_runs_each_app(prog, module):
 
 
 def test_replay_app_uses_only_the_env():
+    """schnapsen-replay needs no agent: it imports the env and its own room's console helpers only."""
     tree = ast.parse((ROOT / "agents" / "cli" / "replay.py").read_text(encoding="utf-8"))
     imported = [a.name for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names]
     imported += [n.module for n in ast.walk(tree) if isinstance(n, ast.ImportFrom)]
-    assert [m for m in imported if m.split(".")[0] == "agents"] == []
+    assert [m for m in imported if m.split(".")[0] == "agents" and m != "agents.cli.console"] == []
     assert any(m.startswith("schnapsen_env") for m in imported)
 
 
@@ -61,9 +62,39 @@ def test_arena_app_plays_a_match_and_writes_json(tmp_path, capsys):
 def test_arena_app_round_robin_to_stdout(capsys):
     assert arena_cli.main(["--round-robin", "random", "heuristic", "--deals", "2", "--workers", "1",
                            "--no-progress", "--json", "-"]) == 0
-    printed = capsys.readouterr().out
-    table = json.loads(printed[printed.index("{"):])
+    captured = capsys.readouterr()
+    table = json.loads(captured.out)  # the JSON alone on standard output
     assert table["agents"] == ["random", "heuristic"] and table["elo"]["random"] == 0
+    assert captured.err.startswith("Round robin: schnapsen20")
+
+
+def test_arena_json_to_stdout_pipes_into_a_json_reader(tmp_path):
+    """``schnapsen-arena ... --json - | python -c "import json, sys; json.load(sys.stdin)"`` works: the table
+    goes to standard error."""
+    arena = subprocess.run([sys.executable, "-m", "agents.cli.arena", "heuristic", "random", "--deals", "2",
+                            "--workers", "1", "--no-progress", "--json", "-"], capture_output=True, text=True,
+                           cwd=tmp_path, timeout=300)
+    assert arena.returncode == 0, arena.stderr
+    reader = subprocess.run([sys.executable, "-c", "import json, sys; print(json.load(sys.stdin)['deals'])"],
+                            input=arena.stdout, capture_output=True, text=True, timeout=60)
+    assert reader.stdout.strip() == "2", reader.stderr
+    assert "heuristic vs random" in arena.stderr and "verdict" in arena.stderr
+
+
+@pytest.mark.parametrize("mean, low, high, words", [
+    (0.05, -0.388, 0.488, "no measurable difference: the 95% CI includes 0"),
+    (-0.5, -0.7, -0.3, "b is stronger than a by 0.500 game points a hand (a hand is worth 1 to 3); the 95% CI "
+                       "excludes 0"),
+    (0.5, 0.3, 0.7, "a is stronger than b by 0.500"),
+])
+def test_the_arena_says_its_verdict_in_words(mean, low, high, words):
+    from agents.evaluation.ratings import MatchResult
+
+    result = MatchResult(agent_a="a", agent_b="b", ruleset="schnapsen20", episode="hand", seed=0, deals=100,
+                         hands=200, mean=mean, ci_low=low, ci_high=high, stdev_deal=1.0, hand_win_rate=0.5,
+                         hands_won_a=100, hands_won_b=100, ties=0, matches=None, match_win_rate=None, knobs={},
+                         chunk_size=10, seconds=1.0)
+    assert words in result.verdict() and words in result.table()
 
 
 @pytest.mark.parametrize("argv, message", [

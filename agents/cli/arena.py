@@ -50,7 +50,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--chunk-size", type=int, default=10, help="deals per task (default 10)")
     p.add_argument("--knob", type=_knob, action="append", default=[], metavar="KEY=VALUE",
                    help="a rule knob of RULES.md section 5 (repeatable)")
-    p.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH ('-' for stdout)")
+    p.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH; '-' writes the JSON alone "
+                                                  "to standard output and the table to standard error")
     p.add_argument("--records", metavar="PATH", help="write every hand as a game record (JSON Lines; two-agent mode)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
@@ -131,9 +132,11 @@ def main(argv: list[str] | None = None) -> int:
             json_error = e
     printed = False
     try:
-        print(result.table())
-        if args.json == "-":
+        if args.json == "-":  # standard output holds the JSON alone, so that it pipes into a JSON reader
+            print(result.table(), file=sys.stderr)
             print(text)
+        else:
+            print(result.table())
         if sys.stdout is not None:
             sys.stdout.flush()
         printed = True

@@ -91,13 +91,27 @@ class MatchResult:
         lines = [
             f"{self.agent_a} vs {self.agent_b}  ({self.ruleset}{knobs}, {self.episode} episodes, seed {self.seed})",
             f"  duplicate deals       {self.deals}  ({self.hands} hands, {self.seconds:.1f} s)",
-            f"  game points / hand    {self.mean:+.3f}  95% CI {ci}  (for {self.agent_a}; unit: deal)",
+            f"  game points / hand    {self.mean:+.3f}  95% CI {ci}  (for {self.agent_a}; CI over deals)",
             f"  hand win rate         {self.hand_win_rate:.3f}  ({self.hands_won_a} won, {self.hands_won_b} lost, "
             f"{self.ties} tied)",
         ]
         if self.matches is not None:
             lines.append(f"  match win rate        {self.match_win_rate:.3f}  ({self.matches} matches)")
+        lines.append(f"  verdict               {self.verdict()}")
         return "\n".join(lines)
+
+    def verdict(self) -> str:
+        """The result in words: who is ahead, by how many game points a hand (a hand is worth 1 to 3), and whether
+        the 95% CI excludes zero (a measurable difference) or not (a tie at this number of deals)."""
+        if self.ci_low is None or self.ci_high is None:
+            return (f"{self.agent_a if self.mean >= 0 else self.agent_b} is ahead by {abs(self.mean):.3f} game points "
+                    f"a hand, but {self.deals} deal gives no confidence interval: play more deals")
+        if self.ci_low > 0 or self.ci_high < 0:
+            better, worse = (self.agent_a, self.agent_b) if self.mean > 0 else (self.agent_b, self.agent_a)
+            return (f"{better} is stronger than {worse} by {abs(self.mean):.3f} game points a hand (a hand is worth "
+                    f"1 to 3); the 95% CI excludes 0")
+        return (f"no measurable difference: the 95% CI includes 0 (a tie at {self.deals} deals; more deals narrow "
+                "it)")
 
     __str__ = table
 
