@@ -618,7 +618,7 @@ def test_an_output_that_is_an_input_is_refused_before_it_is_overwritten(prog, ar
     import os
 
     monkeypatch.chdir(tmp_path)
-    ck_bytes = (ROOT / "agents" / "data" / "schnapsen20_policy.pt").read_bytes()
+    ck_bytes = (ROOT / "agents" / "learned" / "data" / "schnapsen20_policy.pt").read_bytes()
     (tmp_path / "ck.pt").write_bytes(ck_bytes)
     (tmp_path / "link.pt").symlink_to(tmp_path / "ck.pt")
     (tmp_path / "link_out").symlink_to(tmp_path / "out")
@@ -634,7 +634,7 @@ def test_an_output_that_is_an_input_is_refused_before_it_is_overwritten(prog, ar
 
 def test_an_output_that_is_an_agent_checkpoint_message(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "ck.pt").write_bytes((ROOT / "agents" / "data" / "schnapsen20_policy.pt").read_bytes())
+    (tmp_path / "ck.pt").write_bytes((ROOT / "agents" / "learned" / "data" / "schnapsen20_policy.pt").read_bytes())
     status, _, err = _run("arena", ["ck.pt", "random", "--records", "ck.pt"])
     assert status == 2 and err == ("schnapsen-arena: error: --records 'ck.pt' is an existing checkpoint (a zip "
                                    "archive, as torch.save writes): expected another file (writing it would destroy "

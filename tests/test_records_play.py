@@ -227,8 +227,8 @@ def test_play_program_match_score_follows_the_player(monkeypatch):
     out = io.StringIO()
     play_main(["--opponent", "heuristic", "--seed", "5", "--match"], inp=_Typist(["auto"] * 400), out=out)
     text = out.getvalue()
-    you = sum(int(n) for n in re.findall(r"^you won (\d+) game point", text, re.M))
-    opp = sum(int(n) for n in re.findall(r"^the opponent won (\d+) game point", text, re.M))
+    you = sum(int(n) for n in re.findall(r"^you win (\d+) game point", text, re.M))
+    opp = sum(int(n) for n in re.findall(r"^the opponent wins (\d+) game point", text, re.M))
     last = re.findall(r"^match: you (\d+), opponent (\d+)", text, re.M)[-1]
     assert (int(last[0]), int(last[1])) == (you, opp)
     assert ("you won the match" in text) == (you > opp)

@@ -5,10 +5,11 @@
     schnapsen-play --match --seat player_1
 
 At your turn the table is shown (your hand, the turn-up, the stock, the trick, both scores) with the
-legal actions. Type a card code (``QH``), or an action name (``play QH``, ``marriage H``, ``exchange``,
-``close``, ``claim``); ``?`` lists the legal actions again, ``quit`` ends. Bad input gets a short
-explanation and the legal actions. At the end of each hand the opponent's remaining cards are shown
-(``--no-reveal`` hides them).
+legal actions. Type a card as the table shows it (``Q♥``, ``10♠``) or by its code (``QH``, ``TS``), or an action name
+(``marriage H``, ``exchange``, ``close``, ``claim``); ``?`` lists the legal actions again, ``quit`` ends. A move that
+is not legal gets the rule that forbids it. After every move the game says what happened (who won the trick and
+its card points, the card you drew, marriages, the exchange, closing), and at the end of a hand how its game points
+came about (:mod:`agents.cli.narration`); the opponent's remaining cards are shown (``--no-reveal`` hides them).
 
 With ``--record`` each hand is written to the file as soon as it ends (one complete line per hand), and the hand
 in progress when play stops (``quit``, end of input, Ctrl-C, an opponent that fails) is written too, with result
@@ -23,8 +24,10 @@ from typing import TextIO
 
 import numpy as np
 
-from agents.learned.shipped import STRONGEST_POLICY
 from agents.cli.console import ArgumentParser, console_main, fail
+from agents.cli.narration import narrate_move, result_text, why_illegal
+from agents.learned.shipped import STRONGEST_POLICY
+from agents.web.view import OPPONENT, YOU
 from schnapsen_env.errors import one_line, short_repr
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.encoding import observation
@@ -77,29 +80,44 @@ def parse_action(text: str, state: GameState) -> tuple[int | None, str]:
         return None, (f"{t!r} is neither a card code of {rules.name} (like {codes[3]}, {codes[-4]}, {codes[-1]}) nor "
                       "an action name")
     if not state.is_legal(a):
-        return None, f"{rules.action_names[a]!r} is not legal now"
+        return None, why_illegal(state, a)
     return a, ""
+
+
+def legal_text(state: GameState) -> str:
+    """The legal actions, cards as the table shows them (``10♠``; typing ``TS`` works too)."""
+    codes = state.rules.deck.codes
+    names = state.rules.action_names
+    return ", ".join(card_text(codes[a]) if a < state.rules.n_cards else names[a] for a in state.legal_actions())
 
 
 def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, reveal: bool,
               recorder: Recorder | None = None) -> None:
     """Play one hand to its end in place (the human is seat ``human``)."""
     def apply(a: int) -> None:
+        by = YOU if state.to_move == human else OPPONENT
+        before, stock_before = observation(state, human), len(state.stock)
+        turn_up = state.deck.codes[state.stock[-1]] if state.stock else None
         if recorder is not None:
             recorder.step(a)
         else:
             state.step(a)
+        for line in narrate_move(state.rules, by, a, before, observation(state, human), stock_before,
+                                 len(state.stock), state.trump, turn_up):
+            print("  " + line, file=out)
 
     names = state.rules.action_names
     while state.result is None:
         if state.to_move == human:
-            print(render_text(state, human), file=out)
+            board = render_text(state, human).split("\n")
+            board[-1] = "  your move: " + legal_text(state)  # cards as the table shows them
+            print("\n".join(board), file=out)
             while True:
                 print("> ", end="", file=out, flush=True)
                 try:
                     line = inp.readline(MAX_INPUT_LINE + 1)
                 except UnicodeDecodeError:  # bytes that are not text: refused like any bad input
-                    print("the input is not text (UTF-8). Legal: " + ", ".join(state.legal_action_names()), file=out)
+                    print("the input is not text (UTF-8). Legal: " + legal_text(state), file=out)
                     continue
                 except OSError as e:
                     raise InputError(f"cannot read your move: {describe_os_error(e)}") from None
@@ -111,11 +129,11 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
                 if line.strip().lower() in ("quit", "exit", "q"):
                     raise Quit()
                 if line.strip() in ("?", "help"):
-                    print("legal: " + ", ".join(state.legal_action_names()), file=out)
+                    print("legal: " + legal_text(state), file=out)
                     continue
                 a, why = parse_action(line, state)
                 if a is None:
-                    print(f"{why}. Legal: " + ", ".join(state.legal_action_names()), file=out)
+                    print(f"{why}. Legal: " + legal_text(state), file=out)
                     continue
                 apply(a)
                 break
@@ -129,15 +147,15 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
             if not (0 <= a < len(names) and state.is_legal(a)):
                 raise OpponentError(f"it chose action {a} ({names[a] if 0 <= a < len(names) else 'unknown'}), which "
                                     f"is not legal: legal are {state.legal_action_names()}")
-            print(f"{PLAYERS[seat]} (opponent): {names[a]}", file=out)
+            shown = card_text(state.deck.codes[a]) if a < state.rules.n_cards else names[a]
+            print(f"{PLAYERS[seat]} (opponent) plays {shown}", file=out)
             apply(a)
     r = state.result
     print(render_text(state, human), file=out)
     if reveal:
         hidden = [card_text(state.deck.codes[c]) for c in range(state.deck.size) if state.hands[1 - human] >> c & 1]
         print("opponent's remaining cards: " + (" ".join(hidden) or "-"), file=out)
-    who = "nobody (tie)" if r.winner is None else ("you" if r.winner == human else "the opponent")
-    print(f"{who} won {r.game_points} game point(s) ({r.reason})", file=out)
+    print(result_text(r, state, human), file=out)
 
 
 @console_main(PROG)
@@ -151,10 +169,11 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
     """
     inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout
-    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
+    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0].replace("``", ""),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--opponent", default=STRONGEST_POLICY,
-                   help=f"agent name or .pt checkpoint (default: {STRONGEST_POLICY}, the strongest shipped policy)")
+                   help=f"an agent: a name, name:key=value, or a .pt checkpoint (default: {STRONGEST_POLICY}, the "
+                        "strongest shipped policy)")
     p.add_argument("--ruleset", choices=RULESETS, default="schnapsen20")
     p.add_argument("--seat", choices=["player_0", "player_1", "alternate"], default="alternate",
                    help="your seat (default: player_0 first, then alternating between hands; a match keeps it)")
@@ -234,6 +253,7 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
             elif n >= args.hands:
                 break
     except (Quit, KeyboardInterrupt, OpponentError, InputError, OSError) as e:
+        interrupted = isinstance(e, KeyboardInterrupt)
         if recorder is not None and recorder.state.result is None and recorder.actions:
             save(recorder.record())  # the unfinished hand, with result null
         if isinstance(e, OSError):  # the output failed (| head, a full disk): reported by console_main
@@ -242,6 +262,9 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
             status = fail(PROG, f"the opponent {args.opponent!r} failed in hand {n + 1}: {e}")
         elif isinstance(e, InputError):
             status = fail(PROG, e)
+        elif interrupted:  # Ctrl-C: the same words and status in a hand and in a match
+            print("\ninterrupted: bye", file=out)
+            status = 130
         else:
             print("\nbye", file=out)
     finally:

@@ -1,0 +1,73 @@
+"""``schnapsen-play`` narrates a scripted hand exactly as its golden transcript says (tests/data/play_narration.*):
+every trick's winner and card points, the card drawn, the marriage, the exchange, closing and the game points at
+the end, and why a typed move is not legal. Regenerate the golden files after an intended change of wording with
+``SCHNAPSEN_REGENERATE_GOLDEN=1 python -m pytest tests/test_play_narration.py``."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+from agents.cli import play
+
+DATA = Path(__file__).resolve().parent / "data"
+ARGV = ["--opponent", "heuristic", "--seed", "8", "--seat", "player_1"]
+
+
+class ScriptedPlayer(io.StringIO):
+    """Standard input that reads the screen so far and types: first '?', then a word that is no move, then for
+    each turn the K of an announceable marriage (refused), the marriage, 'close' once when legal, else the first
+    legal card, by its code or as the table shows it, in turn."""
+
+    def __init__(self, screen: io.StringIO) -> None:
+        super().__init__()
+        self.screen, self.typed, self.n = screen, [], 0
+        self.tried_king = self.did_close = False
+
+    def readline(self, limit: int = -1) -> str:
+        legal = [line for line in self.screen.getvalue().splitlines() if "your move: " in line][-1]
+        legal = legal.split("your move: ", 1)[1].split(", ")
+        self.n += 1
+        if self.n == 1:
+            move = "?"
+        elif self.n == 2:
+            move = "xyz"
+        elif any(a.startswith("marriage") for a in legal):
+            suit = next(a for a in legal if a.startswith("marriage"))[-1]
+            move = f"K{suit}" if not self.tried_king else f"marriage {suit}"
+            self.tried_king = True
+        elif "close" in legal and not self.did_close and self.n > 6:
+            move, self.did_close = "close", True
+        else:
+            card = next(a for a in legal if a not in ("exchange", "close", "claim"))
+            move = card if self.n % 2 else card.replace("10", "T").translate(str.maketrans("♣♦♥♠", "CDHS"))
+        self.typed.append(move)
+        return move + "\n"
+
+
+def _play(inp) -> str:
+    out = io.StringIO()
+    if inp is None:
+        inp = ScriptedPlayer(out)
+    assert play.main(ARGV, inp=inp, out=out) == 0
+    return out.getvalue(), inp
+
+
+def test_the_narration_of_a_scripted_hand_is_the_golden_transcript():
+    if os.environ.get("SCHNAPSEN_REGENERATE_GOLDEN") == "1":
+        text, scripted = _play(None)
+        (DATA / "play_narration.in").write_text("\n".join(scripted.typed) + "\n", encoding="utf-8")
+        (DATA / "play_narration.out").write_text(text, encoding="utf-8")
+    typed = (DATA / "play_narration.in").read_text(encoding="utf-8")
+    text, _ = _play(io.StringIO(typed))
+    assert text == (DATA / "play_narration.out").read_text(encoding="utf-8")
+
+
+def test_the_golden_transcript_shows_what_it_must():
+    """The golden hand holds each kind of narration (so the test above covers them)."""
+    text = (DATA / "play_narration.out").read_text(encoding="utf-8")
+    for words in ("the opponent wins the trick", "you win the trick", "card points (R8)", "you drew ",
+                  "the opponent drew", "announce the marriage in", "belongs to a marriage: announce it first",
+                  "is neither a card code", "legal: ", "game point"):
+        assert words in text, words
