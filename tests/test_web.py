@@ -342,7 +342,7 @@ def test_requests_from_a_page_of_another_site_are_refused(client, app):
 
 def test_opponents_are_ids_never_paths(client):
     """A browser cannot make the server load a file: a checkpoint path (even of a real policy) is not an id."""
-    shipped = str(ROOT / "agents" / "data" / "schnapsen20_policy.pt")
+    shipped = str(ROOT / "agents" / "learned" / "data" / "schnapsen20_policy.pt")
     for opponent in (shipped, "agents/learned/data/schnapsen20_policy.pt", "rollout:n_samples=1000", "../x.pt", ""):
         r = client.post("/api/games", json={"opponent": opponent})
         assert r.status_code == 422, opponent
@@ -968,7 +968,7 @@ def test_bad_uploads_get_4xx_naming_the_problem_and_change_nothing(client, app):
 # ------------------------------------------------------------------------------------------------ --policy
 def test_a_policy_file_is_offered_as_opponent_and_analyser(tmp_path):
     path = tmp_path / "mine.pt"
-    shutil.copy(ROOT / "agents" / "data" / "schnapsen20_policy.pt", path)
+    shutil.copy(ROOT / "agents" / "learned" / "data" / "schnapsen20_policy.pt", path)
     app = create_app(policy=str(path), seed=1, workers=0)
     with TestClient(app) as c:
         o = c.get("/api/options").json()
