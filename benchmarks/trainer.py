@@ -32,7 +32,7 @@ batch that a sampler of the same recipe played first, nothing else running), as 
 learner updates while the samplers play, so no arrangement of the samplers passes this rate on this machine: its
 ratio to the peer is the ceiling of ours / peer here.
 
-Goals (issue 12): ours >= 2.5x the peer's learner decisions/s; 2 Ray sampler actors >= 1.6x the sampler rate of 1.
+Goals: ours >= 2.5x the peer's learner decisions/s; 2 Ray sampler actors >= 1.6x the sampler rate of 1.
 This file is a script, not a test.
 """
 
@@ -51,11 +51,12 @@ from pathlib import Path
 
 import numpy as np
 
-import train
-from agents.learned.policy_net import native_bf16
-from schnapsen_env.files import check_output_file
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's packages, as ours' workers use (not whichever one is installed)
+from agents.learned.policy_net import native_bf16  # noqa: E402
+from agents.training.recipe import cores  # noqa: E402
+from schnapsen_env.files import check_output_file  # noqa: E402
+
 GOAL_TRAINER = 2.5
 GOAL_RAY = 1.6
 #: What each trainer runs, besides the defaults they share.
@@ -202,7 +203,7 @@ def main(argv: list[str] | None = None) -> dict:
     batch = 16384
     steps = batch * args.updates
     # ours' learner updates on the cores its 2 samplers leave free, at least 1 (train.py's --threads default)
-    ceiling_threads = max(1, train.cores() - 2)
+    ceiling_threads = max(1, cores() - 2)
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         peer = peer_tree(args.peer, Path(tmp) / "peer")
