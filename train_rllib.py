@@ -31,10 +31,11 @@ import torch
 from tqdm import tqdm
 
 from agents.learned.policy_net import ActorCritic, save_policy
+from agents.training.command_line import cli
+from agents.training.recipe import DEFAULT_TOTAL_STEPS, PPOArgs, cores, rules_of, validate_recipe
+from agents.training.reporting import close_writer, evaluate, evaluation_table, tensorboard_writer
 from schnapsen_env.encoding import obs_size
 from schnapsen_env.files import atomic_write, check_output_folder
-from train import (DEFAULT_TOTAL_STEPS, PPOArgs, close_writer, cli, cores, evaluate, evaluation_table, rules_of,
-                   tensorboard_writer, validate_recipe)
 
 
 @dataclass
@@ -52,7 +53,8 @@ class RLlibArgs(PPOArgs):
 
 
 def validate(args: RLlibArgs) -> None:
-    """:func:`train.validate_recipe` plus this file's flags. Raises ValueError naming the flag and what it takes."""
+    """:func:`agents.training.recipe.validate_recipe` plus this file's flags. Raises ValueError naming the flag and
+    what it takes."""
     validate_recipe(args)
     if args.env_runners < 0 or args.envs_per_runner < 1:
         raise ValueError(f"--env-runners must be >= 0 and --envs-per-runner >= 1, got {args.env_runners} and "
@@ -189,4 +191,4 @@ def main(args: RLlibArgs) -> dict:
 
 
 if __name__ == "__main__":
-    sys.exit(cli(cls=RLlibArgs, prog="train_rllib.py", run=main))
+    sys.exit(cli(None, RLlibArgs, "train_rllib.py", main))

@@ -32,7 +32,7 @@ batch that a sampler of the same recipe played first, nothing else running), as 
 learner updates while the samplers play, so no arrangement of the samplers passes this rate on this machine: its
 ratio to the peer is the ceiling of ours / peer here.
 
-Goals (issue 12): ours >= 2.5x the peer's learner decisions/s; 2 Ray sampler actors >= 1.6x the sampler rate of 1.
+Goals: ours >= 2.5x the peer's learner decisions/s; 2 Ray sampler actors >= 1.6x the sampler rate of 1.
 This file is a script, not a test.
 """
 
@@ -51,20 +51,27 @@ from pathlib import Path
 
 import numpy as np
 
-import train
-from agents.learned.policy_net import native_bf16
-from schnapsen_env.files import check_output_file
-
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # this checkout's packages, as ours' workers use (not whichever one is installed)
+from agents.learned.policy_net import native_bf16  # noqa: E402
+from agents.training.recipe import cores  # noqa: E402
+from schnapsen_env.files import check_output_file  # noqa: E402
+
 GOAL_TRAINER = 2.5
 GOAL_RAY = 1.6
 #: What each trainer runs, besides the defaults they share.
 COMMON = dict(eval_every=0, final_eval_deals=0, progress=False, tensorboard=False, run_name="bench")
-WORKER = """
-import json, sys, tempfile
+#: The tree's train.py is a script, not an installed module: the workers load it from its file (and its packages
+#: from the tree, first on the path).
+LOAD_TRAIN = """
+import importlib.util, sys
 sys.path.insert(0, {tree!r})
-import train
-assert train.__file__.startswith({tree!r}), train.__file__
+spec = importlib.util.spec_from_file_location("train", {tree!r} + "/train.py")
+train = sys.modules["train"] = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(train)
+"""
+WORKER = LOAD_TRAIN + """
+import json, tempfile
 kw = json.loads({kw!r})
 with tempfile.TemporaryDirectory() as tmp:
     out = train.main(train.Args(run_dir=tmp, **kw))
@@ -72,22 +79,22 @@ print("RESULT " + json.dumps({{k: out.get(k) for k in ("steps", "steps_per_secon
 """
 #: --ceiling: this checkout's PPO update alone (train.ppo_update on --threads), on one batch that a sampler of the
 #: same recipe played first (not timed); the rate is the batch's decisions times the updates over their seconds.
-WORKER_UPDATE = """
-import json, sys, time
-sys.path.insert(0, {tree!r})
-import numpy as np, torch, train
+WORKER_UPDATE = LOAD_TRAIN + """
+import json, time
+import numpy as np, torch
 from agents.learned.policy_net import ActorCritic, resolve_precision
-from agents.training.self_play import Sampler
+from agents.training.recipe import rules_of
+from agents.training.self_play import Sampler, batch_tensors, sampler_kwargs
 from schnapsen_env.encoding import obs_size
 args = train.Args(**json.loads({kw!r}))
 args.precision = resolve_precision(args.precision)
 torch.set_num_threads(args.threads)
-rules = train.rules_of(args)
+rules = rules_of(args)
 model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers)
 model.precision = args.precision
-sampler = Sampler(**train.sampler_kwargs(args, rules, model.config(), 0), threads=args.threads)
+sampler = Sampler(**sampler_kwargs(args, rules, model.config(), 0), threads=args.threads)
 batch, _ = sampler.collect(model.state_dict(), None, args.batch_size)
-tensors = train.batch_tensors(batch, torch.device("cpu"), args.precision, rules.n_actions, False)
+tensors = batch_tensors(batch, torch.device("cpu"), args.precision, rules.n_actions, False)
 optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
 rng = np.random.default_rng(args.seed)
 train.ppo_update(model, optimizer, tensors, rng, args)  # warm-up
@@ -196,7 +203,7 @@ def main(argv: list[str] | None = None) -> dict:
     batch = 16384
     steps = batch * args.updates
     # ours' learner updates on the cores its 2 samplers leave free, at least 1 (train.py's --threads default)
-    ceiling_threads = max(1, train.cores() - 2)
+    ceiling_threads = max(1, cores() - 2)
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
         peer = peer_tree(args.peer, Path(tmp) / "peer")

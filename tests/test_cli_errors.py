@@ -1,5 +1,4 @@
-"""Every command-line program answers a user's mistake with one line and a non-zero exit, never a traceback
-(issue 14).
+"""Every command-line program answers a user's mistake with one line and a non-zero exit, never a traceback.
 
 ``test_bad_inputs_never_end_in_a_traceback`` runs several hundred bad command lines through ``schnapsen-arena``,
 ``schnapsen-play``, ``schnapsen-replay``, ``schnapsen-web`` and ``train.py`` (their ``main()``/``cli()`` in this process) and counts the
@@ -22,17 +21,19 @@ import numpy as np
 import pytest
 import torch
 
-import train
 from agents.learned.checkpoint import save_atomic
 from agents.cli import arena as arena_cli
 from agents.cli import play as play_cli
 from agents.cli import replay as replay_cli
 from agents.cli import web as web_cli
-from agents.learned.policy_net import ActorCritic
+from agents.learned.policy_net import ActorCritic, policy_checkpoint
 from fault_util import ReadOnly, files_under
+from helpers.scripts import load_script
 from schnapsen_env import RuleSet
 from schnapsen_env.records import Recorder, write_records
 from schnapsen_env.ruleset import KNOBS
+
+train = load_script("train.py")
 
 ROOT = Path(__file__).resolve().parent.parent
 PROGS = {"arena": "schnapsen-arena", "play": "schnapsen-play", "replay": "schnapsen-replay", "web": "schnapsen-web",
@@ -82,16 +83,16 @@ def _sandbox(root: Path) -> dict[str, str]:
     p["dir.pt"], p["dir.jsonl"], p["ro"] = str(root / "dir.pt"), str(root / "dir.jsonl"), str(root / "ro")
     (root / "garbage.pt").write_bytes(b"not a torch file")
     rules = RuleSet.make()
-    policy = train.policy_checkpoint(ActorCritic(255, 27, hidden=8), rules, train.Args(final_eval_deals=0))
+    policy = policy_checkpoint(ActorCritic(255, 27, hidden=8), rules, train.Args(final_eval_deals=0))
     save_atomic(policy, root / "policy.pt")
     data = bytearray((root / "policy.pt").read_bytes())
     data[len(data) // 3] ^= 0x40
     (root / "corrupt.pt").write_bytes(bytes(data))
     (root / "truncated.pt").write_bytes(bytes(data[:len(data) // 2]))
-    nan = train.policy_checkpoint(ActorCritic(255, 27, hidden=8), rules, train.Args(final_eval_deals=0))
+    nan = policy_checkpoint(ActorCritic(255, 27, hidden=8), rules, train.Args(final_eval_deals=0))
     nan["model"]["trunk.0.weight"].fill_(float("nan"))
     save_atomic(nan, root / "nan.pt")
-    s66 = train.policy_checkpoint(ActorCritic(299, 31, hidden=8), RuleSet.make("sixtysix24"),
+    s66 = policy_checkpoint(ActorCritic(299, 31, hidden=8), RuleSet.make("sixtysix24"),
                                   train.Args(final_eval_deals=0))
     save_atomic(s66, root / "s66.pt")
     save_atomic({"model": {}}, root / "partial.pt")

@@ -1,4 +1,4 @@
-"""Fuzz tests (issue 14, hypothesis): mutated records, mutated positions and random command lines raise only the
+"""Fuzz tests (hypothesis): mutated records, mutated positions and random command lines raise only the
 documented exceptions and change nothing they should not.
 
 * records: a JSON Lines file of records with a mutated value, key or byte is either read (every record replays) or
@@ -27,13 +27,15 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import train
 from agents.cli import arena as arena_cli
 from agents.cli import play as play_cli
 from agents.cli import replay as replay_cli
 from fault_util import files_under
+from helpers.scripts import load_script
 from schnapsen_env import GameState, InvalidPositionError, RuleSet, schnapsen_v0
 from schnapsen_env.records import IncompleteLineWarning, RecordError, Recorder, read_records, record_of
+
+train = load_script("train.py")
 
 
 def fuzz_settings(n: int):

@@ -19,13 +19,16 @@ import ray  # noqa: E402
 import torch  # noqa: E402
 from ray.rllib.core.columns import Columns  # noqa: E402
 
-import train  # noqa: E402
-import train_rllib  # noqa: E402
 from agents.training import rllib_module as rm  # noqa: E402
+from agents.training.command_line import cli  # noqa: E402
 from agents.evaluation.arena import play_match  # noqa: E402
 from agents.scripted.heuristic import HeuristicAgent  # noqa: E402
 from agents.learned.policy import PolicyAgent  # noqa: E402
+from helpers.scripts import load_script  # noqa: E402
 from schnapsen_env import IllegalActionError, RuleSet, schnapsen_v0  # noqa: E402
+
+train = load_script("train.py")
+train_rllib = load_script("train_rllib.py")
 
 
 @pytest.fixture(scope="module")
@@ -194,8 +197,7 @@ def test_rllib_flags_are_checked(tmp_path):
             train_rllib.validate(_tiny(tmp_path, **kw))
     # train.py's own flags are not flags of train_rllib.py: its command line refuses them in one line
     assert train.cli(["--env-runners", "2"]) == 2
-    assert train.cli(["--privileged-critic"], cls=train_rllib.RLlibArgs, prog="train_rllib.py",
-                     run=train_rllib.main) == 2
+    assert cli(["--privileged-critic"], train_rllib.RLlibArgs, "train_rllib.py", train_rllib.main) == 2
 
 
 def test_tiny_rllib_training_run_is_legal_and_loads(tmp_path, local_ray):

@@ -1,4 +1,4 @@
-"""Robustness (issue 14): no finished work lost to an I/O error, no silent corruption, env errors that name the
+"""Robustness: no finished work lost to an I/O error, no silent corruption, env errors that name the
 real problem.
 
 * checkpoints: a SHA-256 of the archive in the file; 1,000 random byte flips, none accepted; older files and the
@@ -25,7 +25,6 @@ import numpy as np
 import pytest
 import torch
 
-import train
 from agents.learned import policy_net
 from agents.learned.checkpoint import CheckpointError, add_checksum, load_checkpoint, save_atomic, verify_checksum
 from agents.cli import arena as arena_cli
@@ -34,12 +33,15 @@ from agents.cli import replay as replay_cli
 from agents.learned.policy import DATA_DIR, PolicyAgent
 from agents.learned.policy_net import ActorCritic
 from fault_util import FullDisk, ReadOnly, files_under
+from helpers.scripts import load_script
 from schnapsen_env import RuleSet, schnapsen_v0
 from schnapsen_env.agent_registry import register_agent, unregister_agent
 from schnapsen_env.errors import IllegalActionError
 from schnapsen_env.files import LineWriter, WriteError, atomic_write, stale_temps
 from schnapsen_env.records import (IncompleteLineWarning, Recorder, RecordWriter, read_records, write_records)
 from schnapsen_env.vector import SchnapsenVectorEnv
+
+train = load_script("train.py")
 
 
 def tiny_args(tmp_path, **kw) -> train.Args:
@@ -85,7 +87,7 @@ def _copy_run(ckpt_path, tmp_path, name="copy"):
 def _policy_ckpt(hidden=8) -> dict:
     rules = RuleSet.make()
     model = ActorCritic(255, 27, hidden=hidden)
-    return train.policy_checkpoint(model, rules, train.Args(final_eval_deals=0))
+    return policy_net.policy_checkpoint(model, rules, train.Args(final_eval_deals=0))
 
 
 # ------------------------------------------------------------------------------------------------ checkpoints

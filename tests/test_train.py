@@ -1,8 +1,9 @@
-"""The self-play trainer (issues 5 and 12): checkpoints and resume, masking, PPO loss pieces, reproducibility,
+"""The self-play trainer: checkpoints and resume, masking, PPO loss pieces, reproducibility,
 sampler processes and Ray actors, chain assembly, rule knobs, and a learning test with a margin that holds."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 import time
@@ -11,14 +12,20 @@ import numpy as np
 import pytest
 import torch
 
-import train
 from agents.evaluation.arena import play_match
 from agents.learned.checkpoint import CheckpointError, load_checkpoint, save_atomic
 from agents.learned.policy import PolicyAgent
 from agents.learned.policy_net import (ActorCritic, masked_entropy, masked_log_probs, native_bf16, policy_checkpoint,
                                resolve_precision)
-from agents.training.self_play import Sampler, chain_gae
-from schnapsen_env import schnapsen_v0
+from agents.training import trainer_flags
+from agents.training.command_line import parse_args
+from agents.training.recipe import rules_of
+from agents.training.self_play import SamplerError, Sampler, batch_tensors, chain_gae, sampler_kwargs, start_samplers
+from helpers.scripts import load_script
+from schnapsen_env import RuleSet, schnapsen_v0
+from schnapsen_env.encoding import obs_size
+
+train = load_script("train.py")
 
 
 def tiny_args(tmp_path, **kw) -> train.Args:
@@ -146,7 +153,7 @@ def test_bad_checkpoints_are_refused(tmp_path):
     with pytest.raises(CheckpointError, match="lacks key"):
         PolicyAgent.load(partial)
     model = ActorCritic(299, 31, hidden=8)
-    ck = policy_checkpoint(model, train.RuleSet.make("sixtysix24"), tiny_args(tmp_path))
+    ck = policy_checkpoint(model, RuleSet.make("sixtysix24"), tiny_args(tmp_path))
     save_atomic(ck, tmp_path / "s66.pt")
     with pytest.raises(CheckpointError, match="trained for sixtysix24"):
         PolicyAgent.load(tmp_path / "s66.pt", rules="schnapsen20")
@@ -212,7 +219,7 @@ def test_sampler_and_learner_compute_the_same_log_probs(precision):
     log-probabilities a sampler stored equal the learner network's on the same rows (bf16: to its rounding)."""
     torch.manual_seed(0)
     net = ActorCritic(255, 27, hidden=64)
-    sampler = Sampler(0, train.rules_of(train.Args()), 8, 5, net.config(), 200, 0.0, 0.0, 1.0, 0.95,
+    sampler = Sampler(0, rules_of(train.Args()), 8, 5, net.config(), 200, 0.0, 0.0, 1.0, 0.95,
                       precision=precision)
     batch, _ = sampler.collect({k: v.clone() for k, v in net.state_dict().items()}, None, 200)
     net.precision = precision
@@ -236,7 +243,7 @@ def test_bf16_update_on_observations_rounded_once_equals_autocasts_rounding():
     features are not all exact in bfloat16)."""
     torch.manual_seed(0)
     net = ActorCritic(255, 27, hidden=64)
-    sampler = Sampler(0, train.rules_of(train.Args()), 8, 5, net.config(), 300, 0.0, 0.0, 1.0, 0.95, precision="bf16")
+    sampler = Sampler(0, rules_of(train.Args()), 8, 5, net.config(), 300, 0.0, 0.0, 1.0, 0.95, precision="bf16")
     batch, _ = sampler.collect({k: v.clone() for k, v in net.state_dict().items()}, None, 300)
     obs = torch.from_numpy(batch["obs"])
     assert not torch.equal(obs.to(torch.bfloat16).float(), obs)  # rounding does change some inputs
@@ -299,7 +306,7 @@ def test_the_learning_rate_never_decays_to_zero_on_the_last_batches(tmp_path):
     assert len(rates) > 2500 // 1024 and min(rates) > 0
 
 
-# ------------------------------------------------------------------------------ samplers (issue 12)
+# ------------------------------------------------------------------------------ samplers
 def _weights_equal(a: dict, b: dict) -> None:
     assert list(a) == list(b)
     for k in a:
@@ -367,9 +374,9 @@ def test_overlapped_sampling_plays_the_same_batches_however_checkpoints_fall(tmp
 def _tiny_process_samplers(tmp_path):
     from schnapsen_env.encoding import obs_size
     args = tiny_args(tmp_path, samplers=2, inline_samplers=False)
-    rules = train.rules_of(args)
+    rules = rules_of(args)
     model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers, 0)
-    return train.start_samplers(args, rules, model.config()), model
+    return start_samplers(args, rules, model.config()), model
 
 
 def test_a_sampler_that_died_while_idle_is_named_and_a_busy_one_is_stopped_at_once(tmp_path):
@@ -378,7 +385,7 @@ def test_a_sampler_that_died_while_idle_is_named_and_a_busy_one_is_stopped_at_on
     try:
         samplers.procs[1].kill()
         samplers.procs[1].join(timeout=10)
-        with pytest.raises(train.SamplerError, match="sampler process 1 died"):
+        with pytest.raises(SamplerError, match="sampler process 1 died"):
             samplers.submit(weights, None, 100_000)  # was a bare BrokenPipeError
     finally:
         t0 = time.monotonic()
@@ -403,8 +410,8 @@ def test_overlapping_sampler_processes_yield_the_cores_to_the_learner(tmp_path, 
     from agents.training.self_play import SAMPLER_NICE
     from schnapsen_env.encoding import obs_size
     args = tiny_args(tmp_path, samplers=2, inline_samplers=False, overlap_sampling=overlap)
-    rules = train.rules_of(args)
-    samplers = train.start_samplers(args, rules, ActorCritic(obs_size(rules), rules.n_actions, 32).config())
+    rules = rules_of(args)
+    samplers = start_samplers(args, rules, ActorCritic(obs_size(rules), rules.n_actions, 32).config())
     try:
         ours = os.getpriority(os.PRIO_PROCESS, 0)
         found = [os.getpriority(os.PRIO_PROCESS, p.pid) for p in samplers.procs]
@@ -412,7 +419,7 @@ def test_overlapping_sampler_processes_yield_the_cores_to_the_learner(tmp_path, 
         samplers.close()
     assert found == [min(19, ours + SAMPLER_NICE) if overlap else ours] * 2
     if overlap:  # --sampler-nice 0: equal priority (a machine shared with other busy jobs)
-        samplers = train.start_samplers(train.dataclasses.replace(args, sampler_nice=0), rules,
+        samplers = start_samplers(dataclasses.replace(args, sampler_nice=0), rules,
                                         ActorCritic(obs_size(rules), rules.n_actions, 32).config())
         try:
             assert [os.getpriority(os.PRIO_PROCESS, p.pid) for p in samplers.procs] == [ours] * 2
@@ -442,7 +449,7 @@ def test_every_learner_decision_is_trained_once_or_pending(tmp_path):
 
 
 def test_sampler_returns_each_decision_once_with_its_chain():
-    rules = train.RuleSet.make("schnapsen20")
+    rules = RuleSet.make("schnapsen20")
     net = ActorCritic(255, 27, hidden=16).config()
     s = Sampler(0, rules, num_envs=8, seed=5, net=net, rows_per_call=100, pool_prob=0.0, heuristic_prob=0.5,
                 gamma=1.0, gae_lambda=0.95)
@@ -473,17 +480,17 @@ def test_rule_knobs_reach_the_samplers_checkpoint_and_evaluation(tmp_path):
 def test_repeated_knob_flags_add_up_instead_of_replacing_each_other():
     """tyro keeps only the last of several ``--knob`` flags: ``--knob false_claim=mirror --knob close_min_stock=3``
     trained with false_claim=reject, silently. Repeated, they add up (as in the arena); a key twice is refused."""
-    import train_rllib
+    train_rllib = load_script("train_rllib.py")
 
     for cls in (train.Args, train_rllib.RLlibArgs):
         for argv in (["--knob", "false_claim=mirror", "--seed", "4", "--knob", "close_min_stock=3"],
                      ["--knob=false_claim=mirror", "--knob", "close_min_stock=3", "--seed", "4"],
                      ["--seed", "4", "--knob", "false_claim=mirror", "close_min_stock=3"]):
-            args = train.parse_args(argv, cls=cls)
-            rules = train.rules_of(args).to_dict()
+            args = parse_args(argv, cls, "train.py")
+            rules = rules_of(args).to_dict()
             assert args.seed == 4 and rules["false_claim"] == "mirror" and rules["close_min_stock"] == 3, argv
         with pytest.raises(ValueError, match="--knob close_min_stock is given twice"):
-            train.rules_of(train.parse_args(["--knob", "close_min_stock=3", "--knob", "close_min_stock=4"], cls=cls))
+            rules_of(parse_args(["--knob", "close_min_stock=3", "--knob", "close_min_stock=4"], cls, "train.py"))
 
 
 def test_tiny_ray_run_samples_on_actors(tmp_path):
@@ -525,7 +532,7 @@ def test_best_action_bits_are_the_solvers_best_actions():
     from schnapsen_env import core
     from schnapsen_env.rules import GameState
     for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
-        rules = train.RuleSet.make(ruleset)
+        rules = RuleSet.make(ruleset)
         rng = np.random.default_rng(4)
         states, expect = [], []
         solver = CoreSolver(rules)
@@ -546,7 +553,7 @@ def test_best_action_bits_are_the_solvers_best_actions():
 
 def test_sampler_labels_exactly_the_exhausted_stock_choices():
     from schnapsen_env.encoding import layout
-    rules = train.rules_of(train.Args())
+    rules = rules_of(train.Args())
     net = ActorCritic(255, 27, hidden=32)
     sampler = Sampler(0, rules, 16, 5, net.config(), 600, 0.0, 0.0, 1.0, 0.95, endgame_teacher=True)
     batch, _ = sampler.collect(net.state_dict(), None, 600)
@@ -564,7 +571,7 @@ def test_sampler_labels_exactly_the_exhausted_stock_choices():
 
 def test_sampler_state_from_before_the_teacher_loads(tmp_path):
     from agents.training.self_play import sampler_state_problem
-    rules = train.rules_of(train.Args())
+    rules = rules_of(train.Args())
     net = ActorCritic(255, 27, hidden=32)
     sampler = Sampler(0, rules, 8, 5, net.config(), 200, 0.0, 0.0, 1.0, 0.95, endgame_teacher=True)
     sampler.collect(net.state_dict(), None, 200)
@@ -583,7 +590,7 @@ def test_nash_conv_is_tracked_over_training_on_schnapsen10(tmp_path, monkeypatch
     from agents.game_theory import exact
     from agents.learned.policy_net import load_policy
 
-    rules = train.RuleSet.make("schnapsen10")
+    rules = RuleSet.make("schnapsen10")
     small = [o for k, o in enumerate(exact.deals(rules)) if k % 900 == 4]
     whole = exact.Tree
     monkeypatch.setattr(exact, "Tree", lambda r: whole(r, small))
@@ -601,7 +608,7 @@ def test_nash_conv_is_tracked_over_training_on_schnapsen10(tmp_path, monkeypatch
 
 def test_nash_conv_needs_schnapsen10(tmp_path):
     with pytest.raises(ValueError, match="--nash-conv-every needs --ruleset schnapsen10"):
-        train.validate(tiny_args(tmp_path, nash_conv_every=5))
+        trainer_flags.validate(tiny_args(tmp_path, nash_conv_every=5))
 
 
 def test_ppo_update_takes_one_adam_step_per_minibatch(tmp_path):
@@ -609,11 +616,11 @@ def test_ppo_update_takes_one_adam_step_per_minibatch(tmp_path):
     steps, each logging every loss piece (the teacher's too, as the batch holds labelled endgame decisions), and
     the same generator state gives the same weights."""
     args = tiny_args(tmp_path, batch_size=300, minibatch_size=128, update_epochs=3)
-    rules = train.rules_of(args)
-    net = ActorCritic(train.obs_size(rules), rules.n_actions, args.hidden, args.layers).config()
-    sampler = Sampler(**train.sampler_kwargs(args, rules, net, 0))
+    rules = rules_of(args)
+    net = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers).config()
+    sampler = Sampler(**sampler_kwargs(args, rules, net, 0))
     batch, _ = sampler.collect(ActorCritic(**net).state_dict(), None, args.batch_size)
-    tensors = train.batch_tensors(batch, torch.device("cpu"), "fp32", rules.n_actions, False)
+    tensors = batch_tensors(batch, torch.device("cpu"), "fp32", rules.n_actions, False)
     n = len(tensors["actions"])
     assert n >= 300 and bool(tensors["taught"].any())
     weights = []

@@ -43,6 +43,7 @@ import torch
 from agents.scripted.heuristic import HeuristicAgent
 from agents.learned.policy_net import ActorCritic, masked_log_probs
 from agents.search.solver_core import CoreSolver
+from agents.specs import fits_hint
 from schnapsen_env.core import F
 from schnapsen_env.encoding import obs_size, state_size
 from schnapsen_env.ruleset import RuleSet
@@ -334,10 +335,6 @@ class Sampler:
 
 
 # ------------------------------------------------------------------------------------------- checks
-def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def tensor_problem(name: str, t, shape: tuple, dtypes: tuple) -> str | None:
     """What is wrong with a checkpoint tensor (None when it is a tensor of this shape and one of these dtypes)."""
     if not isinstance(t, torch.Tensor):
@@ -382,10 +379,10 @@ def sampler_state_problem(st: Any, num_envs: int, n_obs: int, n_actions: int, ca
     if not isinstance(b["chains"], list):
         return "buffer 'chains' must be a list"
     for chain in b["chains"]:
-        if not (isinstance(chain, (list, tuple)) and len(chain) == 3 and _is_int(chain[0])
-                and 0 <= chain[0] < num_envs and chain[1] in (0, 1) and _is_int(chain[1])
+        if not (isinstance(chain, (list, tuple)) and len(chain) == 3 and fits_hint(chain[0], int)
+                and 0 <= chain[0] < num_envs and chain[1] in (0, 1) and fits_hint(chain[1], int)
                 and isinstance(chain[2], list)
-                and all(_is_int(r) and 0 <= r < rows and r not in seen and not seen.add(r) for r in chain[2])):
+                and all(fits_hint(r, int) and 0 <= r < rows and r not in seen and not seen.add(r) for r in chain[2])):
             return (f"buffer chain {' '.join(repr(chain).split())[:80]} is not [env < {num_envs}, seat 0/1, distinct "
                     f"rows < {rows}]")
     if not isinstance(st["rng"], dict) or st["rng"].get("bit_generator") != "PCG64":
@@ -618,3 +615,42 @@ class RaySamplers(_Samplers):
         self.actors = []
         if self.started:
             self.ray.shutdown()
+
+
+# ------------------------------------------------------------------------------------------- the learner's side
+def sampler_kwargs(args, rules: RuleSet, net: dict, index: int) -> dict:
+    """The keyword arguments of the run's sampler ``index`` (:class:`Sampler`), for ``train.py``'s ``args`` as
+    its ``main`` resolves them (``samplers`` set, ``precision`` "fp32" or "bf16")."""
+    return dict(index=index, rules=rules.to_dict(), num_envs=args.num_envs, seed=args.seed, net=net,
+                rows_per_call=-(-args.batch_size // args.samplers), pool_prob=args.pool_prob,
+                heuristic_prob=args.heuristic_prob, gamma=args.gamma, gae_lambda=args.gae_lambda,
+                precision=args.precision, endgame_teacher=args.endgame_teacher_coef > 0)
+
+
+def start_samplers(args, rules: RuleSet, net: dict) -> _Samplers:
+    """The run's samplers: in this process (``--inline-samplers``), local processes, or Ray actors
+    (``--ray-address``)."""
+    kwargs = [sampler_kwargs(args, rules, net, i) for i in range(args.samplers)]
+    if args.ray_address is not None:
+        return RaySamplers(kwargs, args.ray_address)
+    if args.inline_samplers:
+        return InProcessSamplers(kwargs)
+    return ProcessSamplers(kwargs, nice=args.sampler_nice if args.overlap_sampling else 0)
+
+
+def batch_tensors(batch: dict, device: torch.device, precision: str, n_actions: int, critic: bool) -> dict:
+    """The samplers' joined batch (numpy arrays, :data:`BATCH_KEYS`) as the update's tensors on ``device``:
+    ``obs`` (rows, obs_size) float32, or bfloat16 when ``precision`` is ``"bf16"`` (autocast would round it in every
+    minibatch's forward; rounding once per batch gives the same products, tested), ``masks`` bool,
+    ``critic`` (None without a privileged critic), ``actions`` int64, ``logp``, ``values``, ``adv``, ``ret``
+    float32 (rows,), and the endgame teacher's labels: ``teach`` (rows, n_actions) bool, the exactly best actions
+    (all False: no label), and ``taught`` (rows,) bool, the labelled rows."""
+    out = {k: torch.from_numpy(batch[k]).to(device)
+           for k in ("obs", "masks", "critic", "actions", "logp", "values", "adv", "ret")}
+    out["teach"] = torch.from_numpy((batch["teach"][:, None] >> np.arange(n_actions)) & 1 == 1).to(device)
+    out["taught"] = out["teach"].any(dim=1)
+    out["critic"] = out["critic"] if critic else None
+    out["masks"] = out["masks"].bool()  # once per batch, not in every minibatch's masked_fill
+    if precision == "bf16":
+        out["obs"] = out["obs"].to(torch.bfloat16)
+    return out

@@ -7,6 +7,7 @@
 - :mod:`helpers.fault_positions`: positions of the section 7 fault tests that the rule book does not list.
 - :mod:`helpers.knob_cases`: the rule-knob sets that the lockstep and solver tests run over.
 - :mod:`helpers.solver_positions`: seeded positions for the solver tests and ``benchmarks/solver_core.py``.
+- :mod:`helpers.scripts`: ``train.py`` and ``train_rllib.py`` loaded from their files (they are not installed).
 
 ``tests/conftest.py`` puts ``tests/`` on ``sys.path``, so test modules import these as ``helpers.<module>``.
 """

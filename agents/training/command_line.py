@@ -1,0 +1,161 @@
+"""The command line of ``train.py`` and ``train_rllib.py``: their flags parsed by tyro from a dataclass, and every
+user's mistake answered by one line ``PROG: error: ...`` and an exit status instead of a traceback (:func:`cli`).
+
+tyro reports a refused command line through a hook (``tyro._errors.on_parse_error``); :func:`usage_line` turns
+each of its events into one line naming the flag, the problem and what it takes. A tyro without the hook prints its
+own message box, which :func:`parse_args` flattens to one line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import re
+import sys
+
+import tyro
+
+from agents.training.self_play import SamplerError
+from schnapsen_env.errors import one_line
+
+class UsageError(ValueError):
+    """A command line that tyro refused, as one line naming the flag, the problem and what it takes."""
+
+
+def usage_line(event, prog: str) -> str:
+    """One line for one of tyro's parse-error events (``tyro._errors``)."""
+    kind = type(event).__name__
+    arg = getattr(event, "argument", None)
+    try:
+        flag = "/".join(arg.lowered.name_or_flags) or arg.display_name()
+        metavar = arg.lowered.metavar
+    except AttributeError:
+        flag, metavar = "an argument", None
+    want = f"{flag} {metavar}" if metavar else flag
+    if kind == "UnrecognizedArgs":
+        return (f"unrecognized argument(s) {' '.join(map(str, event.tokens))}: expected the flags that "
+                f"{prog} --help lists (each --flag followed by its value, if it takes one)")
+    if kind == "InvalidChoice":
+        return f"{flag} {event.value!r} is not a valid choice: expected one of {', '.join(map(str, event.choices))}"
+    if kind == "BadValue":
+        if getattr(event, "offending_value", None) is not None:
+            return f"{flag} takes no value, got {event.offending_value!r}: expected {want}"
+        return f"{flag} needs a value: expected {want}"
+    if kind == "InstantiationFailure":
+        message = one_line(event.message, 300)
+        union = re.search(r"could be instantiated from \[(.*?)\]\.", message)
+        if union:  # an Optional flag: tyro lists every alternative's failure; name the value and the alternatives
+            kinds = " or ".join(k.strip("{}") for k in str(metavar).split("|"))
+            return f"{flag} {union.group(1)} is not a valid value: expected {kinds}"
+        return f"{flag}: {message}: expected {want}"
+    if kind == "MissingArgs":
+        return f"missing argument(s): expected the flags that {prog} --help marks as required"
+    return f"the command line was refused ({kind}): expected the flags that {prog} --help lists"
+
+
+def parse_args(argv: list[str] | None, cls: type, prog: str):
+    """The arguments from the command line (tyro, from the dataclass ``cls``: ``train.py``'s ``Args`` or
+    ``train_rllib.py``'s ``RLlibArgs``).
+
+    Raises:
+        UsageError: an unknown flag, a value of the wrong type, a choice not offered, a missing value: one line
+            (through tyro's parse-error hook, ``tyro._errors.on_parse_error``; a tyro without it prints its own
+            message and exits with status 2).
+    """
+    try:
+        from tyro import _errors as tyro_errors
+        on_parse_error = tyro_errors.on_parse_error
+    except (ImportError, AttributeError):  # a tyro without the hook: its own message, flattened to one line
+        return _parse_flattened(argv, cls, prog)
+
+    with on_parse_error(_Refuse(prog)):
+        return tyro.cli(cls, args=merge_repeated(argv, "--knob"), prog=prog)
+
+
+class _Refuse:
+    """tyro's parse-error hook: raise the event as one :class:`UsageError` line."""
+
+    def __init__(self, prog: str) -> None:
+        self.prog = prog
+
+    def __call__(self, event) -> None:
+        raise UsageError(usage_line(event, self.prog))
+
+
+def merge_repeated(argv: list[str] | None, flag: str) -> list[str]:
+    """The command line with every ``flag`` (a flag taking several values) gathered into one at its end.
+
+    tyro keeps only the values of the last occurrence of such a flag, so ``--knob a=1 --knob b=2`` would train
+    without ``a=1``, silently; the arena takes ``--knob`` repeated, so train.py takes both ``--knob a=1 b=2`` and
+    ``--knob a=1 --knob b=2``. The values of one occurrence are the tokens after it up to the next one that starts
+    with ``-`` (or ``--flag=VALUE``: that one value), as argparse reads them.
+    """
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if sum(tok == flag or tok.startswith(flag + "=") for tok in argv) < 2:
+        return argv
+    rest: list[str] = []
+    values: list[str] = []
+    tail: list[str] = []
+    i = 0
+    while i < len(argv):
+        tok = argv[i]
+        i += 1
+        if tok == "--":  # everything after it is positional
+            tail = argv[i - 1:]
+            break
+        if tok.startswith(flag + "="):
+            values.append(tok[len(flag) + 1:])
+        elif tok == flag:
+            while i < len(argv) and not argv[i].startswith("-"):
+                values.append(argv[i])
+                i += 1
+        else:
+            rest.append(tok)
+    return rest + [flag, *values] + tail
+
+
+def _parse_flattened(argv: list[str] | None, cls: type, prog: str):
+    """tyro.cli with its error box (stderr) turned into one line: :class:`UsageError`."""
+    box = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(box):
+            return tyro.cli(cls, args=merge_repeated(argv, "--knob"), prog=prog)
+    except SystemExit as e:
+        if e.code in (0, None):
+            sys.stderr.write(box.getvalue())
+            raise
+        text = re.sub(r"\x1b\[[0-9;]*m|[\u2500-\u257f]", " ", box.getvalue())  # colours and box drawing
+        text = one_line(text.split("For full helptext")[0], 300)
+        raise UsageError(f"{text}: expected the flags that {prog} --help lists") from None
+
+
+def cli(argv: list[str] | None, cls: type, prog: str, run) -> int:
+    """``python PROG``: parse the flags into ``cls``, call ``run`` with them, return the exit status (``train.py``:
+    its ``Args`` and ``main``; ``train_rllib.py``: its ``RLlibArgs`` and ``main``).
+
+    A user's mistake never ends in a traceback: a bad flag or value, a path that cannot be used, a bad or
+    incompatible checkpoint print one line ``train.py: error: ...`` and return 2; a write that fails (a full disk)
+    prints one line naming the last good checkpoint and returns 1. A sampler that fails (a bug, not a user's
+    mistake) prints its traceback and returns 1.
+    """
+    try:
+        args = parse_args(argv, cls, prog)
+        run(args)
+    except ValueError as e:  # bad flags, paths, checkpoints (CheckpointError and UsageError are ValueErrors)
+        print(f"{prog}: error: {one_line(e, 2000)}", file=sys.stderr)
+        return 2
+    except SamplerError as e:
+        print(f"{prog}: error: {e}", file=sys.stderr)
+        return 1
+    except OSError as e:  # a write that failed (WriteError names the file and the last good checkpoint)
+        print(f"{prog}: error: {one_line(e, 2000)}", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"{prog}: error: out of memory: expected smaller --num-envs, --batch-size or --hidden",
+              file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"\n{prog}: interrupted: the last checkpoint written is kept (continue with --resume)",
+              file=sys.stderr)
+        return 130
+    return 0

@@ -1,0 +1,94 @@
+"""What a training run reports: TensorBoard logs (:func:`tensorboard_writer`, :func:`close_writer`), the arena's
+evaluation of the current policy on duplicate deals (:func:`evaluate`, :func:`evaluation_table`; shared by
+``train.py`` and ``train_rllib.py``) and ``train.py``'s exact exploitability measurements
+(:func:`measure_nash_conv`).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from agents.evaluation.arena import play_match
+from agents.game_theory import exact
+from agents.learned.policy_net import save_policy
+from schnapsen_env.files import describe_os_error
+
+
+def tensorboard_writer(args, rules, run_dir, resumed_step: int | None = None):
+    """A TensorBoard ``SummaryWriter`` in ``run_dir`` with the arguments and rules as text (None without
+    ``--tensorboard``).
+
+    Args:
+        resumed_step: the checkpoint's step when resuming. The killed run may have logged updates after its last
+            checkpoint; they are played again, so TensorBoard is told to drop the events after this step
+            (``purge_step``) and no step is logged twice. The text entries were logged by the first run.
+    """
+    if not args.tensorboard:
+        return None
+    from torch.utils.tensorboard import SummaryWriter  # only with --tensorboard: it loads the tensorboard package
+
+    if resumed_step is not None:
+        return SummaryWriter(str(run_dir), purge_step=resumed_step + 1)
+    writer = SummaryWriter(str(run_dir))
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
+        f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
+    writer.add_text("rules", json.dumps(rules.to_dict()))
+    return writer
+
+
+def evaluate(model, rules, args, opponents, deals, seed, run_dir):
+    """Arena on duplicate deals: the current policy (greedy) against each opponent, under the run's rules."""
+    path = Path(run_dir) / "eval_policy.pt"
+    save_policy(path, model, rules, args)
+    knobs = {k: v for k, v in rules.to_dict().items() if k != "ruleset"}
+    return {name: play_match(str(path), name, n_deals=deals, ruleset=rules.name, seed=seed, workers=args.eval_workers,
+                             progress=False, **knobs)
+            for name in opponents}
+
+
+def evaluation_table(policy_path, results) -> str:
+    """The final evaluation as a plain-text table (game points per hand for the policy)."""
+    lines = [f"evaluation of {policy_path} (greedy), duplicate deals",
+             f"{'opponent':<12}{'deals':>7}{'game points/hand':>18}{'95% CI':>20}{'hand win rate':>15}"]
+    for name, r in results.items():
+        ci = f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]" if r.ci_low is not None else "n/a"
+        lines.append(f"{name:<12}{r.deals:>7}{r.mean:>+18.3f}{ci:>20}{r.hand_win_rate:>15.1%}")
+    return "\n".join(lines)
+
+
+def close_writer(writer) -> None:
+    """Close the TensorBoard writer; a failure to flush its last events (a full disk) is reported in one line, as
+    the checkpoint and results are already written."""
+    if writer is None:
+        return
+    try:
+        writer.close()
+    except OSError as e:
+        print(f"train.py: warning: the last TensorBoard events could not be written ({describe_os_error(e)})",
+              file=sys.stderr)
+
+
+def measure_nash_conv(model, rules, tree, step: int, history: list, writer):
+    """The current policy's exact NashConv (``--nash-conv-every``, schnapsen10) into ``history``, TensorBoard and
+    the log; returns the game tree (:class:`agents.game_theory.exact.Tree`, built here on the first call, about
+    5 s) for the next call."""
+    if tree is None:
+        tree = exact.Tree(rules)
+    was_training = model.training
+    model.eval()
+    try:
+        res = tree.nash_conv(exact.network_policy(model))
+    finally:
+        model.train(was_training)
+    history.append({"step": step, "nash_conv": res["nash_conv"], "exploitability": res["exploitability"]})
+    tqdm.write(f"exact at {step:,} steps: NashConv {res['nash_conv']:.4f} game points "
+               f"(exploitability {res['exploitability']:.4f})")
+    if writer is not None:
+        writer.add_scalar("exact/nash_conv", res["nash_conv"], step)
+        writer.add_scalar("exact/exploitability", res["exploitability"], step)
+    return tree

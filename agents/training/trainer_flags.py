@@ -1,0 +1,100 @@
+"""The checks of ``train.py``'s own flags, beyond the shared recipe's (:func:`agents.training.recipe.validate_recipe`):
+sampler, evaluation, device and precision flags, and the memory a run's sizes need (:func:`memory_estimate`),
+refused before any work when this machine does not have it.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+
+import torch
+
+from agents.evaluation.arena import MAX_DEALS
+from agents.learned.policy_net import PRECISIONS
+from agents.training.recipe import cores, flag, rules_of, validate_recipe
+from agents.training.self_play import sampler_capacity
+from schnapsen_env.encoding import obs_size, state_size
+
+#: Largest --samplers.
+MAX_SAMPLERS = 1024
+#: Bytes of memory per env slot besides its buffer rows: the compiled state row, observation, mask, and its
+#: position dict in checkpoints (measured about 2 KB; rounded up).
+_BYTES_PER_ENV = 4096
+
+
+def memory_estimate(args) -> tuple[int, int]:
+    """Bytes the run needs, roughly: ``(hands and rollout buffer, networks)``.
+
+    The networks: the model, its gradients, Adam's two moments, the pool opponent, ``pool_size`` snapshots and a
+    copy while checkpointing (float32 each), plus the activations of one minibatch, and each sampler's two
+    networks. The hands: every sampler's buffer rows (its share of the batch plus 40 decisions per hand in flight,
+    of observation, mask and critic input), the learner's batch, and the env slots.
+    """
+    rules = rules_of(args)
+    n_samplers = args.samplers or cores()
+    n_obs, n_act = obs_size(rules), rules.n_actions
+    crit = state_size(rules) + 2 if args.privileged_critic else 0
+    h, layers = args.hidden, args.layers
+    params = n_obs * h + h + (layers - 1) * (h * h + h) + h * n_act + n_act
+    params += ((h + crit) * h + h + h + 1) if crit else h + 1
+    rows = n_samplers * sampler_capacity(-(-args.batch_size // n_samplers), args.num_envs) + args.batch_size
+    nets = 4 * params * (7 + 2 * n_samplers + args.pool_size) + 4 * 3 * min(args.minibatch_size, rows) * h * (layers + 2)
+    hands = rows * (4 * n_obs + n_act + 4 * max(crit, 1) + 28) + n_samplers * args.num_envs * _BYTES_PER_ENV
+    return hands, nets
+
+
+def _physical_memory() -> int | None:
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (ValueError, OSError, AttributeError):  # not on this platform
+        return None
+
+
+def _gib(n: int) -> str:
+    x = n / 2 ** 30
+    return f"{x:,.1f} GiB" if x < 1e6 else f"{x:.1e} GiB"
+
+
+def validate(args) -> None:
+    """Check ``train.py``'s arguments (its ``Args``) before any work. Raises ValueError naming the flag, its value
+    and what it takes: values out of range, sizes this machine's memory cannot hold (:func:`memory_estimate`), a run
+    name leaving --run-dir."""
+    validate_recipe(args)
+    if args.num_envs < 1:
+        raise ValueError(f"--num-envs must be >= 1, got {args.num_envs}")
+    for name in ("eval_every", "eval_deals", "eval_rollout_every", "nash_conv_every"):
+        if getattr(args, name) < 0:
+            raise ValueError(f"{flag(name)} must be >= 0, got {getattr(args, name)}")
+    if args.nash_conv_every and args.ruleset != "schnapsen10":
+        raise ValueError(f"--nash-conv-every needs --ruleset schnapsen10 (the ruleset small enough for exact "
+                         f"exploitability, RULES.md section 3a), got --ruleset {args.ruleset}")
+    if args.eval_deals > MAX_DEALS:
+        raise ValueError(f"--eval-deals must be at most {MAX_DEALS:,}, got {args.eval_deals}")
+    if args.samplers is not None and not 1 <= args.samplers <= MAX_SAMPLERS:
+        raise ValueError(f"--samplers must be from 1 to {MAX_SAMPLERS}, got {args.samplers}")
+    if args.inline_samplers and args.ray_address is not None:
+        raise ValueError("--inline-samplers and --ray-address exclude each other: expected at most one of them")
+    if args.ray_address is not None and not args.ray_address.strip():
+        raise ValueError("--ray-address is empty: expected \"local\", \"auto\" or HOST:PORT")
+    if not 0 <= args.sampler_nice <= 19:
+        raise ValueError(f"--sampler-nice must be from 0 to 19 (a POSIX nice increment), got {args.sampler_nice}")
+    if args.stop_after_updates is not None and args.stop_after_updates < 1:
+        raise ValueError(f"--stop-after-updates must be >= 1, got {args.stop_after_updates}")
+    if not args.endgame_teacher_coef >= 0 or not math.isfinite(args.endgame_teacher_coef):
+        raise ValueError(f"--endgame-teacher-coef must be a number >= 0, got {args.endgame_teacher_coef}")
+    if args.precision not in ("auto", *PRECISIONS):
+        raise ValueError(f"--precision {args.precision!r}: expected 'auto', 'fp32' or 'bf16'")
+    try:
+        device = torch.device(args.device)
+    except RuntimeError:
+        raise ValueError(f"--device {args.device!r} is not a torch device: expected 'cpu' or 'cuda'") from None
+    if device.type == "cuda" and not torch.cuda.is_available():
+        raise ValueError("--device cuda, but torch sees no CUDA device here: use --device cpu")
+    total = _physical_memory()
+    hands, nets = memory_estimate(args)
+    if total is not None and hands + nets > total:
+        raise ValueError(f"--num-envs {args.num_envs}, --batch-size {args.batch_size}, --hidden {args.hidden}, "
+                         f"--layers {args.layers} and --pool-size {args.pool_size} need about {_gib(hands + nets)} of "
+                         f"memory ({_gib(hands)} for the hands and the rollout buffer, {_gib(nets)} for the networks), "
+                         f"more than this machine's {_gib(total)}: expected smaller values")
