@@ -62,8 +62,8 @@ from agents.learned.checkpoint import load_checkpoint  # noqa: E402
 from agents.learned.policy_net import ActorCritic, resolve_precision  # noqa: E402
 from agents.training import command_line, resume, trainer_flags  # noqa: E402
 from agents.training.recipe import DEFAULT_TOTAL_STEPS, PPOArgs, cores, rules_of  # noqa: E402
-from agents.training.reporting import (close_writer, evaluation_table, measure_nash_conv,  # noqa: E402
-                                       tensorboard_writer)
+from agents.training.reporting import (close_writer, evaluation_table, measure_nash_conv, next_steps,  # noqa: E402
+                                       rules_text, tensorboard_writer)
 from agents.training.run_files import RunFiles, run_folder  # noqa: E402
 from agents.training.self_play import (SAMPLER_NICE, batch_tensors, sampler_capacity,  # noqa: E402
                                        start_samplers)
@@ -279,12 +279,11 @@ def main(args: Args) -> dict:
             resume.restore_samplers(samplers, sampler_states, resume_ckpt, args.resume)
         writer = tensorboard_writer(args, rules, run_dir,
                                     resumed_step=global_step if resume_ckpt is not None else None)
-        print(f"run {run_dir}  seed {args.seed}  samplers {args.samplers}  rules {json.dumps(rules.to_dict())}",
-              flush=True)
+        print(f"run {run_dir}  seed {args.seed}  samplers {args.samplers}  rules {rules_text(rules)}", flush=True)
 
         n_updates_total = max(1, args.total_steps // args.batch_size)
         bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps), disable=not args.progress,
-                   unit="step", dynamic_ncols=True)
+                   unit=" decisions", unit_scale=True, dynamic_ncols=True)
         latest_eval = ""
         t_start, steps_at_start = time.time(), global_step
         rows_trained, pending, per_sampler = 0, 0, [0] * args.samplers
@@ -382,14 +381,14 @@ def main(args: Args) -> dict:
                         writer.add_scalar(f"eval/{k}_hand_win_rate", v.hand_win_rate, global_step)
             if args.nash_conv_every and (update % args.nash_conv_every == 0 or final):
                 exact_tree = measure_nash_conv(model, rules, exact_tree, global_step, history, writer)
-            bar.set_postfix_str(f"{sps:,.0f} steps/s {latest_eval}")
+            bar.set_postfix_str(latest_eval)  # the bar shows the rate itself
             if update % args.checkpoint_every == 0 or final:
                 files.save_checkpoint(model, rules, args, resume.trainer_state(
                     optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands,
                     evals=evals, history=history, next_request=next_request))
         bar.close()
         sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
-        print(f"trained {global_step:,} learner decisions, {hands:,} hands, {update} updates, {sps:,.0f} steps/s",
+        print(f"trained {global_step:,} learner decisions, {hands:,} hands, {update} updates, {sps:,.0f} decisions/s",
               flush=True)
         files.save_checkpoint(model, rules, args, resume.trainer_state(
             optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands, evals=evals,
@@ -409,7 +408,11 @@ def main(args: Args) -> dict:
         return summary
     files.save_policy(model, rules, args)
     if args.final_eval_deals:
-        res = files.evaluate(model, rules, args, list(args.final_eval_opponents), args.final_eval_deals, seed=999_999)
+        if args.progress:
+            print(f"final evaluation: {args.final_eval_deals:,} duplicate deals against each of "
+                  f"{', '.join(args.final_eval_opponents)}", flush=True)
+        res = files.evaluate(model, rules, args, list(args.final_eval_opponents), args.final_eval_deals, seed=999_999,
+                             label="policy.pt", progress=args.progress)
         summary["evaluation"] = {k: v.to_dict() for k, v in res.items()}
         print(evaluation_table(run_dir / "policy.pt", res), flush=True)
         if writer is not None:
@@ -417,6 +420,7 @@ def main(args: Args) -> dict:
                 writer.add_scalar(f"final/{k}_game_points_per_hand", v.mean, global_step)
     files.write_summary(json.dumps(summary, indent=2, default=str) + "\n")
     close_writer(writer)
+    print(next_steps(run_dir, summary["evaluation"], rules), flush=True)
     return summary
 
 

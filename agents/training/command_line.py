@@ -8,10 +8,16 @@ own message box, which :func:`parse_args` flattens to one line.
 
 from __future__ import annotations
 
+import ast
 import contextlib
+import dataclasses
+import inspect
 import io
+import os
 import re
+import shutil
 import sys
+import textwrap
 
 import tyro
 
@@ -53,6 +59,89 @@ def usage_line(event, prog: str) -> str:
     return f"the command line was refused ({kind}): expected the flags that {prog} --help lists"
 
 
+#: ``--help``'s groups: a title, then the fields in it (a field of no group is listed under "other"). ``--help-all``
+#: prints every flag with its whole help (tyro's), and the docs' training page has the reference.
+HELP_GROUPS: dict[str, tuple[str, ...]] = {
+    "the run": ("total_steps", "seed", "ruleset", "knob", "run_name", "run_dir", "resume", "stop_after_updates"),
+    "evaluation": ("final_eval_deals", "final_eval_opponents", "eval_every", "eval_deals", "eval_rollout_every",
+                   "eval_workers", "nash_conv_every"),
+    "PPO": ("batch_size", "minibatch_size", "update_epochs", "learning_rate", "anneal_lr", "gamma", "gae_lambda",
+            "clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "endgame_teacher_coef"),
+    "network": ("hidden", "layers", "privileged_critic", "precision"),
+    "opponents": ("pool_size", "pool_every", "pool_prob", "heuristic_prob"),
+    "machine": ("samplers", "num_envs", "threads", "device", "overlap_sampling", "sampler_nice", "inline_samplers",
+                "ray_address", "num_env_runners", "torch_deterministic"),
+    "output": ("checkpoint_every", "tensorboard", "progress"),
+}
+
+
+def field_docs(cls: type) -> dict[str, str]:
+    """The docstring under each field of the dataclass ``cls`` and its bases (what tyro shows as the flag's help)."""
+    docs: dict[str, str] = {}
+    for klass in reversed(cls.__mro__):
+        if not dataclasses.is_dataclass(klass):
+            continue
+        try:
+            body = ast.parse(textwrap.dedent(inspect.getsource(klass))).body[0].body
+        except (OSError, TypeError, IndexError):
+            continue
+        for node, after in zip(body, body[1:]):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
+                docs[node.target.id] = " ".join(after.value.value.split())
+    return docs
+
+
+def first_clause(doc: str) -> str:
+    """A help text up to its first ``;`` or sentence end outside parentheses (``e.g.`` is no sentence end)."""
+    depth = 0
+    for i, ch in enumerate(doc):
+        depth += ch == "("
+        depth -= ch == ")" and depth > 0
+        if depth == 0 and (ch == ";" or (ch == "." and doc[i + 1:i + 2] in (" ", "") and
+                                          not doc[max(0, i - 3):i + 1].endswith(("e.g.", "i.e.")))):
+            return doc[:i]
+    return doc
+
+
+def short_help(cls: type, prog: str, description: str) -> str:
+    """``--help``: the flags in groups (:data:`HELP_GROUPS`), one line each with the first clause of its help and
+    its default."""
+    width = max(80, min(120, shutil.get_terminal_size((100, 20)).columns))
+    docs = field_docs(cls)
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    grouped = {title: [n for n in names if n in fields] for title, names in HELP_GROUPS.items()}
+    seen = {n for names in grouped.values() for n in names}
+    grouped["other"] = [n for n in fields if n not in seen]
+    lines = [f"usage: {prog} [--FLAG VALUE ...]", "", description, "",
+             f"{prog} --help-all lists every flag with its whole help; the docs' training page is the reference.",
+             "Flags (default in brackets):"]
+    for title, names in grouped.items():
+        if not names:
+            continue
+        lines += ["", f"{title}:"]
+        for name in names:
+            f = fields[name]
+            flag = "--" + name.replace("_", "-")
+            default = f.default if f.default is not dataclasses.MISSING else (
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+            if isinstance(default, bool):
+                flag, default = f"{flag} / --no-{name.replace('_', '-')}", "on" if default else "off"
+            doc = first_clause(docs.get(name, ""))
+            shown = ", ".join(map(str, default)) if isinstance(default, (list, tuple)) else str(default)
+            text = doc if default is None or "default" in doc else f"{doc} [{shown}]"
+            head = f"  {flag:<32}"
+            if len(flag) > 30:  # a long flag: its help on the next line
+                lines.append("  " + flag)
+                head = " " * 34
+            room = width - len(head)
+            if len(text) > room:  # one line a flag: cut at a word, the whole text is in --help-all
+                text = text[:room - 1].rsplit(" ", 1)[0] + "…"
+            lines.append(head + text)
+    return "\n".join(lines)
+
+
 def parse_args(argv: list[str] | None, cls: type, prog: str):
     """The arguments from the command line (tyro, from the dataclass ``cls``: ``train.py``'s ``Args`` or
     ``train_rllib.py``'s ``RLlibArgs``).
@@ -68,6 +157,19 @@ def parse_args(argv: list[str] | None, cls: type, prog: str):
     except (ImportError, AttributeError):  # a tyro without the hook: its own message, flattened to one line
         return _parse_flattened(argv, cls, prog)
 
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if "--help-all" in argv:  # tyro's own help: every flag with its whole help
+        argv = ["--help"]
+    elif "-h" in argv or "--help" in argv:
+        doc = (sys.modules.get("__main__").__doc__ or "") if cls.__module__ == "__main__" else \
+            (sys.modules[cls.__module__].__doc__ or "")
+        try:
+            print(short_help(cls, prog, (doc.strip().split("\n\n")[0] if doc else cls.__doc__ or "").replace("``", "")))
+            sys.stdout.flush()
+        except BrokenPipeError:  # | head: the reader has what it wanted
+            with contextlib.suppress(OSError):
+                sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - the interpreter closes it at exit
+        raise SystemExit(0)
     with on_parse_error(_Refuse(prog)):
         return tyro.cli(cls, args=merge_repeated(argv, "--knob"), prog=prog)
 

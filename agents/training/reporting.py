@@ -41,19 +41,72 @@ def tensorboard_writer(args, rules, run_dir, resumed_step: int | None = None):
     return writer
 
 
-def evaluate(model, rules, args, opponents, deals, seed, run_dir):
-    """Arena on duplicate deals: the current policy (greedy) against each opponent, under the run's rules."""
+def evaluate(model, rules, args, opponents, deals, seed, run_dir, label: str = "eval_policy.pt",
+             progress: bool = False):
+    """Arena on duplicate deals: the current policy (greedy, saved as ``eval_policy.pt``) against each opponent,
+    under the run's rules; ``label`` names it in the results (``"policy.pt"`` for the final table, whose weights
+    ``policy.pt`` holds), ``progress`` shows the arena's bar for each opponent."""
     path = Path(run_dir) / "eval_policy.pt"
     save_policy(path, model, rules, args)
     knobs = {k: v for k, v in rules.to_dict().items() if k != "ruleset"}
-    return {name: play_match(str(path), name, n_deals=deals, ruleset=rules.name, seed=seed, workers=args.eval_workers,
-                             progress=False, **knobs)
+    return {name: play_match((label, str(path)), name, n_deals=deals, ruleset=rules.name, seed=seed,
+                             workers=args.eval_workers, progress=progress, **knobs)
             for name in opponents}
 
 
+#: The ladder whose pairs give a trained policy its yardstick (the shipped policies against the same opponents).
+LADDER = Path(__file__).resolve().parents[2] / "benchmarks" / "ladder_schnapsen20.json"
+#: The shipped policies a run is compared with: the default run of an earlier release, and the strongest.
+YARDSTICKS = ("trained", "trained-220m")
+
+
+def rules_text(rules) -> str:
+    """The ruleset's name and the knobs that differ from its preset (``schnapsen20``, ``schnapsen20
+    false_claim=mirror``)."""
+    preset = type(rules).make(rules.name).to_dict()
+    changed = [f"{k}={v}" for k, v in rules.to_dict().items() if k != "ruleset" and preset.get(k) != v]
+    return " ".join([rules.name, *changed])
+
+
+def yardstick(rules, results: dict) -> list[str]:
+    """Lines that compare the final table with the shipped policies' results against the same opponents (from
+    :data:`LADDER`; none for another ruleset, or outside a checkout)."""
+    if rules.name != "schnapsen20" or not LADDER.is_file():
+        return []
+    pairs = json.loads(LADDER.read_text(encoding="utf-8"))["pairs"]
+    lines = []
+    for ref in YARDSTICKS:
+        found = []
+        for name in results:
+            for p in pairs:
+                if {p["agent_a"], p["agent_b"]} == {ref, name}:
+                    mean = p["mean"] if p["agent_a"] == ref else -p["mean"]
+                    found.append(f"{name} {mean:+.3f}")
+        if found:
+            lines.append(f"  {ref:<14} " + ", ".join(found))
+    if not lines:
+        return []
+    return ["for comparison, the shipped policies against the same opponents (game points a hand, "
+            f"{LADDER.relative_to(LADDER.parents[1])}):", *lines]
+
+
+def next_steps(run_dir, results: dict, rules) -> str:
+    """What to run next with the trained policy: the arena, terminal play, the Gymnasium env, TensorBoard."""
+    policy = Path(run_dir) / "policy.pt"
+    lines = [f"the policy: {policy}"]
+    lines += yardstick(rules, results)
+    lines += ["next:",
+              f"  .venv/bin/schnapsen-arena {policy} expert --deals 200     # measure it against the yardstick",
+              f"  .venv/bin/schnapsen-play --opponent {policy}              # play against it",
+              f"  gymnasium.make(\"schnapsen_env/Schnapsen-v0\", opponent=\"{policy}\")  # train against it",
+              f"  .venv/bin/tensorboard --logdir {Path(run_dir).parent}     # the learning curves"]
+    return "\n".join(lines)
+
+
 def evaluation_table(policy_path, results) -> str:
-    """The final evaluation as a plain-text table (game points per hand for the policy)."""
-    lines = [f"evaluation of {policy_path} (greedy), duplicate deals",
+    """The final evaluation as a plain-text table (game points per hand for the policy; a hand is worth 1 to 3)."""
+    lines = [f"evaluation of {policy_path} (greedy), duplicate deals; game points a hand are worth 1 to 3, and a "
+             "95% CI that excludes 0 means a measurable difference",
              f"{'opponent':<12}{'deals':>7}{'game points/hand':>18}{'95% CI':>20}{'hand win rate':>15}"]
     for name, r in results.items():
         ci = f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]" if r.ci_low is not None else "n/a"

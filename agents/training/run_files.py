@@ -75,10 +75,12 @@ class RunFiles:
         except WriteError as e:
             raise self.failed(e) from None
 
-    def evaluate(self, model, rules: RuleSet, args, opponents: list[str], deals: int, seed: int) -> dict:
+    def evaluate(self, model, rules: RuleSet, args, opponents: list[str], deals: int, seed: int,
+                 label: str = "eval_policy.pt", progress: bool = False) -> dict:
         """:func:`agents.training.reporting.evaluate` in this folder (it writes ``eval_policy.pt``)."""
         try:
-            return evaluate(model, rules, args, opponents, deals, seed=seed, run_dir=self.run_dir)
+            return evaluate(model, rules, args, opponents, deals, seed=seed, run_dir=self.run_dir, label=label,
+                            progress=progress)
         except WriteError as e:
             raise self.failed(e) from None
 

@@ -1,0 +1,61 @@
+"""What ``train.py`` tells its user: a short, grouped ``--help`` (the whole one under ``--help-all``), and a
+closing summary naming the policy, comparing it with the shipped policies and giving the next commands."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import subprocess
+import sys
+
+from helpers.scripts import ROOT, load_script
+
+from agents.training.command_line import HELP_GROUPS, first_clause, short_help
+
+train = load_script("train.py")
+
+
+def test_help_is_short_grouped_and_names_every_flag():
+    text = short_help(train.Args, "train.py", "PPO self-play.")
+    lines = text.splitlines()
+    assert len(lines) <= 80
+    for f in dataclasses.fields(train.Args):
+        flag = "--" + f.name.replace("_", "-")
+        assert sum(line.split()[0] == flag for line in lines if line.startswith("  --")) == 1, flag
+    assert all(len(line) <= 120 for line in lines)
+    for title in ("the run:", "PPO:", "machine:"):
+        assert title in lines
+    grouped = [n for names in HELP_GROUPS.values() for n in names]
+    assert len(grouped) == len(set(grouped)), "a field in two groups"
+
+
+def test_help_and_help_all_from_the_command_line():
+    short = subprocess.run([sys.executable, "train.py", "--help"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=300)
+    assert short.returncode == 0 and short.stdout.startswith("usage: train.py [--FLAG VALUE ...]")
+    assert "╭" not in short.stdout  # no boxes
+    full = subprocess.run([sys.executable, "train.py", "--help-all"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
+    assert full.returncode == 0 and "--max-grad-norm" in full.stdout and len(full.stdout) > len(short.stdout)
+
+
+def test_first_clause_keeps_parentheses_whole():
+    assert first_clause("a (b; c) d; e") == "a (b; c) d"
+    assert first_clause("rule knobs, e.g. --knob x. More.") == "rule knobs, e.g. --knob x"
+
+
+def test_a_run_ends_with_its_policy_a_yardstick_and_the_next_commands(tmp_path, capsys):
+    args = train.Args(total_steps=3000, num_envs=16, batch_size=1024, minibatch_size=256, update_epochs=2,
+                      hidden=32, seed=3, eval_every=0, final_eval_deals=2, final_eval_opponents=("heuristic",),
+                      eval_workers=1, checkpoint_every=1, run_dir=str(tmp_path), run_name="tiny", tensorboard=False,
+                      progress=False, samplers=1, inline_samplers=True, threads=1)
+    summary = train.main(args)
+    out = capsys.readouterr().out
+    policy = tmp_path / "tiny" / "policy.pt"
+    assert f"the policy: {policy}" in out
+    assert "for comparison, the shipped policies against the same opponents" in out
+    assert "trained-220m   heuristic +" in out
+    assert f"schnapsen-arena {policy} expert" in out and f"schnapsen-play --opponent {policy}" in out
+    assert "rules schnapsen20\n" in out  # the ruleset and its changed knobs, not the whole rules JSON
+    saved = json.loads((tmp_path / "tiny" / "summary.json").read_text())
+    assert saved["evaluation"]["heuristic"]["agent_a"] == "policy.pt" == summary["evaluation"]["heuristic"]["agent_a"]
