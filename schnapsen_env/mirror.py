@@ -1,14 +1,16 @@
-"""A :class:`~schnapsen_env.rules.GameState`'s twin in the compiled core, for observations at compiled speed.
+"""A :class:`~schnapsen_env.rules.GameState`'s twin in the compiled core, kept in step with the game.
 
-The AEC env (and through it the Gymnasium env) plays its hand on a ``GameState``, the rules' reference, and hands
-out an observation at every decision. Building it in Python (:func:`schnapsen_env.encoding.observation`) took
-about 40% of an AEC step; the compiled core (:func:`schnapsen_env.rules_core.observe`, tested equal to the encoder value
-for value in ``tests/test_core_lockstep.py``) writes it in well under a microsecond. :class:`CoreMirror` keeps a
-core state array equal to the env's ``GameState`` and writes observations and action masks from it.
+The AEC env (and through it the Gymnasium env) plays each hand on the compiled state array
+(:mod:`schnapsen_env.rules_core`) alone while nobody asks for its ``GameState``; once something does
+(``env.game``, ``position()``, ``render()``, records, a match's scoring) the env builds the ``GameState``, pushes
+every later action into it, and this mirror keeps the array equal to it: a caller may move that game by hand, and
+the observations (:func:`schnapsen_env.rules_core.observe`, tested equal to the encoder value for value in
+``tests/test_core_lockstep.py``) follow. :class:`CoreMirror` holds the env's array and writes observations and
+action masks from it.
 
 Keeping in sync: the mirror follows the game's record (``GameState.actions``, which every ``push`` extends and
 every ``pop`` shortens) and the identity of its undo entries. Before every observation :meth:`CoreMirror.sync`
-compares them with what it last saw and
+compares them with what it last saw (:meth:`CoreMirror.adopt`: the env built the game from the array) and
 
 * does nothing when the game has not moved;
 * applies the new actions with :func:`schnapsen_env.rules_core.apply` when the game only moved on from there (the env's
@@ -74,6 +76,14 @@ class CoreMirror:
         self._n = n
         self._top = game._stack[-1] if n else None
         return st
+
+    def adopt(self, game: GameState) -> None:
+        """Follow ``game`` from here on: the state array equals it already (the AEC env built ``game`` from the
+        actions it played on the array)."""
+        n = len(game.actions)
+        self._game = game
+        self._n = n
+        self._top = game._stack[-1] if n else None
 
     def observe(self, game: GameState, seat: int, legal: int) -> tuple[np.ndarray, np.ndarray]:
         """``(observation, action_mask)`` of ``seat``: ``encoding.observation(game, seat)`` (float32
