@@ -1,8 +1,9 @@
-"""The AEC env's observations come from the compiled core (schnapsen_env.mirror, issue 17): they must equal the
-reference encoder (``encoding.observation``) value for value, and the action masks the engine's legal actions, at
-every decision of every knob set, in hand and match episodes, after loaded positions and decks, and after the
-env's game was moved by hand (``push``/``pop``). Observations handed out are new arrays: no later step changes
-one a caller kept."""
+"""The AEC env plays on the compiled core (its GameState built on demand, then followed through
+schnapsen_env.mirror): its observations must equal the reference encoder (``encoding.observation``) value for value,
+and the action masks the engine's legal actions, at every decision of every knob set, in hand and match episodes,
+after loaded positions and decks, and after the env's game was moved by hand (``push``/``pop``); played on the
+compiled state alone it must play exactly what it plays on its GameState. Observations handed out are new arrays: no
+later step changes one a caller kept."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ def _case_id(case) -> str:
 
 
 def _expected(env, agent: str) -> tuple[np.ndarray, np.ndarray]:
-    """What ``observe(agent)`` gave before issue 17: the encoder's vector and the mask of the legal actions."""
+    """The reference for ``observe(agent)``: the encoder's vector and the mask of the game's legal actions."""
     game = env.game
     seat = PLAYERS.index(agent)
     obs = encoding.observation(game, seat)
