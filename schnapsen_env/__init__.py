@@ -4,12 +4,15 @@ The rules engine (:mod:`schnapsen_env.rules`) knows nothing of RL libraries; the
 PettingZoo AEC env lives in :mod:`schnapsen_env.schnapsen_v0`.
 """
 
+from schnapsen_env import moved
 from schnapsen_env.cards import DECK20, DECK24, Deck, Rank, Suit
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError, RulesError
 from schnapsen_env.rules import PLAYERS, GameState, Result, Trick, game_value
 from schnapsen_env.ruleset import RULESETS, RuleSet
 
 __version__ = "0.1.0"
+
+moved.install()  # old module paths (schnapsen_env.core) work for one release, with a warning
 
 __all__ = [
     "DECK20", "DECK24", "Deck", "GameState", "IllegalActionError", "InvalidPositionError", "PLAYERS", "RULESETS",

@@ -162,7 +162,7 @@ class SchnapsenGymEnv(gymnasium.Env):
                 learner = PLAYERS[int(self.np_random.integers(2))]
             else:
                 learner = self.seat_mode
-            if aec_seed is None and self.aec.game is None:
+            if aec_seed is None and not self.aec.has_hand:
                 aec_seed = int(self.np_random.integers(2**63))
             self.aec.reset(seed=aec_seed, options=options)
         except BaseException:

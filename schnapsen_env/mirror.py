@@ -1,21 +1,23 @@
-"""A :class:`~schnapsen_env.rules.GameState`'s twin in the compiled core, for observations at compiled speed.
+"""A :class:`~schnapsen_env.rules.GameState`'s twin in the compiled core, kept in step with the game.
 
-The AEC env (and through it the Gymnasium env) plays its hand on a ``GameState``, the rules' reference, and hands
-out an observation at every decision. Building it in Python (:func:`schnapsen_env.encoding.observation`) took
-about 40% of an AEC step; the compiled core (:func:`schnapsen_env.core.observe`, tested equal to the encoder value
-for value in ``tests/test_core_lockstep.py``) writes it in well under a microsecond. :class:`CoreMirror` keeps a
-core state array equal to the env's ``GameState`` and writes observations and action masks from it.
+The AEC env (and through it the Gymnasium env) plays each hand on the compiled state array
+(:mod:`schnapsen_env.rules_core`) alone while nobody asks for its ``GameState``; once something does
+(``env.game``, ``position()``, ``render()``, records, a match's scoring) the env builds the ``GameState``, pushes
+every later action into it, and this mirror keeps the array equal to it: a caller may move that game by hand, and
+the observations (:func:`schnapsen_env.rules_core.observe`, tested equal to the encoder value for value in
+``tests/test_core_lockstep.py``) follow. :class:`CoreMirror` holds the env's array and writes observations and
+action masks from it.
 
 Keeping in sync: the mirror follows the game's record (``GameState.actions``, which every ``push`` extends and
 every ``pop`` shortens) and the identity of its undo entries. Before every observation :meth:`CoreMirror.sync`
-compares them with what it last saw and
+compares them with what it last saw (:meth:`CoreMirror.adopt`: the env built the game from the array) and
 
 * does nothing when the game has not moved;
-* applies the new actions with :func:`schnapsen_env.core.apply` when the game only moved on from there (the env's
+* applies the new actions with :func:`schnapsen_env.rules_core.apply` when the game only moved on from there (the env's
   ``step``);
 * otherwise (another game object, a ``pop``, a position loaded without a deal) rebuilds the array: from the deal
-  (:func:`schnapsen_env.core.deal`, the hand's match score, then the record) when the game was dealt, else with
-  :func:`schnapsen_env.core.from_game_state`.
+  (:func:`schnapsen_env.rules_core.deal`, the hand's match score, then the record) when the game was dealt, else with
+  :func:`schnapsen_env.state_layout.from_game_state`.
 
 A game changed other than through ``push``/``pop`` (assigning its fields) is not followed; the env never does it.
 """
@@ -24,7 +26,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from schnapsen_env import core
+from schnapsen_env import rules_core
 from schnapsen_env.encoding import obs_size
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
@@ -41,8 +43,8 @@ class CoreMirror:
 
     def __init__(self, rules: RuleSet) -> None:
         self.rules = rules
-        self.table = core.rule_table(rules)
-        self.state = np.zeros(core.STATE_SIZE, dtype=np.int64)
+        self.table = rules_core.rule_table(rules)
+        self.state = np.zeros(rules_core.STATE_SIZE, dtype=np.int64)
         self.obs_size = obs_size(rules)
         self.n_actions = rules.n_actions
         self._game: GameState | None = None
@@ -59,21 +61,29 @@ class CoreMirror:
         if game is self._game and m < n and (not m or game._stack[m - 1] is self._top):
             actions = game.actions
             for k in range(m, n):  # the game moved on from the synced state: replay its new actions
-                core.apply(st, self.table, actions[k])
+                rules_core.apply(st, self.table, actions[k])
         elif game.deal is not None and len(game._stack) == n:
             order, dealer = game.deal
-            core.deal(st, self.table, np.array(order, dtype=np.int64), dealer)
-            st[core.F.match_points] = game.match_points[0]
-            st[core.F.match_points + 1] = game.match_points[1]
-            st[core.F.carry] = game.carry
+            rules_core.deal(st, self.table, np.array(order, dtype=np.int64), dealer)
+            st[rules_core.F.match_points] = game.match_points[0]
+            st[rules_core.F.match_points + 1] = game.match_points[1]
+            st[rules_core.F.carry] = game.carry
             for a in game.actions:
-                core.apply(st, self.table, a)
+                rules_core.apply(st, self.table, a)
         else:
-            core.from_game_state(game, st)
+            rules_core.from_game_state(game, st)
         self._game = game
         self._n = n
         self._top = game._stack[-1] if n else None
         return st
+
+    def adopt(self, game: GameState) -> None:
+        """Follow ``game`` from here on: the state array equals it already (the AEC env built ``game`` from the
+        actions it played on the array)."""
+        n = len(game.actions)
+        self._game = game
+        self._n = n
+        self._top = game._stack[-1] if n else None
 
     def observe(self, game: GameState, seat: int, legal: int) -> tuple[np.ndarray, np.ndarray]:
         """``(observation, action_mask)`` of ``seat``: ``encoding.observation(game, seat)`` (float32
@@ -81,7 +91,7 @@ class CoreMirror:
         st = self.sync(game)
         obs = np.empty(self.obs_size, dtype=np.float32)
         mask = np.empty(self.n_actions, dtype=np.int8)
-        core.observe_masked(st, self.table, seat, legal, obs, mask)
+        rules_core.observe_masked(st, self.table, seat, legal, obs, mask)
         return obs, mask
 
 

@@ -45,7 +45,7 @@ _EXCHANGE, _CLOSE, _CLAIM = int(SpecialAction.EXCHANGE), int(SpecialAction.CLOSE
 #: changes (:meth:`GameState.push` saves them, :meth:`GameState.pop` restores them); :data:`HAND_FIELDS` are
 #: set when the hand is dealt or loaded and never change. ``__slots__``, construction, undo, copying, equality
 #: and :meth:`GameState.from_fields` are derived from these tables; so are the compiled core's conversions
-#: (:func:`schnapsen_env.core.from_game_state`). Besides them a state keeps ``history`` (its completed tricks),
+#: (:func:`schnapsen_env.state_layout.from_game_state`). Besides them a state keeps ``history`` (its completed tricks),
 #: ``deal`` and ``actions`` (its record) and caches derived from the fields (:meth:`GameState._derive`).
 PLAY_FIELDS = (
     ("hands", True, 0), ("won", True, 0), ("card_points", True, 0), ("tricks", True, 0),

@@ -1,7 +1,7 @@
 """Tricks, results and game values: how a hand is scored (RULES.md section 1, R6, R20-R23a, R66-10).
 
 The vocabulary shared by the rules engine (:mod:`schnapsen_env.rules`), the compiled core
-(:mod:`schnapsen_env.core`), positions and game records. It depends on nothing else in the package.
+(:mod:`schnapsen_env.rules_core`), positions and game records. It depends on nothing else in the package.
 """
 
 from __future__ import annotations

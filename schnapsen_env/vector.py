@@ -16,7 +16,7 @@ Arrays (N = ``num_envs``, D = ``obs_size``, A = ``n_actions``):
   hand, so ``obs``/``masks``/``to_move`` are the new hand's).
 
 The N hands are the rows of one ``(N, STATE_SIZE)`` int64 array of the compiled rules core
-(:mod:`schnapsen_env.core`), stepped, masked and observed by compiled loops over the rows, exactly as the
+(:mod:`schnapsen_env.rules_core`), stepped, masked and observed by compiled loops over the rows, exactly as the
 reference engine :class:`~schnapsen_env.rules.GameState` (``tests/test_vector_exact.py`` checks it in lockstep
 for every rule knob). ``games`` and :meth:`SchnapsenVectorEnv.game` give ``GameState`` copies of slots.
 """
@@ -27,8 +27,8 @@ from typing import Any, Sequence
 
 import numpy as np
 
-from schnapsen_env import core, encoding
-from schnapsen_env.core import F
+from schnapsen_env import encoding, jit, rules_core
+from schnapsen_env.state_layout import F
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
 from schnapsen_env.rules import PLAYERS, RESULT_REASONS, GameState, Reason, Result
 from schnapsen_env.ruleset import RuleSet
@@ -37,18 +37,18 @@ _COMPILED_DRAWS: list[bool] = []
 
 
 def _compiled_draws_ok() -> bool:
-    """Whether :func:`schnapsen_env.core.draw_deal` draws exactly what ``GameState.new_hand``'s
+    """Whether :func:`schnapsen_env.jit.draw_deal` draws exactly what ``GameState.new_hand``'s
     ``rng.permutation(n)`` and ``rng.integers(2)`` draw with the installed numpy (same values, same generator
     state afterwards, several deals in a row); checked once per process."""
     if not _COMPILED_DRAWS:
         ok = True
         for seed in range(8):
             a, b = np.random.default_rng(seed), np.random.default_rng(seed)
-            fn, state = core.bitgen_addresses(b)
+            fn, state = jit.bitgen_addresses(b)
             for n in (20, 24, 20, 24, 20):
                 p, d = a.permutation(n), int(a.integers(2))
                 q = np.empty(n, dtype=np.int64)
-                ok &= d == int(core.draw_deal(fn, state, q)) and bool(np.array_equal(p, q))
+                ok &= d == int(jit.draw_deal(fn, state, q)) and bool(np.array_equal(p, q))
             ok &= a.bit_generator.state == b.bit_generator.state
         _COMPILED_DRAWS.append(ok)
     return _COMPILED_DRAWS[0]
@@ -74,12 +74,12 @@ class SchnapsenVectorEnv:
         self.obs_size = encoding.obs_size(self.rules)
         self.n_actions = self.rules.n_actions
         self.action_names = list(self.rules.action_names)
-        self._R = core.rule_table(self.rules)
-        #: The N hands: int64 ``(N, core.STATE_SIZE)`` state arrays of :mod:`schnapsen_env.core`.
-        self.state_arrays = np.zeros((self.num_envs, core.STATE_SIZE), dtype=np.int64)
+        self._R = rules_core.rule_table(self.rules)
+        #: The N hands: int64 ``(N, rules_core.STATE_SIZE)`` state arrays of :mod:`schnapsen_env.rules_core`.
+        self.state_arrays = np.zeros((self.num_envs, rules_core.STATE_SIZE), dtype=np.int64)
         self._rngs: list[np.random.Generator] = []
         self._legal = np.zeros(self.num_envs, dtype=np.int64)  # legal actions per slot, int bits
-        # Per slot, the addresses of its generator's next_uint32 and state (core.bitgen_addresses), so that the
+        # Per slot, the addresses of its generator's next_uint32 and state (jit.bitgen_addresses), so that the
         # compiled step deals new hands; empty when the compiled draws do not match numpy (then Python deals).
         self._fns = np.zeros(0, dtype=np.int64)
         self._bitgens = np.zeros(0, dtype=np.int64)
@@ -105,7 +105,7 @@ class SchnapsenVectorEnv:
             RuntimeError: before :meth:`reset`.
         """
         self._require_reset("games")
-        return [core.to_game_state(st, self.rules) for st in self.state_arrays]
+        return [rules_core.to_game_state(st, self.rules) for st in self.state_arrays]
 
     def game(self, i: int) -> GameState:
         """Slot ``i`` as a :class:`GameState` copy.
@@ -114,7 +114,7 @@ class SchnapsenVectorEnv:
             RuntimeError: before :meth:`reset`.
         """
         self._require_reset("game")
-        return core.to_game_state(self.state_arrays[i], self.rules)
+        return rules_core.to_game_state(self.state_arrays[i], self.rules)
 
     def reset(self, seed: int | Sequence[int] | None = None):
         """Deal a new hand in every slot.
@@ -156,7 +156,7 @@ class SchnapsenVectorEnv:
         """Use ``rngs`` (one per slot) for new deals, in the compiled step where its draws match numpy's."""
         self._rngs = rngs
         if _compiled_draws_ok():
-            addresses = np.array([core.bitgen_addresses(r) for r in rngs], dtype=np.int64).reshape(len(rngs), 2)
+            addresses = np.array([jit.bitgen_addresses(r) for r in rngs], dtype=np.int64).reshape(len(rngs), 2)
             self._fns, self._bitgens = addresses[:, 0].copy(), addresses[:, 1].copy()
         else:
             self._fns = self._bitgens = np.zeros(0, dtype=np.int64)
@@ -165,7 +165,7 @@ class SchnapsenVectorEnv:
         """Deal a new hand into each of ``rows`` with its slot's generator, drawing exactly as
         ``GameState.new_hand(rules, rng)``: ``rng.permutation(n)`` then ``rng.integers(2)`` for the dealer.
 
-        The compiled :func:`schnapsen_env.core.draw_deal` makes those draws from the generator's bit generator
+        The compiled :func:`schnapsen_env.jit.draw_deal` makes those draws from the generator's bit generator
         (same values, same generator state afterwards; checked once against the installed numpy by
         :func:`_compiled_draws_ok`, and by a test); if it ever differs, the plain calls are made here.
         """
@@ -177,19 +177,19 @@ class SchnapsenVectorEnv:
         rows = np.asarray(rows, dtype=np.int64)
         if self._fns.shape[0]:
             for k, i in enumerate(rows.tolist()):
-                dealers[k] = core.draw_deal(int(self._fns[i]), int(self._bitgens[i]), orders[k])
+                dealers[k] = jit.draw_deal(int(self._fns[i]), int(self._bitgens[i]), orders[k])
         else:  # a numpy whose streams differ from the compiled draws
             for k, i in enumerate(rows.tolist()):
                 orders[k] = self._rngs[i].permutation(n)
                 dealers[k] = self._rngs[i].integers(2)
-        core.deal_rows(self.state_arrays, self._R, rows, orders, dealers)
+        rules_core.deal_rows(self.state_arrays, self._R, rows, orders, dealers)
 
     def _refresh(self) -> None:
         """Recompute ``obs``, ``masks``, ``to_move`` (and the cached legal bits) of every slot."""
-        core.legal_bits_rows(self.state_arrays, self._R, self._legal)
-        core.masks_into(self._legal, self.n_actions, self.masks)
+        rules_core.legal_bits_rows(self.state_arrays, self._R, self._legal)
+        rules_core.masks_into(self._legal, self.n_actions, self.masks)
         self.to_move[:] = self.state_arrays[:, F.to_move]
-        core.observe_all(self.state_arrays, self._R, self.state_arrays[:, F.to_move], self.obs)
+        rules_core.observe_all(self.state_arrays, self._R, self.state_arrays[:, F.to_move], self.obs)
 
     def _illegal(self, i: int, a: Any) -> IllegalActionError:
         names = self.action_names
@@ -246,7 +246,7 @@ class SchnapsenVectorEnv:
                     a[i], out_of_range[i] = -1, xi
         rewards = np.empty((n, 2), dtype=np.float32)
         dones = np.empty(n, dtype=np.bool_)
-        bad = core.step_rows(self.state_arrays, self._R, a, self._legal, self._fns, self._bitgens, self._results,
+        bad = rules_core.step_rows(self.state_arrays, self._R, a, self._legal, self._fns, self._bitgens, self._results,
                              rewards, dones, self.masks, self.to_move, self.obs)
         if bad >= 0:
             raise self._illegal(bad, out_of_range.get(bad, int(a[bad])))
@@ -306,7 +306,7 @@ class SchnapsenVectorEnv:
             rngs.append(rng)
         arrays = np.zeros_like(self.state_arrays)
         for i, g in enumerate(games):
-            core.from_game_state(g, arrays[i])
+            rules_core.from_game_state(g, arrays[i])
         self.state_arrays = arrays
         self._set_rngs(rngs)
         self.last_results = [None] * self.num_envs
@@ -318,7 +318,7 @@ class SchnapsenVectorEnv:
         """Omniscient state vector of slot ``i``: float32 ``(state_size,)``. RuntimeError before :meth:`reset`."""
         self._require_reset("states_row")
         out = np.empty(encoding.state_size(self.rules), dtype=np.float32)
-        core.state_vector(self.state_arrays[i], self._R, out)
+        rules_core.state_vector(self.state_arrays[i], self._R, out)
         return out
 
     def states(self) -> np.ndarray:
@@ -326,5 +326,5 @@ class SchnapsenVectorEnv:
         before :meth:`reset`."""
         self._require_reset("states")
         out = np.empty((self.num_envs, encoding.state_size(self.rules)), dtype=np.float32)
-        core.state_vectors(self.state_arrays, self._R, out)
+        rules_core.state_vectors(self.state_arrays, self._R, out)
         return out

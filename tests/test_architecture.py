@@ -194,3 +194,86 @@ print("checked", len(moved))
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.strip() == f"checked {len(MOVED)}"
+
+
+def test_old_schnapsen_env_paths_warn_once_and_work():
+    """``schnapsen_env.core`` (split into ``rules_core``, ``state_layout`` and ``jit``) answers at its old path for
+    one release: every name it exported is the same object as in its new home, one DeprecationWarning naming the new
+    modules the first time, none after; importing ``schnapsen_env`` imports nothing of ``agents``."""
+    import subprocess
+    import sys
+
+    code = """
+import importlib, sys, warnings
+import schnapsen_env
+assert not [m for m in sys.modules if m == "agents" or m.startswith("agents.")], "schnapsen_env imported agents"
+from schnapsen_env import jit, rules_core, state_layout
+from schnapsen_env.moved import MOVED
+old_names = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "SEARCH_SIZE", "UNSEARCHED",
+             "MAX_STOCK", "FRESH", "CLAIM", "CLOSE", "EXCHANGE", "apply", "apply_all", "apply_searched",
+             "bitgen_addresses", "check_state", "claim", "counted", "deal", "follow_bits", "last_trick", "lead_bits",
+             "marriage_value", "trick_winner", "draw_deal", "random_interval", "deal_rows", "from_game_state",
+             "legal_bits", "legal_bits_rows", "masks_into", "observe", "observe_all", "observe_masked",
+             "refresh_row", "result_of", "step_rows", "rule_table", "state_vector", "state_vectors", "to_game_state",
+             "uncounted", "trailing_zeros", "popcount", "float_bits", "bits_float", "card_points", "suit_of",
+             "rank_of", "suit_bits", "drop_stale_cache"]
+for old, new in MOVED.items():
+    with warnings.catch_warnings(record=True) as first:
+        warnings.simplefilter("always")
+        mod = importlib.import_module(old)
+    with warnings.catch_warnings(record=True) as again:
+        warnings.simplefilter("always")
+        assert importlib.import_module(old) is mod
+        from schnapsen_env import core
+        from schnapsen_env.core import apply, F
+    assert core is mod and apply is rules_core.apply and F is state_layout.F
+    assert [str(w.message).split(";")[0] for w in first if w.category is DeprecationWarning] == \\
+        [f"{old} moved to {', '.join(new)}"], (old, [str(w.message) for w in first])
+    assert not [w for w in again if w.category is DeprecationWarning], old
+    for name in old_names:
+        homes = [m for m in (rules_core, state_layout, jit) if name in vars(m)]
+        assert homes and (getattr(mod, name) is getattr(homes[0], name) or name == "drop_stale_cache"), name
+    assert set(old_names) <= set(mod.__all__)
+print("checked", len(MOVED))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "checked 1"
+
+
+def test_stale_numba_cache_dropped_by_the_module_file_name(tmp_path):
+    """:func:`schnapsen_env.jit.drop_stale_cache` finds a module's cache files by the name of the module's file
+    (``rules_core.*.nbi``, not the old ``core``), drops them when a source it depends on changed, keeps them while
+    none did, and leaves other modules' caches alone."""
+    from types import SimpleNamespace
+
+    from schnapsen_env import jit
+
+    src = tmp_path / "src"
+    src.mkdir()
+    own = src / "rules_core.py"
+    own.write_text("x = 1\n")
+    used = tmp_path / "worlds.py"
+    used.write_text("y = 1\n")
+    cache = tmp_path / "__pycache__"
+    cache.mkdir()
+
+    def dispatcher(path):
+        code = compile("def f(): pass", str(path), "exec")
+        fn = next(c for c in code.co_consts if hasattr(c, "co_filename"))
+        return SimpleNamespace(py_func=SimpleNamespace(__code__=fn), stats=SimpleNamespace(cache_path=str(cache)))
+
+    mine, other = cache / "rules_core.apply-10.py312.nbi", cache / "solver_core._search-5.py312.nbi"
+    for f in (mine, other):
+        f.write_text("")
+    d = dispatcher(own)
+    jit.drop_stale_cache(d, dispatcher(used))  # no fingerprint yet: dropped
+    assert not mine.exists() and other.exists()
+    assert (cache / "rules_core.sources-sha256").exists()
+    mine.write_text("")
+    jit.drop_stale_cache(d, dispatcher(used))  # nothing changed: kept
+    assert mine.exists()
+    used.write_text("y = 2\n")  # a module whose compiled functions it calls changed: dropped
+    jit.drop_stale_cache(d, dispatcher(used))
+    assert not mine.exists() and other.exists()
+    assert [p.name for p in (ROOT / "schnapsen_env").glob("core.py")] == []

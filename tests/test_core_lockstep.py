@@ -1,6 +1,6 @@
-"""The compiled rules core (schnapsen_env.core) against the reference engine (GameState), action by action:
+"""The compiled rules core (schnapsen_env.rules_core) against the reference engine (GameState), action by action:
 legal actions, the whole state, both seats' observations and the result after every action (and the search's
-step, core.apply_searched, on the fields a search reads), over every knob set
+step, rules_core.apply_searched, on the fields a search reads), over every knob set
 of RULES.md section 5 (tests/helpers/knob_cases.py) in both rulesets, with special actions (marriage, exchange, close,
 claim) taken often. The vector env's batch loops are checked in tests/test_vector_exact.py."""
 
@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 
 from helpers.engine import differing_fields
 from helpers.knob_cases import CASES, case_seed
-from schnapsen_env import core, encoding
+from schnapsen_env import encoding, rules_core
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -41,26 +41,26 @@ def _kind(a: int, rules: RuleSet) -> int:
 
 def _play_lockstep(rules: RuleSet, rng: np.random.Generator, special_p: float) -> int:
     """One hand on both engines; returns the number of actions. Asserts equality after every action."""
-    R = core.rule_table(rules)
+    R = rules_core.rule_table(rules)
     g = GameState.new_hand(rules, rng=rng)
-    st = core.from_game_state(g)
+    st = rules_core.from_game_state(g)
     searched = st.copy()  # stepped with apply_searched: equal to st on the fields a search reads
     obs = np.empty(encoding.obs_size(rules), dtype=np.float32)
     n = 0
     while g.result is None:
-        assert core.legal_bits(st, R) == g.legal_bits(), g.position()
+        assert rules_core.legal_bits(st, R) == g.legal_bits(), g.position()
         for seat in (0, 1):
-            core.observe(st, R, seat, obs)
+            rules_core.observe(st, R, seat, obs)
             np.testing.assert_array_equal(obs, encoding.observation(g, seat))
         a = _choose(g, rng, special_p)
         g.push(a)
-        core.apply(st, R, a)
-        core.apply_searched(searched, R, a)
-        np.testing.assert_array_equal(searched[:core.SEARCH_SIZE], st[:core.SEARCH_SIZE])
+        rules_core.apply(st, R, a)
+        rules_core.apply_searched(searched, R, a)
+        np.testing.assert_array_equal(searched[:rules_core.SEARCH_SIZE], st[:rules_core.SEARCH_SIZE])
         n += 1
-        assert core.to_game_state(st, rules) == g, (a, differing_fields(core.to_game_state(st, rules), g))
-    assert core.result_of(st) == g.result
-    assert core.legal_bits(st, R) == 0
+        assert rules_core.to_game_state(st, rules) == g, (a, differing_fields(rules_core.to_game_state(st, rules), g))
+    assert rules_core.result_of(st) == g.result
+    assert rules_core.legal_bits(st, R) == 0
     return n
 
 
@@ -102,14 +102,14 @@ def test_core_lockstep_property(seed, case, special_p):
 def test_rule_table_and_state_layout_declared_once():
     """The offsets come from STATE_FIELDS (contiguous, no overlap) and every knob of the rule table is set."""
     at = 0
-    for name, size in core.STATE_FIELDS:
-        assert getattr(core.F, name) == at
+    for name, size in rules_core.STATE_FIELDS:
+        assert getattr(rules_core.F, name) == at
         at += size
-    assert at == core.STATE_SIZE
+    assert at == rules_core.STATE_SIZE
     # the fields no search reads come last, history last of all: a search copies what precedes them
-    assert core.STATE_FIELDS[-1][0] == "history"
-    assert [name for name, _ in core.STATE_FIELDS[-len(core.UNSEARCHED):]] == list(core.UNSEARCHED)
-    assert core.F.stock + core.MAX_STOCK <= core.SEARCH_SIZE == getattr(core.F, core.UNSEARCHED[0])
-    table = core.rule_table(RuleSet.make("sixtysix24", tie="last_trick", claim_mode="auto"))
-    assert table.shape == (len(core.RULE_FIELDS),) and table.dtype == np.int64
-    assert table[core.K.n] == 24 and table[core.K.tie_last_trick] == 1 and table[core.K.claim_auto] == 1
+    assert rules_core.STATE_FIELDS[-1][0] == "history"
+    assert [name for name, _ in rules_core.STATE_FIELDS[-len(rules_core.UNSEARCHED):]] == list(rules_core.UNSEARCHED)
+    assert rules_core.F.stock + rules_core.MAX_STOCK <= rules_core.SEARCH_SIZE == getattr(rules_core.F, rules_core.UNSEARCHED[0])
+    table = rules_core.rule_table(RuleSet.make("sixtysix24", tie="last_trick", claim_mode="auto"))
+    assert table.shape == (len(rules_core.RULE_FIELDS),) and table.dtype == np.int64
+    assert table[rules_core.K.n] == 24 and table[rules_core.K.tie_last_trick] == 1 and table[rules_core.K.claim_auto] == 1

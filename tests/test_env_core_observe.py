@@ -1,8 +1,9 @@
-"""The AEC env's observations come from the compiled core (schnapsen_env.mirror, issue 17): they must equal the
-reference encoder (``encoding.observation``) value for value, and the action masks the engine's legal actions, at
-every decision of every knob set, in hand and match episodes, after loaded positions and decks, and after the
-env's game was moved by hand (``push``/``pop``). Observations handed out are new arrays: no later step changes
-one a caller kept."""
+"""The AEC env plays on the compiled core (its GameState built on demand, then followed through
+schnapsen_env.mirror): its observations must equal the reference encoder (``encoding.observation``) value for value,
+and the action masks the engine's legal actions, at every decision of every knob set, in hand and match episodes,
+after loaded positions and decks, and after the env's game was moved by hand (``push``/``pop``); played on the
+compiled state alone it must play exactly what it plays on its GameState. Observations handed out are new arrays: no
+later step changes one a caller kept."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from helpers.knob_cases import CASES, case_seed
-from schnapsen_env import encoding, schnapsen_v0
+from schnapsen_env import IllegalActionError, encoding, schnapsen_v0
 from schnapsen_env.mirror import CoreMirror
 from schnapsen_env.rules import PLAYERS, GameState, bits_to_array
 from schnapsen_env.ruleset import RuleSet
@@ -24,7 +25,7 @@ def _case_id(case) -> str:
 
 
 def _expected(env, agent: str) -> tuple[np.ndarray, np.ndarray]:
-    """What ``observe(agent)`` gave before issue 17: the encoder's vector and the mask of the legal actions."""
+    """The reference for ``observe(agent)``: the encoder's vector and the mask of the game's legal actions."""
     game = env.game
     seat = PLAYERS.index(agent)
     obs = encoding.observation(game, seat)
@@ -185,3 +186,81 @@ def test_observe_an_agent_removed_after_an_illegal_move():
             np.testing.assert_array_equal(got["observation"], encoding.observation(game, PLAYERS.index(agent)))
             assert not got["action_mask"].any()
     assert env.agents == []
+
+
+def _same(a, b) -> None:
+    """Two AEC envs in the same place: agent to move, both seats' observations and masks, rewards, terminations,
+    infos and the state vector."""
+    assert a.agent_selection == b.agent_selection
+    assert a.rewards == b.rewards and a._cumulative_rewards == b._cumulative_rewards
+    assert a.terminations == b.terminations and a.infos == b.infos
+    for agent in PLAYERS:
+        got, want = a.observe(agent), b.observe(agent)
+        np.testing.assert_array_equal(got["observation"], want["observation"])
+        np.testing.assert_array_equal(got["action_mask"], want["action_mask"])
+    np.testing.assert_array_equal(a.state(), b.state())
+
+
+@pytest.mark.parametrize("case", CASES[::2], ids=[_case_id(c) for c in CASES[::2]])
+@pytest.mark.parametrize("episode", ["hand", "match"])
+def test_the_compiled_env_plays_what_the_game_env_plays(case, episode):
+    """The env plays on the compiled state alone while nobody asks for its ``GameState`` (``fast``), and on the
+    ``GameState`` once asked (``ref``, asked at every deal): the same observations, masks, rewards, infos and state
+    vectors at every step, the same errors for illegal actions (leaving the env unchanged), actions by name, and
+    an equal ``GameState`` (position and record) when the fast env's is asked for at the end."""
+    ruleset, knobs = case
+    kwargs = dict(ruleset=ruleset, **knobs)
+    if episode == "match":
+        kwargs.update(episode="match", reward="game_points")
+    rng = np.random.default_rng(23_000 + case_seed(case))
+    fast, ref = schnapsen_v0.raw_env(**kwargs), schnapsen_v0.raw_env(**kwargs)
+    names = fast.action_names
+    for k in range(3):
+        fast.reset(seed=k)
+        ref.reset(seed=k)
+        game = ref.game  # the reference env plays on its GameState from here
+        while not all(fast.terminations.values()):
+            if ref.game is not game:  # a match's next hand
+                game = ref.game
+            assert fast._game is None  # still on the compiled state alone (what this test is about)
+            _same(fast, ref)
+            mask = ref.observe(ref.agent_selection)["action_mask"]
+            if rng.random() < 0.2:
+                bad = int(rng.choice(np.flatnonzero(mask == 0))) if (mask == 0).any() else 64
+                with pytest.raises(IllegalActionError) as want:
+                    ref.step(bad)
+                with pytest.raises(IllegalActionError) as got:
+                    fast.step(bad)
+                assert str(got.value) == str(want.value)
+                _same(fast, ref)
+            legal = np.flatnonzero(mask)
+            action = int(legal[int(rng.integers(len(legal)))])
+            if rng.random() < 0.1:
+                fast.step(names[action])
+                ref.step(names[action])
+            else:
+                fast.step(np.int64(action) if rng.random() < 0.1 else action)
+                ref.step(action)
+        _same(fast, ref)
+        assert fast.game.position() == ref.game.position()
+        assert (fast.game.deal, fast.game.actions) == (ref.game.deal, ref.game.actions)
+
+
+def test_the_env_builds_its_game_mid_hand_and_follows_it():
+    """``env.game`` asked in the middle of a hand played on the compiled state is the hand so far (with its record),
+    the same object for the rest of the hand, kept in step by the env; before any reset it is None."""
+    env = schnapsen_v0.raw_env()
+    assert env.game is None and not env.has_hand
+    env.reset(seed=5)
+    rng = np.random.default_rng(5)
+    for _ in range(5):
+        env.step(int(rng.choice(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]))))
+    ref = GameState.new_hand(env.rules, np.random.default_rng(5))
+    for a in env.game.actions:
+        ref.push(a)
+    g = env.game
+    assert g == ref and g.actions == ref.actions and g.deal == ref.deal
+    a = int(rng.choice(g.legal_actions()))
+    env.step(a)
+    ref.push(a)
+    assert env.game is g and g == ref

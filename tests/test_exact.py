@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from agents.game_theory import exact
-from schnapsen_env import core
+from schnapsen_env import rules_core
 from schnapsen_env.rules import GameState
 from schnapsen_env.encoding import obs_size
 from schnapsen_env.ruleset import RuleSet
@@ -40,14 +40,14 @@ def test_deals_are_every_split_once():
                                    {"claim_mode": "auto", "closed_hand_end": "must_claim"}])
 def test_compiled_walk_counts_what_the_reference_engine_walks(knobs):
     rules = RuleSet.make("schnapsen10", **knobs)
-    R = core.rule_table(rules)
-    stack = np.empty((exact._MAX_DEPTH + 1, core.STATE_SIZE), dtype=np.int64)
+    R = rules_core.rule_table(rules)
+    stack = np.empty((exact._MAX_DEPTH + 1, rules_core.STATE_SIZE), dtype=np.int64)
     legal = np.empty(exact._MAX_DEPTH + 1, dtype=np.int64)
-    state = np.empty(core.STATE_SIZE, dtype=np.int64)
+    state = np.empty(rules_core.STATE_SIZE, dtype=np.int64)
     for k, order in enumerate(exact.deals(rules)):
         if k % 1500 != 7:  # a handful of deals spread over the enumeration
             continue
-        core.deal(state, R, order, 1)
+        rules_core.deal(state, R, order, 1)
         got = exact._walk(state, R, stack, legal)
         assert got == _reference_count(GameState._deal(rules, order.tolist(), 1)), order
 
@@ -271,7 +271,7 @@ def test_search_agents_play_the_revealed_subtrees_perfectly(name):
     rng = np.random.default_rng(6)
     checked = 0
     for i in rng.choice(tree.n_revealed, 60, replace=False):
-        g = core.to_game_state(tree.revealed_states[i].copy(), RULES)
+        g = rules_core.to_game_state(tree.revealed_states[i].copy(), RULES)
         while g.result is None:
             values = solver.action_values(g)
             obs = {"observation": encoding.observation(g, g.to_move), "action_mask": g.action_mask()}

@@ -15,7 +15,7 @@ from agents import make_agent
 from agents.search.expert import ExpertAgent
 from agents.search.solver_core import CoreSolver
 from helpers.knob_cases import CASES, case_seed
-from schnapsen_env import core, encoding
+from schnapsen_env import encoding, rules_core
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -46,9 +46,9 @@ def random_positions(rules: RuleSet, rng: np.random.Generator, count: int, speci
 def world_state(template: np.ndarray, world: np.ndarray, k: int, rules: RuleSet) -> GameState:
     st = template.copy()
     for c in world[:k]:
-        st[core.F.hands + 1] |= 1 << int(c)
-    st[core.F.stock:core.F.stock + len(world) - k] = world[k:]
-    return core.to_game_state(st, rules)
+        st[rules_core.F.hands + 1] |= 1 << int(c)
+    st[rules_core.F.stock:rules_core.F.stock + len(world) - k] = world[k:]
+    return rules_core.to_game_state(st, rules)
 
 
 @pytest.mark.parametrize("case", CASES[::3], ids=lambda c: c[0] + "-" + "-".join(f"{k}={v}" for k, v in c[1].items()))

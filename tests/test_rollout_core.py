@@ -11,7 +11,7 @@ from scipy.stats import chisquare
 from agents.search.rollout import RolloutAgent, rollout_score, score
 from agents.search.rollout_core import random_action, score as core_score
 from helpers.knob_cases import CASES
-from schnapsen_env import core, encoding
+from schnapsen_env import encoding, jit, rules_core
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.sampler import Determinizer
@@ -26,7 +26,7 @@ def test_compiled_score_equals_the_reference_score(case):
     for _ in range(40):
         g = GameState.new_hand(rules, rng)
         while True:
-            assert core_score(core.from_game_state(g)) == score(g, 0)
+            assert core_score(rules_core.from_game_state(g)) == score(g, 0)
             checked += 1
             if g.result is not None:
                 break
@@ -37,11 +37,11 @@ def test_compiled_score_equals_the_reference_score(case):
 def test_random_action_is_legal_and_uniform():
     rules = RuleSet.make()
     g = GameState.new_hand(rules, np.random.default_rng(3))
-    st, R = core.from_game_state(g), core.rule_table(rules)
+    st, R = rules_core.from_game_state(g), rules_core.rule_table(rules)
     legal = g.legal_actions()
     assert len(legal) >= 4
     rng = np.random.default_rng(7)
-    fn, state = core.bitgen_addresses(rng)
+    fn, state = jit.bitgen_addresses(rng)
     draws = [random_action(st, R, fn, state) for _ in range(6000)]
     assert set(draws) <= set(legal)
     counts = [draws.count(a) for a in legal]

@@ -163,13 +163,13 @@ def test_RS1_positions_name_clubs_and_diamonds_only():
 
 
 def test_RS1_state_arrays_with_suits_outside_the_deck_are_refused():
-    from schnapsen_env import core
+    from schnapsen_env import rules_core
     from schnapsen_env.errors import InvalidPositionError
     g = GameState.new_hand(RULES, np.random.default_rng(0))
-    st = core.from_game_state(g)
-    core.check_state(st, RULES)
+    st = rules_core.from_game_state(g)
+    rules_core.check_state(st, RULES)
     for field, value in (("trump", 2), ("announced", 3), ("marriage_suits", 4)):
         bad = st.copy()
-        bad[getattr(core.F, field)] = value
+        bad[getattr(rules_core.F, field)] = value
         with pytest.raises(InvalidPositionError, match=f"{field}"):
-            core.check_state(bad, RULES)
+            rules_core.check_state(bad, RULES)

@@ -17,7 +17,7 @@ from agents.search.solver import Solver
 from agents.search.solver_core import CoreSolver, perft_nodes
 from helpers.knob_cases import CASES, case_seed
 from helpers.solver_positions import positions
-from schnapsen_env import core
+from schnapsen_env import rules_core
 from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
@@ -55,7 +55,7 @@ def test_state_arrays_and_game_states_solve_alike():
     rng = np.random.default_rng(3)
     s = CoreSolver(rules)
     for g in positions(rules, rng, 6, min_tricks=3):
-        assert s.solve(core.from_game_state(g)) == s.solve(g)
+        assert s.solve(rules_core.from_game_state(g)) == s.solve(g)
 
 
 def test_one_solver_over_successive_positions_of_a_hand_bug():
@@ -123,7 +123,7 @@ def test_best_action_bits_search_with_the_solvers_close_below_root_bug():
         for g in open_stock:
             values = CoreSolver(rules, close_below_root=close_below_root).action_values(g)
             best = max(values.values())
-            got = solver.best_action_bits(np.ascontiguousarray(core.from_game_state(g)[None]), np.zeros(1, np.int64))
+            got = solver.best_action_bits(np.ascontiguousarray(rules_core.from_game_state(g)[None]), np.zeros(1, np.int64))
             assert int(got[0]) == sum(1 << a for a, v in values.items() if v == best), g.position()
 
 
@@ -150,15 +150,15 @@ def test_state_arrays_no_hand_reaches_are_refused_bug():
     rules = RuleSet.make("schnapsen20", marriage_declaration="optional", false_claim="mirror")
     g = positions(rules, np.random.default_rng(3), 3, min_tricks=2)[1]  # the stock closed
     s = CoreSolver(rules)
-    good = core.from_game_state(g)
+    good = rules_core.from_game_state(g)
     s.action_values(good)
-    cases = {"bonus": (core.F.bonus, 40), "tricks": (core.F.tricks, int(good[core.F.tricks]) + 2),
-             "hands": (core.F.hands, int(good[core.F.hands]) | int(good[core.F.hands + 1]))}
+    cases = {"bonus": (rules_core.F.bonus, 40), "tricks": (rules_core.F.tricks, int(good[rules_core.F.tricks]) + 2),
+             "hands": (rules_core.F.hands, int(good[rules_core.F.hands]) | int(good[rules_core.F.hands + 1]))}
     for field, (at, value) in cases.items():
         bad = good.copy()
         bad[at] = value
         if field == "hands":
-            bad[core.F.hands + 1] = 0
+            bad[rules_core.F.hands + 1] = 0
         with pytest.raises(InvalidPositionError, match=rf"{field}\[0\]"):
             s.action_values(bad)
     assert s.action_values(good) == Solver().action_values(g)
@@ -183,11 +183,11 @@ def test_world_values_equal_one_solve_per_world():
         for _ in range(6):
             if g.result is None:
                 g.push(int(rng.choice(g.legal_actions())))
-    template = core.from_game_state(g)
+    template = rules_core.from_game_state(g)
     opp_hand = [c for c in range(rules.n_cards) if g.hands[1] >> c & 1]
     stock = list(g.stock[:-1]) if g.stock else []
     unseen = np.array(opp_hand + stock, dtype=np.int64)
-    template[core.F.hands + 1] = 0
+    template[rules_core.F.hands + 1] = 0
     worlds = np.stack([rng.permutation(unseen) for _ in range(5)])
     actions = np.array(g.legal_actions(), dtype=np.int64)
     batch = CoreSolver(rules, close_below_root=True).world_values(template, worlds, len(opp_hand), actions)

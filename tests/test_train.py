@@ -529,7 +529,7 @@ def test_teacher_loss_by_hand():
 def test_best_action_bits_are_the_solvers_best_actions():
     """The batch call gives, for each exhausted-stock position, exactly the actions of best exact value."""
     from agents.search.solver_core import CoreSolver
-    from schnapsen_env import core
+    from schnapsen_env import rules_core
     from schnapsen_env.rules import GameState
     for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
         rules = RuleSet.make(ruleset)
@@ -542,7 +542,7 @@ def test_best_action_bits_are_the_solvers_best_actions():
                 if not g.stock and g.closed_by < 0 and len(g.legal_actions()) > 1:
                     values = solver.action_values(g)
                     best = max(values.values())
-                    states.append(core.from_game_state(g))
+                    states.append(rules_core.from_game_state(g))
                     expect.append(sum(1 << a for a, v in values.items() if v == best))
                 g.push(int(rng.choice(g.legal_actions())))
         arr = np.ascontiguousarray(np.stack(states))

@@ -1,4 +1,4 @@
-"""The vector env, on the compiled core (schnapsen_env.core), agrees exactly with the reference engine GameState:
+"""The vector env, on the compiled core (schnapsen_env.rules_core), agrees exactly with the reference engine GameState:
 random hands in lockstep, for both rulesets and every knob value of RULES.md section 5, comparing observations,
 masks, to_move, rewards, results and full states; loaded positions and endgames through the core's batch loops."""
 
@@ -12,7 +12,7 @@ import pytest
 
 from helpers.engine import differing_fields
 from helpers.knob_cases import CASES, case_seed
-from schnapsen_env import core, encoding
+from schnapsen_env import encoding, jit, rules_core
 from schnapsen_env import vector as vector_module
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
 from schnapsen_env.rules import RESULT_REASONS, GameState
@@ -127,20 +127,20 @@ def test_core_round_trip_and_both_seats(ruleset):
             pos["history"] = pos["history"][-2:]
             g = GameState.from_position(rules, pos)
         states.append(g)
-    R = core.rule_table(rules)
-    b = np.stack([core.from_game_state(g) for g in states])
+    R = rules_core.rule_table(rules)
+    b = np.stack([rules_core.from_game_state(g) for g in states])
     bits = np.zeros(len(states), dtype=np.int64)
-    core.legal_bits_rows(b, R, bits)
+    rules_core.legal_bits_rows(b, R, bits)
     for i, g in enumerate(states):
-        assert core.to_game_state(b[i], rules) == g
-        assert core.to_game_state(b[i], rules).position() == g.position()
+        assert rules_core.to_game_state(b[i], rules) == g
+        assert rules_core.to_game_state(b[i], rules).position() == g.position()
         assert int(bits[i]) == g.legal_bits()
     for seat in (0, 1):
         out = np.empty((len(states), encoding.obs_size(rules)), dtype=np.float32)
-        core.observe_all(b, R, np.full(len(states), seat, dtype=np.int64), out)
+        rules_core.observe_all(b, R, np.full(len(states), seat, dtype=np.int64), out)
         np.testing.assert_array_equal(out, np.stack([encoding.observation(g, seat) for g in states]))
     vectors = np.empty((len(states), encoding.state_size(rules)), dtype=np.float32)
-    core.state_vectors(b, R, vectors)
+    rules_core.state_vectors(b, R, vectors)
     np.testing.assert_array_equal(vectors, np.stack([encoding.state_vector(g) for g in states]))
     # Step every running row once and compare with push; finished rows are left alone.
     actions = np.zeros(len(states), dtype=np.int64)
@@ -148,12 +148,12 @@ def test_core_round_trip_and_both_seats(ruleset):
         if g.result is None:
             actions[i] = _pick(rng, g.action_mask(), rules.n_cards)
     before = b.copy()
-    core.apply_all(b, R, actions)
+    rules_core.apply_all(b, R, actions)
     for i, g in enumerate(states):
         if g.result is None:
             g = g.copy()
             g.push(int(actions[i]))
-            assert core.to_game_state(b[i], rules) == g
+            assert rules_core.to_game_state(b[i], rules) == g
         else:
             np.testing.assert_array_equal(b[i], before[i])
 
@@ -243,30 +243,30 @@ def _endgame_lockstep(case_index: int) -> Counter:
         except InvalidPositionError:
             pass
     assert len(games) >= 100
-    R = core.rule_table(rules)
-    b = np.stack([core.from_game_state(g) for g in games])
+    R = rules_core.rule_table(rules)
+    b = np.stack([rules_core.from_game_state(g) for g in games])
     rng = np.random.default_rng(case_index)
     out = np.empty((len(games), encoding.obs_size(rules)), dtype=np.float32)
     bits = np.zeros(len(games), dtype=np.int64)
     reasons = Counter()
-    while not b[:, core.F.over].all():
-        core.legal_bits_rows(b, R, bits)
-        core.observe_all(b, R, b[:, core.F.to_move].copy(), out)
+    while not b[:, rules_core.F.over].all():
+        rules_core.legal_bits_rows(b, R, bits)
+        rules_core.observe_all(b, R, b[:, rules_core.F.to_move].copy(), out)
         actions = np.zeros(len(games), dtype=np.int64)
         for i, g in enumerate(games):
             assert int(bits[i]) == g.legal_bits(), i
             if g.result is None:
                 np.testing.assert_array_equal(out[i], encoding.observation(g, g.to_move), err_msg=str(i))
                 actions[i] = _pick(rng, g.action_mask(), rules.n_cards)
-        core.apply_all(b, R, actions)  # rows already over are left alone
+        rules_core.apply_all(b, R, actions)  # rows already over are left alone
         for i, g in enumerate(games):
             if g.result is None:
                 g.push(int(actions[i]))
                 if g.result is not None:
                     reasons[g.result.reason] += 1
-                    assert core.result_of(b[i]) == g.result, i
+                    assert rules_core.result_of(b[i]) == g.result, i
     for i, g in enumerate(games):
-        assert core.to_game_state(b[i], rules) == g, (i, differing_fields(core.to_game_state(b[i], rules), g))
+        assert rules_core.to_game_state(b[i], rules) == g, (i, differing_fields(rules_core.to_game_state(b[i], rules), g))
     return reasons
 
 
@@ -298,7 +298,7 @@ def test_lockstep_runs_reach_every_reason_and_action_kind():
 
 @pytest.mark.parametrize("compiled", [True, False])
 def test_new_hands_draw_exactly_as_new_hand(compiled, monkeypatch):
-    """The vector env deals in compiled code from each slot's bit generator (core.draw_deal) or, as a fallback,
+    """The vector env deals in compiled code from each slot's bit generator (jit.draw_deal) or, as a fallback,
     with rng.permutation and rng.integers(2) in Python: the same deals and generator states as
     GameState.new_hand, also several hands in a row per generator, and through step()'s compiled deals."""
     assert vector_module._compiled_draws_ok()
@@ -320,13 +320,13 @@ def test_new_hands_draw_exactly_as_new_hand(compiled, monkeypatch):
 
 
 def test_compiled_draws_match_numpy_over_many_seeds():
-    """core.draw_deal against rng.permutation(n), rng.integers(2) for 300 seeds, 6 deals of 20, 24 and 10 cards."""
+    """jit.draw_deal against rng.permutation(n), rng.integers(2) for 300 seeds, 6 deals of 20, 24 and 10 cards."""
     for seed in range(300):
         a, b = np.random.default_rng(seed), np.random.default_rng(seed)
-        fn, state = core.bitgen_addresses(b)
+        fn, state = jit.bitgen_addresses(b)
         for n in (20, 24, 24, 20, 10, 24):
             order = np.empty(n, dtype=np.int64)
-            dealer = core.draw_deal(fn, state, order)
+            dealer = jit.draw_deal(fn, state, order)
             np.testing.assert_array_equal(order, a.permutation(n))
             assert dealer == a.integers(2)
         assert a.bit_generator.state == b.bit_generator.state

@@ -21,7 +21,7 @@ The tree has two parts:
   nodes) a best response is computed node by node (expectimax), and an equilibrium plays minimax (its value is
   exact: any minimax strategy guarantees it in a perfect-information game).
 
-The walks step the compiled core (:mod:`schnapsen_env.core`), which plays exactly the reference rules
+The walks step the compiled core (:mod:`schnapsen_env.rules_core`), which plays exactly the reference rules
 (``tests/test_core_lockstep.py``); ``tests/test_exact.py`` checks the tree against a walk of the reference engine
 and the exploitability against OpenSpiel's own best response on the same game (a subset of the deals).
 
@@ -39,8 +39,8 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
-from schnapsen_env import core
-from schnapsen_env.core import STATE_SIZE, F
+from schnapsen_env import rules_core
+from schnapsen_env.state_layout import STATE_SIZE, F
 from schnapsen_env.encoding import obs_size
 from schnapsen_env.ruleset import RuleSet
 
@@ -74,7 +74,7 @@ def _int_at_least(value, low: int, what: str) -> int:
 
 
 def deals(rules: RuleSet):
-    """Every distinct deal of ``rules`` as deck orders (int64 ``(n,)``) in :func:`schnapsen_env.core.deal`'s layout:
+    """Every distinct deal of ``rules`` as deck orders (int64 ``(n,)``) in :func:`schnapsen_env.rules_core.deal`'s layout:
     each split of the cards into the non-dealer's hand, the dealer's hand, the turn-up and the stock order, once
     (RULES.md R2, RS2). ``schnapsen10``: 210 * 15 * 2 = 6,300 deals.
 
@@ -111,7 +111,7 @@ def _dealt(rules: RuleSet, orders) -> np.ndarray:
     except TypeError:
         raise ValueError(f"orders must be a list of deck orders (each a permutation of 0..{n - 1}), got "
                          f"{type(orders).__name__}") from None
-    R = core.rule_table(rules)
+    R = rules_core.rule_table(rules)
     roots = np.empty((len(orders), STATE_SIZE), dtype=np.int64)
     seen = set()
     for i, order in enumerate(orders):
@@ -119,7 +119,7 @@ def _dealt(rules: RuleSet, orders) -> np.ndarray:
         if a.shape != (n,) or a.dtype.kind not in "iu" or sorted(a.tolist()) != list(range(n)):
             raise ValueError(f"deal {i}: expected a deck order, a permutation of the card ids 0..{n - 1} "
                              f"({n} ints), got {order!r}")
-        core.deal(roots[i], R, a.astype(np.int64), 1)
+        rules_core.deal(roots[i], R, a.astype(np.int64), 1)
         g = roots[i]
         key = (int(g[F.hands]), int(g[F.hands + 1]), tuple(g[F.stock:F.stock + g[F.stock_end]].tolist()))
         if key in seen:
@@ -161,7 +161,7 @@ def _walk(root, R, stack, legal):
     recursion: ``stack[d]`` holds the state at depth ``d`` and ``legal[d]`` the actions not yet tried there.
     Returns ``(nodes, decisions, terminals)``, the root counted among them."""
     stack[0, :] = root
-    legal[0] = core.legal_bits(stack[0], R)
+    legal[0] = rules_core.legal_bits(stack[0], R)
     nodes, decisions, terminals = 1, 1, 0
     depth = 0
     while depth >= 0:
@@ -173,7 +173,7 @@ def _walk(root, R, stack, legal):
         legal[depth] = bits ^ low
         child = stack[depth + 1]
         child[:] = stack[depth]
-        core.apply(child, R, _lowest(low))
+        rules_core.apply(child, R, _lowest(low))
         nodes += 1
         if child[F.over]:
             terminals += 1
@@ -182,7 +182,7 @@ def _walk(root, R, stack, legal):
             depth += 1
             if depth + 1 >= stack.shape[0]:
                 raise ValueError("the walk went deeper than its stack: raise _MAX_DEPTH")
-            legal[depth] = core.legal_bits(child, R)
+            legal[depth] = rules_core.legal_bits(child, R)
     return nodes, decisions, terminals
 
 
@@ -248,9 +248,9 @@ def _open_part(roots, R, mode, d0, d1, nid, kind, player, depth_of, first_child,
         while True:
             # `child` (node c at `depth`) is a decision node: register it and number its children
             me = child[F.to_move]
-            bits = core.legal_bits(child, R)
+            bits = rules_core.legal_bits(child, R)
             if mode == 2:
-                core.observe(child, R, me, obs[rows])
+                rules_core.observe(child, R, me, obs[rows])
                 for a in range(n_actions):
                     masks[rows, a] = (bits >> a) & 1
                 obs_node[rows] = c
@@ -300,7 +300,7 @@ def _open_part(roots, R, mode, d0, d1, nid, kind, player, depth_of, first_child,
                     raise ValueError("an information-set key holds 21 actions: this hand is longer")
                 child = stack[depth + 1]
                 child[:] = stack[depth]
-                core.apply(child, R, a)
+                rules_core.apply(child, R, a)
                 for p in range(2):
                     lo, hi = _key_add(keys[depth, p, 0], keys[depth, p, 1], depth, a)
                     keys[depth + 1, p, 0] = lo
@@ -342,10 +342,10 @@ def _subtree_rows(states, R, start, obs, masks, ends):
     for i in range(start, states.shape[0]):
         first_row = row
         stack[0, :] = states[i]
-        legal[0] = core.legal_bits(stack[0], R)
+        legal[0] = rules_core.legal_bits(stack[0], R)
         if row >= obs.shape[0]:
             break
-        core.observe(stack[0], R, stack[0, F.to_move], obs[row])
+        rules_core.observe(stack[0], R, stack[0, F.to_move], obs[row])
         for a in range(n_actions):
             masks[row, a] = (legal[0] >> a) & 1
         row += 1
@@ -360,14 +360,14 @@ def _subtree_rows(states, R, start, obs, masks, ends):
             legal[depth] = bits ^ low
             child = stack[depth + 1]
             child[:] = stack[depth]
-            core.apply(child, R, _lowest(low))
+            rules_core.apply(child, R, _lowest(low))
             if not child[F.over]:
                 if row >= obs.shape[0]:
                     full = True
                     break
                 depth += 1
-                legal[depth] = core.legal_bits(child, R)
-                core.observe(child, R, child[F.to_move], obs[row])
+                legal[depth] = rules_core.legal_bits(child, R)
+                rules_core.observe(child, R, child[F.to_move], obs[row])
                 for a in range(n_actions):
                     masks[row, a] = (legal[depth] >> a) & 1
                 row += 1
@@ -405,7 +405,7 @@ def _subtree_values(states, R, start, count, probs, minimax, out):
     row = 0
     for i in range(count):
         stack[0, :] = states[start + i]
-        legal[0] = core.legal_bits(stack[0], R)
+        legal[0] = rules_core.legal_bits(stack[0], R)
         _start(acc, 0, stack[0, F.to_move], minimax)
         row_at[0] = row
         row += 1
@@ -424,10 +424,10 @@ def _subtree_values(states, R, start, count, probs, minimax, out):
                 act_at[depth] = a
                 child = stack[depth + 1]
                 child[:] = stack[depth]
-                core.apply(child, R, a)
+                rules_core.apply(child, R, a)
                 if not child[F.over]:
                     depth += 1
-                    legal[depth] = core.legal_bits(child, R)
+                    legal[depth] = rules_core.legal_bits(child, R)
                     _start(acc, depth, child[F.to_move], minimax)
                     row_at[depth] = row
                     row += 1
@@ -634,7 +634,7 @@ class Tree:
     def __init__(self, rules: RuleSet, orders=None) -> None:
         _check_rules(rules)
         self.rules = rules
-        self.R = core.rule_table(rules)
+        self.R = rules_core.rule_table(rules)
         self.roots = _dealt(rules, deals(rules) if orders is None else orders)
         if self.roots.shape[0] == 0:
             raise ValueError("a game needs at least one deal")
@@ -965,13 +965,13 @@ def tree_size(rules: RuleSet, dealer: int = 1) -> dict[str, int]:
     if dealer not in (0, 1):
         raise ValueError(f"dealer must be seat 0 or 1, got {dealer!r}")
     _check_rules(rules)
-    R = core.rule_table(rules)
+    R = rules_core.rule_table(rules)
     state = np.empty(STATE_SIZE, dtype=np.int64)
     stack = np.empty((_MAX_DEPTH + 1, STATE_SIZE), dtype=np.int64)
     legal = np.empty(_MAX_DEPTH + 1, dtype=np.int64)
     out = {"deals": 0, "nodes": 0, "decisions": 0, "terminals": 0}
     for order in deals(rules):
-        core.deal(state, R, order, dealer)
+        rules_core.deal(state, R, order, dealer)
         nodes, decisions, terminals = _walk(state, R, stack, legal)
         out["deals"] += 1
         out["nodes"] += nodes

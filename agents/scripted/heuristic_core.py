@@ -11,8 +11,8 @@ Everything the kernel needs to know about the rules and the observation comes in
 <schnapsen_env.encoding.layout>`, the scales and bounds); no constant of another module is read inside a compiled
 function. So a change elsewhere (a new observation layout in ``encoding.py``, another claim target) reaches the
 kernel through :func:`tables` and cannot leave a stale numba cache behind: numba checks this file's own source
-before reusing its cache, and that is all the compiled code depends on (unlike :mod:`schnapsen_env.core` and
-:mod:`agents.search.solver_core`, which freeze the core's layout and need :func:`~schnapsen_env.core.drop_stale_cache`).
+before reusing its cache, and that is all the compiled code depends on (unlike :mod:`schnapsen_env.rules_core` and
+:mod:`agents.search.solver_core`, which freeze the core's layout and need :func:`~schnapsen_env.jit.drop_stale_cache`).
 
 The kernel trusts its arrays (numba does not check bounds): ``HeuristicAgent.act_batch`` checks shapes and dtypes
 before calling it. Rows it cannot decide are marked with a negative code (:data:`NO_LEGAL_ACTION`, ...) for the

@@ -33,7 +33,8 @@ import numpy as np
 from agents.base import as_rules, legal_ids
 from agents.search.solver_core import CoreSolver
 from agents.search.worlds import draw_worlds, world_setup
-from schnapsen_env.core import F, legal_bits
+from schnapsen_env.rules_core import legal_bits
+from schnapsen_env.state_layout import F
 
 DECISIONS = ("mean", "loss")
 _CHUNK = 8

@@ -33,7 +33,9 @@ import numpy as np
 from agents.base import as_rules, best_action, legal_ids
 from agents.search.rollout_core import rollout_totals
 from agents.search.worlds import draw_worlds, world_setup
-from schnapsen_env.core import bitgen_addresses, legal_bits, rule_table
+from schnapsen_env.jit import bitgen_addresses
+from schnapsen_env.rules_core import legal_bits
+from schnapsen_env.state_layout import rule_table
 from schnapsen_env.rules import GameState
 
 

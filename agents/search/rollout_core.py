@@ -3,8 +3,8 @@
 For each world (:mod:`agents.search.worlds`) and each legal action: apply the action, then uniformly random legal actions
 until ``depth`` more tricks are completed or the hand ends, and score the end state for the observer (seat 0). Every
 random choice is drawn from a numpy bit generator (the agent's seeded ``numpy.random.Generator``, through
-:func:`schnapsen_env.core.bitgen_addresses` and :func:`schnapsen_env.core.random_interval`), so a seeded agent is
-reproducible. Compiled with numba like the core; :func:`schnapsen_env.core.drop_stale_cache` guards the cache.
+:func:`schnapsen_env.jit.bitgen_addresses` and :func:`schnapsen_env.jit.random_interval`), so a seeded agent is
+reproducible. Compiled with numba like the core; :func:`schnapsen_env.jit.drop_stale_cache` guards the cache.
 """
 
 from __future__ import annotations
@@ -13,7 +13,9 @@ import numpy as np
 from numba import njit
 
 from agents.search.worlds import fill_world
-from schnapsen_env.core import F, apply, counted, drop_stale_cache, legal_bits, random_interval, uncounted
+from schnapsen_env.jit import drop_stale_cache, random_interval, uncounted
+from schnapsen_env.rules_core import apply, counted, legal_bits
+from schnapsen_env.state_layout import F
 
 
 @njit(cache=True)
@@ -74,7 +76,7 @@ def rollout_totals(template, worlds, k, R, actions, depth, fn, state, out):
         worlds: int64 ``(W, u)``, per world the unseen cards, the first ``k`` to seat 1's hand, the rest the
             face-down stock top first.
         actions: int64 ``(A,)``, legal in ``template``. depth: tricks to play on, counted from the decision.
-        fn, state: the bit generator's addresses (:func:`schnapsen_env.core.bitgen_addresses`).
+        fn, state: the bit generator's addresses (:func:`schnapsen_env.jit.bitgen_addresses`).
         out: float64 ``(A,)``.
     """
     world = np.empty(template.shape[0], np.int64)
@@ -83,7 +85,7 @@ def rollout_totals(template, worlds, k, R, actions, depth, fn, state, out):
                     uncounted(world), uncounted(scratch), uncounted(out))
 
 
-drop_stale_cache("rollout_core", rollout_totals)  # before any cached function loads (see drop_stale_cache)
+drop_stale_cache(rollout_totals, fill_world)  # before any cached function loads (see drop_stale_cache)
 
 
 __all__ = ["random_action", "rollout_totals", "score"]

@@ -1,4 +1,4 @@
-"""The compiled alpha-beta solver: the perfect-information game on :mod:`schnapsen_env.core`.
+"""The compiled alpha-beta solver: the perfect-information game on :mod:`schnapsen_env.rules_core`.
 
 The same search as the reference :mod:`agents.search.solver` (fail-soft alpha-beta with a transposition table, values
 in game points for the player to move at the root, an optional horizon in completed tricks scored by
@@ -18,10 +18,10 @@ Move ordering: the table's move first, then claim, marriages, exchange and close
 highest first (the reference solver's order).
 
 Two kernels, one tree: while the stock is open, :func:`_search` makes and unmakes moves in one state array
-(:func:`schnapsen_env.core.apply_searched`); once it is closed or exhausted and the search reaches the end of the
+(:func:`schnapsen_env.rules_core.apply_searched`); once it is closed or exhausted and the search reaches the end of the
 hand, :func:`_strict` takes over, the state in a dozen scalars passed down a recursive call, with the core's own
-rule functions (:func:`~schnapsen_env.core.follow_bits`, :func:`~schnapsen_env.core.lead_bits`,
-:func:`~schnapsen_env.core.trick_winner`, and its scoring on a scratch row at the end of the hand). Both keep the
+rule functions (:func:`~schnapsen_env.rules_core.follow_bits`, :func:`~schnapsen_env.rules_core.lead_bits`,
+:func:`~schnapsen_env.rules_core.trick_winner`, and its scoring on a scratch row at the end of the hand). Both keep the
 same table entries and move order, so the node counts are those of one kernel alone; about 95% of a full solve's
 nodes from trick 1 are in the strict phase, searched about twice as fast per node.
 """
@@ -32,10 +32,11 @@ import numpy as np
 from numba import njit
 
 from agents.search.worlds import fill_world
-from schnapsen_env.core import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, apply_searched,
-                                card_points, check_state, claim, counted, drop_stale_cache, follow_bits,
-                                bits_float, float_bits, from_game_state, last_trick, lead_bits, legal_bits, marriage_value, rank_of,
-                                rule_table, suit_bits, suit_of, trailing_zeros, trick_winner, uncounted)
+from schnapsen_env.jit import bits_float, drop_stale_cache, float_bits, trailing_zeros, uncounted
+from schnapsen_env.rules_core import (apply_searched, card_points, claim, counted, follow_bits, last_trick, lead_bits,
+                                      legal_bits, marriage_value, rank_of, suit_bits, suit_of, trick_winner)
+from schnapsen_env.state_layout import (CLAIM, CLOSE, EXCHANGE, MAX_STOCK, SEARCH_SIZE, STATE_SIZE, F, K, check_state,
+                                        from_game_state, rule_table)
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -196,7 +197,7 @@ def _ordered(st, R, tt_move, moves, p):
     return m
 
 
-# Columns of a table entry (int64; the two bounds as float64 bits: core.float_bits, core.bits_float).
+# Columns of a table entry (int64; the two bounds as float64 bits: jit.float_bits, jit.bits_float).
 _TK1, _TK2, _TGEN, _TDEPTH, _TMOVE, _TLOWER, _TUPPER = range(7)
 # Per-ply frame of the iterative search (the reference solver's recursion, unrolled: numba caches no recursion).
 _ALPHA, _BETA, _A0, _B0, _BEST, _ELOWER, _EUPPER = range(7)
@@ -349,7 +350,7 @@ def _strict_root(st, R, root, flags, alpha, beta, depth, tt, counters, scratch):
 @njit(cache=True)
 def _strict_score(scratch, R, root, seat, last, cp0, cp1, mp0, mp1, tr0, tr1):
     """The value for ``root`` of the hand ending now: seat ``seat`` took the last trick (``last``) or claims, by the
-    core's own scoring (:func:`schnapsen_env.core.last_trick`, :func:`schnapsen_env.core.claim`) on ``scratch``."""
+    core's own scoring (:func:`schnapsen_env.rules_core.last_trick`, :func:`schnapsen_env.rules_core.claim`) on ``scratch``."""
     scratch[F.card_points] = cp0
     scratch[F.card_points + 1] = cp1
     scratch[F.marriage_points] = mp0
@@ -632,7 +633,7 @@ def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, coun
         out[r] = ob
 
 
-# Entry points from Python: the arrays as uncounted views (see :func:`schnapsen_env.core.uncounted`; the search
+# Entry points from Python: the arrays as uncounted views (see :func:`schnapsen_env.jit.uncounted`; the search
 # passes them down through every call, and counting each pass halved the node rate).
 @njit(cache=True)
 def _mtd_entry(st, undo, moves, R, root, depth, flags, tt, counters, fv, fi):
@@ -688,7 +689,7 @@ class CoreSolver:
         size = 1 << tt_bits
         table = np.zeros((size, 8), np.int64)  # one 64-byte cache line an entry
         table[:, _TGEN] = -1
-        self.tt = table  # the bounds are float64 bits (core.float_bits) in columns _TLOWER, _TUPPER
+        self.tt = table  # the bounds are float64 bits (jit.float_bits) in columns _TLOWER, _TUPPER
         self.counters = np.zeros(COUNTERS, np.int64)
         self.state = np.zeros(STATE_SIZE, np.int64)  # the searched state, made and unmade in place
         self.undo = np.zeros((MAX_PLY, SEARCH_SIZE), np.int64)  # per ply, the state to unmake to
@@ -745,7 +746,7 @@ class CoreSolver:
         """The actions of best exact value (to the end of the hand) in each of ``states[rows]``, as int64 bit sets
         ``(len(rows),)`` (ties: every best action; searched with this solver's ``close_below_root``), in one
         compiled call. For the trainer's endgame teacher (``train.py --endgame-teacher-coef``): ``states`` are the
-        vector env's own rows, trusted as they are (no :func:`~schnapsen_env.core.check_state`), each of a hand in
+        vector env's own rows, trusted as they are (no :func:`~schnapsen_env.state_layout.check_state`), each of a hand in
         progress of this solver's rules.
 
         Args:
@@ -827,7 +828,7 @@ def _best_bits_rows_entry(states, rows, R, n_actions, flags, st, undo, moves, tt
                     uncounted(actions), uncounted(values), uncounted(out))
 
 
-drop_stale_cache("solver_core", _search)  # before any cached function loads (see drop_stale_cache)
+drop_stale_cache(_search, fill_world)  # before any cached function loads (see drop_stale_cache)
 
 
 def _depth(depth) -> int:

@@ -16,13 +16,14 @@ import math
 import numpy as np
 from numba import njit
 
-from schnapsen_env.core import F, drop_stale_cache, from_game_state
+from schnapsen_env.jit import drop_stale_cache
+from schnapsen_env.state_layout import F, from_game_state
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.sampler import Determinizer
 
 
 def world_setup(observation, rules: RuleSet) -> tuple[np.ndarray, np.ndarray, int, int]:
-    """``(template, unseen, k, count)`` for an observation: the state array (int64 ``(core.STATE_SIZE,)``, seat 0 the
+    """``(template, unseen, k, count)`` for an observation: the state array (int64 ``(rules_core.STATE_SIZE,)``, seat 0 the
     observer, to move) with seat 1's hand holding only its known cards, the unseen card ids (int64 ``(u,)``), how
     many of them the opponent hides (``k``), and the number of distinct worlds (stock orders count only while the
     stock can still be drawn).
@@ -62,7 +63,7 @@ def fill_world(st, template, worlds, w, k, size):
         st[F.stock + j] = worlds[w, k + j]
 
 
-drop_stale_cache("worlds", fill_world)  # before any cached function loads (see drop_stale_cache)
+drop_stale_cache(fill_world)  # before any cached function loads (see drop_stale_cache)
 
 
 __all__ = ["draw_worlds", "fill_world", "world_setup"]

@@ -44,7 +44,7 @@ from agents.scripted.heuristic import HeuristicAgent
 from agents.learned.policy_net import ActorCritic, masked_log_probs
 from agents.search.solver_core import CoreSolver
 from agents.specs import fits_hint
-from schnapsen_env.core import F
+from schnapsen_env.state_layout import F
 from schnapsen_env.encoding import obs_size, state_size
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.vector import SchnapsenVectorEnv

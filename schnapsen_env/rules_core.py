@@ -1,316 +1,43 @@
-"""The compiled rules core: one hand as a flat ``int64`` array, stepped by numba-compiled functions.
+"""The compiled twin of :mod:`schnapsen_env.rules`: one hand as a flat ``int64`` array, stepped by numba-compiled
+functions.
 
 This is the project's second implementation of the rules (the first, readable reference is
 :class:`schnapsen_env.rules.GameState`). It implements RULES.md R1–R27 and R66-1–R66-11 with every knob of
-section 5, and drives the vectorised env (:mod:`schnapsen_env.vector`), the exact solver
-(:mod:`agents.search.solver_core`) and the search agents. ``tests/test_core_lockstep.py`` plays it in lockstep with
-``GameState`` over every knob of both rulesets, comparing legal actions, whole states, observations and results.
+section 5, and drives the vectorised env (:mod:`schnapsen_env.vector`), the AEC env's observations
+(:mod:`schnapsen_env.mirror`), the exact solver (:mod:`agents.search.solver_core`) and the search agents.
+``tests/test_core_lockstep.py`` plays it in lockstep with ``GameState`` over every knob of both rulesets, comparing
+legal actions, whole states, observations and results.
+
+The array it steps and the rule table it reads are laid out in :mod:`schnapsen_env.state_layout` (derived from
+``GameState``'s ``FIELDS``: the rules as data drive both engines), which also converts between the engines; the
+numba plumbing (cache guard, uncounted views, bit intrinsics, seeded deals) is :mod:`schnapsen_env.jit`. The names of
+both that a caller of this module needs with it (``F``, ``STATE_SIZE``, ``rule_table``, ``from_game_state``, ...)
+are importable from here too.
 
 Compiled with numba (``cache=True``: the JIT cost, about a minute on first import on a new machine, is paid
-once and cached beside the module). numba installs from wheels on every platform, so no toolchain is needed.
-
-**State array** (``np.ndarray`` of ``int64``, shape ``(STATE_SIZE,)``; a batch is ``(N, STATE_SIZE)``). The
-fields, their sizes and offsets are declared once, in :data:`STATE_FIELDS`; :data:`F` holds the offsets
-(``st[F.hands + seat]``). Seats are 0/1, cards are card ids, card sets are bit sets, as in ``GameState``:
-
-* ``hands``, ``won``, ``known``, ``led``, ``followed`` (2 each): card sets per seat; ``led``/``followed`` are the
-  cards the seat led / followed with in completed tricks (the observation's lead and follow planes);
-* ``card_points``, ``tricks``, ``marriage_points``, ``marriage_suits``, ``bonus``, ``match_points`` (2 each);
-* ``stock`` (12): card ids, the stock is ``stock[stock_top:stock_end]``, top first, turn-up last (R19: still
-  listed after closing);
-* ``trump``, ``leader``, ``to_move``, ``dealer``, ``table`` (-1 = empty), ``closed_by`` (-1),
-  ``snap_points``/``snap_tricks`` (the closing snapshot, R19), ``announced`` (-1), ``exchanged`` (0/1),
-  ``carry``;
-* ``over`` (0/1), ``res_winner`` (-1 = none or tie), ``res_points``, ``res_reason`` (index into
-  :data:`schnapsen_env.rules.RESULT_REASONS`);
-* ``history_len`` and ``history`` (48 = 12 tricks x ``(leader, lead, follow, winner)``), last, so that a search
-  can copy only the fields before it (:data:`SEARCH_SIZE`): the solver never reads the history.
-
-**Rule table**: :func:`rule_table` turns a :class:`~schnapsen_env.ruleset.RuleSet` into a small ``int64`` array
-(offsets in :data:`K`) that every compiled function takes.
+once and cached beside the module; :func:`schnapsen_env.jit.drop_stale_cache` drops it when another source of the
+package changed). numba installs from wheels on every platform, so no toolchain is needed.
 
 :func:`apply` does not check legality (like ``GameState.push``); callers check :func:`legal_bits` first. The
 compiled functions trust their arrays (numba does not check bounds): build state arrays with
-:func:`from_game_state` or :func:`deal`, and pass a hand-made one through :func:`check_state` first, since a
-malformed array can corrupt memory.
+:func:`~schnapsen_env.state_layout.from_game_state` or :func:`deal`, and pass a hand-made one through
+:func:`~schnapsen_env.state_layout.check_state` first, since a malformed array can corrupt memory.
 """
 
 from __future__ import annotations
 
-import ctypes
-import hashlib
 from collections import namedtuple
-from pathlib import Path
 
 import numpy as np
-from llvmlite import ir
-from numba import carray, njit, types
-from numba.core import cgutils
-from numba.extending import intrinsic
+from numba import njit
 
 from schnapsen_env import encoding
 from schnapsen_env.cards import RANK_POINTS
-from schnapsen_env.errors import InvalidPositionError
 from schnapsen_env.encoding import PENDING_SCALE, POINTS_SCALE
-from schnapsen_env.rules import FIELDS, RESULT_REASONS, GameState, Reason, Result, Trick
-from schnapsen_env.ruleset import RuleSet, SpecialAction
-
-MAX_STOCK = 12  # sixtysix24: 24 - 2 * 6
-#: Offsets of the non-play actions after the card ids (:class:`SpecialAction`), as plain ints for numba.
-EXCHANGE, CLOSE, CLAIM = int(SpecialAction.EXCHANGE), int(SpecialAction.CLOSE), int(SpecialAction.CLAIM)
-MAX_TRICKS = 12
-
-#: :class:`GameState` fields (:data:`schnapsen_env.rules.FIELDS`) that the array stores in another form: the
-#: stock as ids with two cursors, the closing snapshot and the result as separate integers.
-_CONVERTED = ("stock", "closing_snapshot", "result")
-#: GameState fields stored as they are, one integer (two for per-seat fields) each, in the order of ``FIELDS``.
-SHARED_FIELDS = tuple((name, per_seat) for name, per_seat, _ in FIELDS if name not in _CONVERTED)
-
-#: Fields that no search reads (what only observations, positions and records need): the array keeps them after the
-#: searched fields, so that a search copies only those (:data:`SEARCH_SIZE`).
-UNSEARCHED = ("won", "known", "marriage_suits", "dealer", "match_points", "carry", "led", "followed", "history_len",
-              "history")
-_ALL_FIELDS = tuple((name, 2 if per_seat else 1) for name, per_seat in SHARED_FIELDS) + (
-    ("led", 2), ("followed", 2), ("stock", MAX_STOCK), ("stock_top", 1), ("stock_end", 1), ("snap_points", 1),
-    ("snap_tricks", 1), ("over", 1), ("res_winner", 1), ("res_points", 1), ("res_reason", 1),
-    ("history_len", 1), ("history", 4 * MAX_TRICKS),
-)
-#: The state array's fields and their sizes, declared once (see the module docstring): the shared GameState
-#: fields and the array's own, those a search reads first, then :data:`UNSEARCHED` (``history`` last).
-STATE_FIELDS = tuple(f for f in _ALL_FIELDS if f[0] not in UNSEARCHED) + tuple(
-    f for name in UNSEARCHED for f in _ALL_FIELDS if f[0] == name)
-
-
-def _offsets(fields):
-    names, offs, at = [], [], 0
-    for name, size in fields:
-        names.append(name)
-        offs.append(at)
-        at += size
-    return namedtuple("StateOffsets", names)(*offs), at
-
-
-#: Offsets of :data:`STATE_FIELDS` in the state array.
-F, STATE_SIZE = _offsets(STATE_FIELDS)
-
-
-
-def _fresh_state() -> np.ndarray:
-    """The state array of every field at its default (:data:`schnapsen_env.rules.FIELDS`; no stock, no closing
-    snapshot, no result), on which :func:`deal` lays out a deal."""
-    st = np.zeros(STATE_SIZE, dtype=np.int64)
-    for name, per_seat, default in FIELDS:
-        if name not in _CONVERTED:
-            at = getattr(F, name)
-            st[at:at + (2 if per_seat else 1)] = int(default)
-    st[F.res_winner] = st[F.res_reason] = -1  # no result (result_of)
-    return st
-
-
-#: Every field at its default (see :func:`_fresh_state`), int64 ``(STATE_SIZE,)``.
-FRESH = _fresh_state()
-
-#: The fields a search copies from node to node (those before :data:`UNSEARCHED`).
-SEARCH_SIZE = getattr(F, UNSEARCHED[0])
-
-#: The rule table's entries (:func:`rule_table`), declared once.
-RULE_FIELDS = ("n", "rps", "hand", "n_tricks", "stock0", "claim_target", "schneider_below", "marriage_plain",
-               "marriage_trump", "schnapsen_family", "exchange_min_stock", "close_min_stock", "marriage_automatic",
-               "marriage_on_opening_lead", "marriage_window", "must_head", "claim_auto", "false_claim",
-               "last_trick_one", "must_claim", "reference_at_end", "failed_flat3", "last_trick_bonus",
-               "bonus_when_closed", "exchange_rank", "tie_last_trick", "match_target")
-K = namedtuple("RuleOffsets", RULE_FIELDS)(*range(len(RULE_FIELDS)))
-
-_WINDOWS = ("any", "first_6_tricks", "stock_open")
-_FALSE_CLAIMS = ("reject", "mirror", "pagat")
-REASON = namedtuple("Reasons", RESULT_REASONS)(*range(len(RESULT_REASONS)))
-
-#: Offsets of the observation's scalar entries after the card planes, from :data:`encoding.SCALARS`.
-_scalar_names = [name for name, _ in encoding.SCALARS]
-_scalar_offsets, _at = [], 0
-for _name, _size in encoding.SCALARS:
-    _scalar_offsets.append(_at)
-    _at += _size
-O = namedtuple("ObsOffsets", _scalar_names)(*_scalar_offsets)
-N_PLANES = len(encoding.PLANES)
-del _at, _name, _size, _scalar_offsets, _scalar_names
-
-
-def rule_table(rules: RuleSet) -> np.ndarray:
-    """The rule knobs of ``rules`` as the ``int64`` array (``(len(RULE_FIELDS),)``) the compiled core reads."""
-    r = rules
-    values = dict(
-        n=r.n_cards, rps=r.deck.ranks_per_suit, hand=r.hand_size, n_tricks=r.n_tricks, stock0=r.stock0,
-        claim_target=r.claim_target, schneider_below=r.schneider_below, marriage_plain=r.shape.marriage[0],
-        marriage_trump=r.shape.marriage[1], schnapsen_family=int(r.shape.family == "schnapsen"),
-        exchange_min_stock=r.exchange_min_stock, close_min_stock=r.close_min_stock,
-        marriage_automatic=int(r.marriage_declaration == "automatic"),
-        marriage_on_opening_lead=int(r.marriage_on_opening_lead), marriage_window=_WINDOWS.index(r.marriage_window),
-        must_head=int(r.must_head), claim_auto=int(r.claim_mode == "auto"),
-        false_claim=_FALSE_CLAIMS.index(r.false_claim), last_trick_one=int(r.unclaimed_last_trick_value == "one"),
-        must_claim=int(r.closed_hand_end == "must_claim"), reference_at_end=int(r.closing_reference == "at_end"),
-        failed_flat3=int(r.failed_close_value == "flat3"), last_trick_bonus=r.last_trick_bonus,
-        bonus_when_closed=int(r.last_trick_bonus_when_closed), exchange_rank=r.exchange_rank_index,
-        tie_last_trick=int(r.tie == "last_trick"), match_target=r.match_target,
-    )
-    return np.array([values[k] for k in RULE_FIELDS], dtype=np.int64)
-
-
-# ---------------------------------------------------------------------------------------------- cache guard
-def drop_stale_cache(module_name: str, dispatcher) -> None:
-    """Drop the numba cache of ``module_name`` if it was compiled against other sources of this package.
-
-    numba freezes global constants (here :data:`F` and :data:`SEARCH_SIZE`, which derive from
-    :data:`schnapsen_env.rules.FIELDS`; :data:`K`; the observation offsets from :mod:`schnapsen_env.encoding`)
-    into the machine code, and checks only the compiled function's own source file before reusing its cache. So
-    after a change to another module (a ``git pull`` that touched ``rules.py`` only) a cached function would run
-    with an old layout: wrong values, or memory errors. This module and every module with compiled functions that
-    read its layout (:mod:`agents.search.solver_core`) call this at import, with one of their dispatchers (to find the
-    cache folder): the cache is reused only while the package's sources are those it was compiled against, and a
-    change anywhere in ``schnapsen_env`` costs one recompilation.
-    """
-    digest = hashlib.sha256()
-    for source in sorted(Path(__file__).parent.glob("*.py")):
-        digest.update(source.name.encode() + b"\0" + source.read_bytes())
-    fingerprint = digest.hexdigest()
-    folder = Path(dispatcher.stats.cache_path)
-    stamp = folder / f"{module_name}.sources-sha256"
-    try:
-        if stamp.read_text() == fingerprint:
-            return
-    except OSError:
-        pass
-    try:
-        for f in folder.glob(f"{module_name}.*.nb[ic]"):
-            f.unlink(missing_ok=True)
-        stamp.write_text(fingerprint)
-    except OSError:  # an unwritable cache folder: numba cannot have cached there either
-        pass
-
-
-# ---------------------------------------------------------------------------------------------- uncounted views
-@intrinsic
-def _as_pointer(typingctx, address):
-    """An integer address as a ``void *`` (for :func:`numba.carray`)."""
-    sig = types.voidptr(address)
-
-    def codegen(context, builder, signature, args):
-        return builder.inttoptr(args[0], cgutils.voidptr_t)
-    return sig, codegen
-
-
-@njit(cache=True)
-def uncounted(a):
-    """A view of the C-contiguous array ``a`` (same shape, dtype and memory) that numba does not reference-count.
-
-    numba counts the references to an array with an atomic increment and decrement each time the array is bound
-    in a called function or sliced; in the solver's and the batch loops' millions of small calls, those atomics
-    took about half the solver's time (``benchmarks/solver_core.py`` measures it). Compiled entry points wrap their
-    arrays with this once; the caller keeps ``a`` alive for the call (it holds the argument). ``a`` must be
-    C-contiguous (every array the project passes is allocated so); raises ValueError if it is not."""
-    if not a.flags.c_contiguous:
-        raise ValueError("uncounted() needs a C-contiguous array")
-    return carray(_as_pointer(a.ctypes.data), a.shape, a.dtype)
-
-
-# ---------------------------------------------------------------------------------------------- numpy generators
-@intrinsic
-def _next_uint32(typingctx, fn, state):
-    """``fn(state)``: numpy's ``bitgen_t.next_uint32`` called through its address (both ``int64``), as numba's own
-    ``Generator`` support calls it, without boxing a Generator object per call."""
-    sig = types.uint32(fn, state)
-
-    def codegen(context, builder, signature, args):
-        fnty = ir.FunctionType(ir.IntType(32), (cgutils.voidptr_t,))
-        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), (builder.inttoptr(args[1], cgutils.voidptr_t),))
-    return sig, codegen
-
-
-def bitgen_addresses(rng: np.random.Generator) -> tuple[int, int]:
-    """``(next_uint32, state)`` addresses of ``rng``'s bit generator, for :func:`draw_deal`; valid while ``rng``
-    lives (the caller keeps it)."""
-    c = rng.bit_generator.ctypes
-    return ctypes.cast(c.next_uint32, ctypes.c_void_p).value, int(c.state_address)
-
-
-@njit(cache=True)
-def random_interval(fn, state, hi):
-    """A uniform int in ``0..hi`` (``hi < 2 ** 32``) from a numpy bit generator (``fn``/``state`` from
-    :func:`bitgen_addresses`), drawn as numpy's own ``random_interval``: 32-bit draws masked to the smallest
-    all-ones mask >= ``hi`` until one is at most ``hi``."""
-    if hi == 0:
-        return 0
-    mask = hi
-    mask |= mask >> 1
-    mask |= mask >> 2
-    mask |= mask >> 4
-    mask |= mask >> 8
-    mask |= mask >> 16
-    while True:
-        v = np.int64(_next_uint32(fn, state)) & mask
-        if v <= hi:
-            return v
-
-
-@njit(cache=True)
-def draw_deal(fn, state, order):
-    """A new deal from a numpy generator, exactly ``GameState.new_hand``'s draws: ``order`` (int64 ``(n,)``) gets
-    ``rng.permutation(n)`` (numpy's shuffle of ``arange(n)``: Fisher-Yates from the end, :func:`random_interval`), and
-    the return value is the dealer, ``rng.integers(2)`` (the top bit of one 32-bit draw: Lemire's method with
-    range 2 never rejects). ``fn``/``state`` from :func:`bitgen_addresses`. ``SchnapsenVectorEnv`` checks once
-    that this matches the installed numpy (values and generator state) and otherwise deals in Python."""
-    n = order.shape[0]
-    for c in range(n):
-        order[c] = c
-    for i in range(n - 1, 0, -1):
-        j = random_interval(fn, state, i)
-        t = order[i]
-        order[i] = order[j]
-        order[j] = t
-    return np.int64(_next_uint32(fn, state) >> 31)
-
-
-# ---------------------------------------------------------------------------------------------- bit helpers
-@intrinsic
-def trailing_zeros(typingctx, bits):
-    """The index of the lowest set bit of a non-zero ``int64`` (LLVM's ``cttz``: one instruction)."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
-        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
-    return sig, codegen
-
-
-@intrinsic
-def popcount(typingctx, bits):
-    """The number of set bits of an ``int64`` (LLVM's ``ctpop``)."""
-    sig = types.int64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.call(builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)]), [args[0]])
-    return sig, codegen
-
-
-@intrinsic
-def float_bits(typingctx, x):
-    """The IEEE-754 bits of a ``float64`` as an ``int64`` (LLVM's ``bitcast``; :func:`bits_float` undoes it)."""
-    sig = types.int64(types.float64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.IntType(64))
-    return sig, codegen
-
-
-@intrinsic
-def bits_float(typingctx, x):
-    """The ``float64`` whose IEEE-754 bits are the ``int64`` ``x`` (the inverse of :func:`float_bits`)."""
-    sig = types.float64(types.int64)
-
-    def codegen(context, builder, signature, args):
-        return builder.bitcast(args[0], ir.DoubleType())
-    return sig, codegen
-
+from schnapsen_env.jit import draw_deal, drop_stale_cache, trailing_zeros, uncounted
+from schnapsen_env.state_layout import (CLAIM, CLOSE, EXCHANGE, FRESH, MAX_STOCK, MAX_TRICKS, REASON, RULE_FIELDS,
+                                        SEARCH_SIZE, STATE_FIELDS, STATE_SIZE, UNSEARCHED, F, K, check_state,
+                                        from_game_state, result_of, rule_table, to_game_state)
 
 # ---------------------------------------------------------------------------------------------- card helpers
 #: Per card id, its suit, rank and card points, for 5 and 6 ranks a suit (row ``rps - 5``): table look-ups instead
@@ -697,6 +424,17 @@ def deal(st, R, order, dealer):
 
 
 # ---------------------------------------------------------------------------------------------- observation
+#: Offsets of the observation's scalar entries after the card planes, from :data:`encoding.SCALARS`.
+_scalar_names = [name for name, _ in encoding.SCALARS]
+_scalar_offsets, _at = [], 0
+for _name, _size in encoding.SCALARS:
+    _scalar_offsets.append(_at)
+    _at += _size
+O = namedtuple("ObsOffsets", _scalar_names)(*_scalar_offsets)
+N_PLANES = len(encoding.PLANES)
+del _at, _name, _size, _scalar_offsets, _scalar_names
+
+
 @njit(cache=True)
 def _write_bits(out, start, bits, count):
     """``out[start + c] = bit c of bits`` for ``c < count``. Through a slice, whose indices numba knows are not
@@ -909,140 +647,14 @@ def state_vectors(states, R, out):
         state_vector(states[i], R, out[i])
 
 
-# ---------------------------------------------------------------------------------------------- conversion
-def from_game_state(g: GameState, out: np.ndarray | None = None) -> np.ndarray:
-    """The state array of a :class:`GameState` (its undo stack is not kept).
-
-    Raises:
-        ValueError: a stock longer than :data:`MAX_STOCK` (impossible for a valid state).
-    """
-    v = [0] * STATE_SIZE  # filled as Python ints and copied once: item by item into the array is slower
-    for name, per_seat in SHARED_FIELDS:
-        at = getattr(F, name)
-        if per_seat:
-            v[at], v[at + 1] = getattr(g, name)
-        else:
-            v[at] = int(getattr(g, name))
-    if len(g.stock) > MAX_STOCK:
-        raise ValueError(f"stock of {len(g.stock)} cards, at most {MAX_STOCK} fit")
-    v[F.stock:F.stock + len(g.stock)] = g.stock
-    v[F.stock_end] = len(g.stock)
-    if g.closing_snapshot is not None:
-        v[F.snap_points], v[F.snap_tricks] = g.closing_snapshot
-    for t in g.history:
-        v[F.led + t.leader] |= 1 << t.lead
-        v[F.followed + 1 - t.leader] |= 1 << t.follow
-    hist = g.history[-MAX_TRICKS:]
-    for k, t in enumerate(hist):
-        v[F.history + 4 * k:F.history + 4 * k + 4] = (t.leader, t.lead, t.follow, t.winner)
-    v[F.history_len] = len(hist)
-    r = g.result
-    v[F.over] = int(r is not None)
-    v[F.res_winner] = -1 if r is None or r.winner is None else r.winner
-    v[F.res_points] = 0 if r is None else r.game_points
-    v[F.res_reason] = -1 if r is None else RESULT_REASONS.index(r.reason)
-    if out is None:
-        return np.array(v, dtype=np.int64)
-    out[:] = v
-    return out
+drop_stale_cache(apply)  # before any cached function loads (see drop_stale_cache)
 
 
-def check_state(st, rules: RuleSet) -> np.ndarray:
-    """A state array the compiled functions can trust: int64 ``(STATE_SIZE,)`` with every field in range, every
-    card in at most one place (hands, tricks won, the table, the stock), hands of at most the ruleset's hand size
-    (so at most 12 legal actions, as the solver's packed move lists assume), two cards won a trick, and no
-    last-trick bonus before the end of the hand.
-
-    Returns:
-        ``st`` as a contiguous int64 array (a copy when it had another dtype).
-
-    Raises:
-        InvalidPositionError: the wrong shape or dtype, or a field out of range; the message names the field.
-    """
-    arr = np.asarray(st)
-    if arr.shape != (STATE_SIZE,) or arr.dtype.kind not in "iu":
-        raise InvalidPositionError(f"a state array must be integer with shape ({STATE_SIZE},), got {arr.dtype} "
-                                   f"{arr.shape}")
-    arr = np.ascontiguousarray(arr, dtype=np.int64)
-    n = rules.n_cards
-    full = (1 << n) - 1
-    last_suit = rules.deck.n_suits - 1  # schnapsen10: clubs and diamonds only (RS1)
-
-    def bad(what: str) -> InvalidPositionError:
-        return InvalidPositionError(f"malformed state array: {what}")
-
-    vals = arr.tolist()  # Python ints: a list is read several times faster than the array, item by item
-    for name in ("hands", "won", "known", "led", "followed"):
-        for p in (0, 1):
-            v = vals[getattr(F, name) + p]
-            if not (0 <= v <= full):
-                raise bad(f"{name}[{p}] = {v} is not a set of {rules.name}'s {n} cards")
-    for name, low, high in (("to_move", 0, 1), ("leader", 0, 1), ("dealer", 0, 1), ("table", -1, n - 1),
-                            ("closed_by", -1, 1), ("announced", -1, last_suit), ("trump", 0, last_suit),
-                            ("exchanged", 0, 1), ("over", 0, 1), ("stock_top", 0, MAX_STOCK), ("stock_end", 0, MAX_STOCK),
-                            ("history_len", 0, MAX_TRICKS)):
-        v = vals[getattr(F, name)]
-        if not (low <= v <= high):
-            raise bad(f"{name} = {v}, expected {low}..{high}")
-    if vals[F.stock_top] > vals[F.stock_end]:
-        raise bad("stock_top after stock_end")
-    for name, high in (("card_points", 200), ("tricks", MAX_TRICKS), ("marriage_points", 200),
-                       ("marriage_suits", (1 << (last_suit + 1)) - 1), ("bonus", 100)):
-        for p in (0, 1):
-            v = vals[getattr(F, name) + p]
-            if not (0 <= v <= high):
-                raise bad(f"{name}[{p}] = {v}, expected 0..{high}")
-    for p in (0, 1):
-        size = vals[F.hands + p].bit_count()
-        if size > rules.hand_size:
-            raise bad(f"hands[{p}] holds {size} cards, at most {rules.hand_size} in {rules.name}")
-        won = vals[F.won + p].bit_count()
-        if won != 2 * vals[F.tricks + p]:
-            raise bad(f"tricks[{p}] = {vals[F.tricks + p]}, but won[{p}] holds {won} cards (a trick adds 2)")
-        if vals[F.bonus + p] and not vals[F.over]:
-            raise bad(f"bonus[{p}] = {vals[F.bonus + p]} while the hand is in progress (the last-trick bonus comes "
-                      "at its end, R66-7)")
-    stock = vals[F.stock + vals[F.stock_top]:F.stock + vals[F.stock_end]]
-    if not all(0 <= c < n for c in stock):
-        raise bad(f"stock card ids {stock} outside 0..{n - 1}")
-    seen = 0
-    table = vals[F.table]
-    for m in (vals[F.hands], vals[F.hands + 1], vals[F.won], vals[F.won + 1], (1 << table) if table >= 0 else 0,
-              *[1 << c for c in stock]):
-        if seen & m:
-            raise bad("a card is in two places (hands, tricks won, table, stock)")
-        seen |= m
-    return arr
-
-
-def result_of(st: np.ndarray) -> Result | None:
-    """The :class:`Result` of a state array (None while the hand runs)."""
-    if not st[F.over]:
-        return None
-    w = int(st[F.res_winner])
-    return Result(None if w < 0 else w, int(st[F.res_points]), Reason(RESULT_REASONS[int(st[F.res_reason])]))
-
-
-def to_game_state(st: np.ndarray, rules: RuleSet) -> GameState:
-    """A :class:`GameState` equal to the state array (the history holds the tricks the array recorded)."""
-    fields = {}
-    for name, per_seat in SHARED_FIELDS:
-        at = getattr(F, name)
-        fields[name] = [int(st[at]), int(st[at + 1])] if per_seat else int(st[at])
-    fields["exchanged"] = bool(fields["exchanged"])
-    fields["stock"] = tuple(int(c) for c in st[F.stock + st[F.stock_top]:F.stock + st[F.stock_end]])
-    closed = fields["closed_by"] >= 0
-    fields["closing_snapshot"] = (int(st[F.snap_points]), int(st[F.snap_tricks])) if closed else None
-    fields["result"] = result_of(st)
-    fields["history"] = [Trick(*(int(x) for x in st[F.history + 4 * k:F.history + 4 * k + 4]))
-                         for k in range(int(st[F.history_len]))]
-    return GameState.from_fields(rules, **fields)
-
-
-drop_stale_cache("core", apply)  # before any cached function loads (see drop_stale_cache)
-
-
-__all__ = ["F", "K", "O", "REASON", "RULE_FIELDS", "STATE_FIELDS", "STATE_SIZE", "apply", "apply_all", "bitgen_addresses",
-           "check_state", "claim", "counted", "deal", "follow_bits", "last_trick", "lead_bits", "marriage_value", "trick_winner", "draw_deal", "random_interval", "deal_rows", "from_game_state", "legal_bits", "legal_bits_rows", "masks_into", "observe",
-           "observe_all", "observe_masked", "refresh_row", "result_of", "step_rows", "rule_table", "state_vector", "state_vectors",
-           "to_game_state"]
+#: The compiled rules, and the layout names re-exported with them (see the module docstring).
+__all__ = ["CLAIM", "CLOSE", "EXCHANGE", "F", "K", "MAX_STOCK", "MAX_TRICKS", "N_PLANES", "O", "REASON", "RULE_FIELDS",
+           "SEARCH_SIZE", "STATE_FIELDS", "STATE_SIZE", "UNSEARCHED", "apply", "apply_all", "apply_searched",
+           "card_points", "check_state", "claim", "counted", "deal", "deal_rows", "follow_bits", "from_game_state",
+           "game_value", "kq_bits", "last_trick", "lead_bits", "legal_bits", "legal_bits_rows", "marriage_value",
+           "marriage_window_open", "masks_into", "observe", "observe_all", "observe_masked", "points_of", "rank_of",
+           "refresh_row", "result_of", "rule_table", "state_vector", "state_vectors", "step_rows", "suit_bits",
+           "suit_of", "to_game_state", "trick_winner"]
