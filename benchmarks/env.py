@@ -58,6 +58,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
 
+import harness  # noqa: E402
 import schnapsen_env  # noqa: E402
 from schnapsen_env import schnapsen_v0  # noqa: E402
 from schnapsen_env.vector import SchnapsenVectorEnv  # noqa: E402
@@ -178,15 +179,13 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((f"vector N={n}", lambda seconds, n=n: run_vector(n, args.seed, seconds)))
 
     print(f"env benchmark: random legal play, {RULESET}, seed {args.seed}, median of {args.rounds} interleaved "
-          f"rounds of {args.seconds:g} s per row (after an untimed warm-up), Python {sys.version.split()[0]}, "
-          f"numpy {np.__version__}, pettingzoo {version('pettingzoo')}, schnapsen_env from "
+          f"rounds of {args.seconds:g} s per row (after an untimed warm-up), {harness.versions()}, "
+          f"pettingzoo {version('pettingzoo')}, schnapsen_env from "
           f"{Path(schnapsen_env.__file__).parent}")
     for _label, fn in rows:
         fn(WARMUP_S)
-    results: dict[str, list[tuple[int, int, float, float]]] = {label: [] for label, _ in rows}
-    for _ in range(args.rounds):
-        for label, fn in rows:
-            results[label].append(fn(args.seconds))
+    results = harness.interleaved({label: lambda fn=fn: fn(args.seconds) for label, fn in rows}, args.rounds,
+                                  progress=None)
 
     print(f"{'env':<20} {'decisions/s':>12} {'min':>10} {'max':>10} {'cpu':>5} {'episodes':>9} {'dec/episode':>11}")
     rate: dict[str, float] = {}
@@ -209,19 +208,16 @@ def main(argv: list[str] | None = None) -> int:
                   / max(results[x][r][1] / results[x][r][2] for x in den) for r in range(args.rounds)]
         return f"per round {min(ratios):.2f}x..{max(ratios):.2f}x"
 
-    def verdict(ratio: float, goal: float) -> str:
-        return f"goal >= {goal:g}x {'holds' if ratio >= goal else 'MISSED'}"
-
     ours = rate["ours env() wrapped"]
     if peers:
         best_peer = max(peers, key=lambda p: rate[p])
         for label, goal in (("ours env() wrapped", GOAL_PEERS), ("ours raw_env()", GOAL_RAW)):
             ratio = rate[label] / rate[best_peer]
             print(f"ratio {label} / max(peers) = / {best_peer} (median decisions/s): {ratio:.2f}x "
-                  f"({per_round(label, peers)}); {verdict(ratio, goal)}")
+                  f"({per_round(label, peers)}); {harness.verdict(ratio, goal)}")
     ratio = rate["vector N=1024"] / ours
     print(f"ratio vector N=1024 / ours env() wrapped (median decisions/s): {ratio:.2f}x "
-          f"({per_round('vector N=1024', ['ours env() wrapped'])}); {verdict(ratio, GOAL_VECTOR)}")
+          f"({per_round('vector N=1024', ['ours env() wrapped'])}); {harness.verdict(ratio, GOAL_VECTOR)}")
     return 0
 
 

@@ -32,18 +32,16 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tarfile
 import tempfile
 import time
-from io import BytesIO
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+import harness
+
+ROOT = harness.ROOT
 BLOCK = 4096  # uniforms drawn per rng.random call
 WARMUP_S = 0.2
 GOAL_GYM = 1.5
@@ -127,14 +125,7 @@ def worker(row: str, seconds: float, seed: int) -> dict:
 
 
 def measure(path: Path, row: str, seconds: float, seed: int) -> tuple[float, float]:
-    env = dict(os.environ, PYTHONPATH=str(path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, __file__, "--worker", row, str(seconds), str(seed)], env=env,
-                         capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise SystemExit(f"benchmarks/gym_env.py: a measurement failed ({path}, {row}):\n{out.stderr[-2000:]}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    if not result["package"].startswith(str(path)):
-        raise SystemExit(f"benchmarks/gym_env.py: expected the package from {path}, got {result['package']}")
+    result = harness.run_worker(__file__, path, [row, seconds, seed], row)
     return result["rate"], result["cpu"]
 
 
@@ -153,34 +144,26 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rounds < 1 or args.seconds <= 0:
         parser.error("--rounds must be >= 1 and --seconds > 0")
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.peer, "schnapsen_env"], capture_output=True,
-                             check=False)
-    if archive.returncode != 0:
-        parser.error(f"--peer {args.peer!r}: git archive failed: {archive.stderr.decode().strip()}")
     with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-            tar.extractall(tmp, filter="data")
-        rows = [(f"{who} {row}", path, row) for row in args.rows for who, path in (("ours", ROOT), ("peer", Path(tmp)))]
-        rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}
-        cpus: dict[str, list[float]] = {label: [] for label, _, _ in rows}
-        for r in range(args.rounds):
-            for label, path, row in rows:
-                rate, cpu = measure(path, row, args.seconds, args.seed)
-                rates[label].append(rate)
-                cpus[label].append(cpu)
-            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+        try:
+            peer = harness.peer_tree(args.peer, ["schnapsen_env"], Path(tmp))
+        except harness.PeerError as e:
+            parser.error(str(e))
+        rows = {f"{who} {row}": lambda path=path, row=row: measure(path, row, args.seconds, args.seed)
+                for row in args.rows for who, path in (("ours", ROOT), ("peer", peer))}
+        results = harness.interleaved(rows, args.rounds)
+    rates = {label: [rate for rate, _cpu in runs] for label, runs in results.items()}
     print(f"Gymnasium env steps/s (gym: learner steps; raw_env: AEC decisions), median of {args.rounds} interleaved "
           f"rounds of {args.seconds:g} s (peer: commit {args.peer})")
     print(f"{'row':<14}{'median':>12}{'min':>12}{'max':>12}{'cpu':>6}")
     for label, values in rates.items():
-        print(f"{label:<14}{np.median(values):>12,.0f}{min(values):>12,.0f}{max(values):>12,.0f}"
-              f"{np.median(cpus[label]):>6.0%}")
+        med, low, high = harness.spread(values)
+        print(f"{label:<14}{med:>12,.0f}{low:>12,.0f}{high:>12,.0f}"
+              f"{np.median([cpu for _rate, cpu in results[label]]):>6.0%}")
     for row in args.rows:
         ours, peer = rates[f"ours {row}"], rates[f"peer {row}"]
-        per_round = [a / b for a, b in zip(ours, peer)]
-        ratio = np.median(ours) / np.median(peer)
-        goal = (f"; goal >= {GOAL_GYM:g}x {'holds' if ratio >= GOAL_GYM else 'MISSED'}" if row == "gym" else "")
-        print(f"ratio ours/peer {row}: {ratio:.2f}x (per round {min(per_round):.2f}x..{max(per_round):.2f}x){goal}")
+        goal = f"; {harness.verdict(harness.ratio(ours, peer)[0], GOAL_GYM)}" if row == "gym" else ""
+        print(f"ratio ours/peer {row}: {harness.ratio_text(ours, peer)}{goal}")
     return 0
 
 

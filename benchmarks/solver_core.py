@@ -55,6 +55,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
 sys.path.insert(1, str(ROOT / "tests"))
 
+import harness  # noqa: E402
 from agents.search.solver import Solver  # noqa: E402
 from agents.search.solver_core import CoreSolver, perft_nodes  # noqa: E402
 from schnapsen_env.rules import GameState  # noqa: E402
@@ -102,14 +103,10 @@ def speed(args) -> None:
         "trick 4, compiled": (lambda: compiled, fourth),
         "trick 4, reference": (Solver, fourth),
     }
-    results = {name: ([], [], []) for name in rows}
-    for r in range(args.rounds):
-        for name, (make, states) in rows.items():
-            ms, nodes = time_row(make, states)
-            results[name][0].extend(ms)
-            results[name][1].extend(nodes)
-            results[name][2].append(float(np.median(ms)))
-        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    rounds = harness.interleaved({name: lambda make=make, states=states: time_row(make, states)
+                                  for name, (make, states) in rows.items()}, args.rounds)
+    results = {name: ([m for ms, _ in runs for m in ms], [k for _, nodes in runs for k in nodes],
+                      [float(np.median(ms)) for ms, _ in runs]) for name, runs in rounds.items()}
     print(f"full solves (schnapsen20, default knobs), {args.rounds} interleaved rounds")
     print(f"{'row':<32}{'positions':>10}{'median ms':>11}{'round medians':>20}{'median nodes':>14}{'Mnodes/s':>10}")
     rate = {}

@@ -24,17 +24,15 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+import harness
+
+ROOT = harness.ROOT
 BLOCK = 64  # steps of uniforms drawn per rng.random call
 
 
@@ -69,15 +67,7 @@ def worker(num_envs: int, seconds: float, seed: int) -> dict:
 
 
 def measure(path: Path, num_envs: int, seconds: float, seed: int) -> float:
-    env = dict(os.environ, PYTHONPATH=str(path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, __file__, "--worker", str(num_envs), str(seconds), str(seed)], env=env,
-                         capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise SystemExit(f"benchmarks/vector.py: a measurement failed ({path}, N={num_envs}):\n{out.stderr[-2000:]}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    if not result["package"].startswith(str(path)):
-        raise SystemExit(f"benchmarks/vector.py: expected the package from {path}, got {result['package']}")
-    return result["rate"]
+    return harness.run_worker(__file__, path, [num_envs, seconds, seed], f"N={num_envs}")["rate"]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -95,29 +85,22 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rounds < 1 or args.seconds <= 0 or any(n < 1 for n in args.sizes):
         parser.error("--rounds and --sizes must be >= 1 and --seconds > 0")
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.peer, "schnapsen_env"], capture_output=True,
-                             check=False)
-    if archive.returncode != 0:
-        parser.error(f"--peer {args.peer!r}: git archive failed: {archive.stderr.decode().strip()}")
     with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-            tar.extractall(tmp, filter="data")
-        rows = [(f"{who} N={n}", path, n) for n in args.sizes for who, path in (("ours", ROOT), ("peer", Path(tmp)))]
-        rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}
-        for r in range(args.rounds):
-            for label, path, n in rows:
-                rates[label].append(measure(path, n, args.seconds, args.seed))
-            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+        try:
+            peer = harness.peer_tree(args.peer, ["schnapsen_env"], Path(tmp))
+        except harness.PeerError as e:
+            parser.error(str(e))
+        rows = {f"{who} N={n}": lambda path=path, n=n: measure(path, n, args.seconds, args.seed)
+                for n in args.sizes for who, path in (("ours", ROOT), ("peer", peer))}
+        rates = harness.interleaved(rows, args.rounds)
     print(f"vector env decisions/s, median of {args.rounds} interleaved rounds of {args.seconds:g} s "
           f"(peer: commit {args.peer})")
     print(f"{'row':<14}{'median':>14}{'min':>14}{'max':>14}")
     for label, values in rates.items():
-        print(f"{label:<14}{np.median(values):>14,.0f}{min(values):>14,.0f}{max(values):>14,.0f}")
+        med, low, high = harness.spread(values)
+        print(f"{label:<14}{med:>14,.0f}{low:>14,.0f}{high:>14,.0f}")
     for n in args.sizes:
-        ours, peer = rates[f"ours N={n}"], rates[f"peer N={n}"]
-        per_round = [a / b for a, b in zip(ours, peer)]
-        print(f"ratio ours/peer at N={n}: {np.median(ours) / np.median(peer):.2f}x "
-              f"(per round {min(per_round):.2f}x..{max(per_round):.2f}x)")
+        print(f"ratio ours/peer at N={n}: {harness.ratio_text(rates[f'ours N={n}'], rates[f'peer N={n}'])}")
     return 0
 
 
