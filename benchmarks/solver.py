@@ -17,7 +17,7 @@ What is measured (one *move decision* per position; the milliseconds are wall ti
   state at that moment (the leader to move, no card on the table), with the hand not over. The same
   generator carries on to the next position, so the first 50 positions of a longer run are the
   50 positions of a shorter one.
-* **ours Solver**: ``Solver().solve(state)`` (``agents/search/solver.py``: alpha-beta with a transposition
+* **ours Solver**: ``Solver().solve(state)`` (``tests/helpers/reference_solver.py``: alpha-beta with a transposition
   table, searched to the end of the hand), a fresh solver per position (an empty table, as in one
   move decision). Nodes are ``Solver.nodes`` (calls of its ``_search``).
 * **ours PIMC**: ``PIMCAgent(rules, seed=0).act(obs)`` (``agents/search/pimc.py``) on the same positions, with
@@ -62,11 +62,13 @@ from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this checkout, not an installed copy
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
+sys.path.insert(1, str(ROOT / "tests"))  # the reference solver, a test helper
 
 from agents.search.pimc import PIMCAgent  # noqa: E402
-from agents.search.solver import Solver  # noqa: E402
 from schnapsen_env import GameState, RuleSet  # noqa: E402
+from helpers.reference_solver import Solver  # noqa: E402
 from schnapsen_env.encoding import observation  # noqa: E402
 
 GOAL_MS = 5.0

@@ -13,7 +13,7 @@ generation; the reference solver is built anew), a few untimed warm-up calls fir
 
 * ``trick 1, compiled``: ``CoreSolver(rules).solve(state)`` from trick 1, no closing below the root (the reference
   solver's default tree), and ``trick 1, compiled, closing`` with ``close_below_root=True`` (the expert's tree);
-* ``trick 1, reference``: ``Solver().solve(state)`` (``agents/search/solver.py``) on the first ``--reference-deals``
+* ``trick 1, reference``: ``Solver().solve(state)`` (``tests/helpers/reference_solver.py``) on the first ``--reference-deals``
   deals (default 8; it takes about a second each);
 * ``trick 4, compiled`` / ``trick 4, reference``: the same two solvers on the position after three tricks of
   seeded random card play (both fast enough for every deal).
@@ -56,12 +56,12 @@ sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
 sys.path.insert(1, str(ROOT / "tests"))
 
 import harness  # noqa: E402
-from agents.search.solver import Solver  # noqa: E402
 from agents.search.solver_core import CoreSolver, perft_nodes  # noqa: E402
 from schnapsen_env.rules import GameState  # noqa: E402
 from schnapsen_env.ruleset import RuleSet  # noqa: E402
 
 NODES_FILE = ROOT / "benchmarks" / "solver_core_nodes.json"
+from helpers.reference_solver import Solver  # noqa: E402  (the readable reference, a test helper)
 from helpers.knob_cases import CASES  # noqa: E402  (the knob sets of the lockstep tests)
 from helpers.solver_positions import positions  # noqa: E402  (the same position generator as the CI test)
 

@@ -25,7 +25,7 @@ from agents.scripted.heuristic import HeuristicAgent
 from agents.search.pimc import PIMCAgent
 from agents.scripted.random_agent import RandomAgent
 from agents.search.rollout import RolloutAgent
-from agents.search.solver import Solver, terminal_value
+from helpers.reference_solver import Solver, terminal_value
 from helpers.rulebook import scenario
 from schnapsen_env import GameState, RuleSet, schnapsen_v0
 from schnapsen_env.encoding import layout, observation

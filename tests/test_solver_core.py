@@ -1,4 +1,4 @@
-"""The compiled solver (agents.search.solver_core) against the reference solver (agents.search.solver): equal full-depth values
+"""The compiled solver (agents.search.solver_core) against the reference solver (tests/helpers/reference_solver.py): equal full-depth values
 of every legal action on seeded positions from every phase (stock open, closed, exhausted), both rulesets and
 random knobs, with and without closing below the root; seeded node counts equal the recorded ones (the solver's
 perft, benchmarks/solver_core_nodes.json); the expert agent's world solver equals solving each world alone.
@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.search.solver import Solver
+from helpers.reference_solver import Solver
 from agents.search.solver_core import CoreSolver, perft_nodes
 from helpers.knob_cases import CASES, case_seed
 from helpers.lockstep import case_id

@@ -3,15 +3,16 @@
 For each of ``n_samples`` determinisations of the observation (:mod:`schnapsen_env.sampler`, uniform
 over the unseen cards, honouring what is known), every legal action is scored by the alpha-beta
 solver, and the action with the best average value is played. The search runs on the compiled solver
-(:mod:`agents.search.solver_core`, faster per decision than the reference :mod:`agents.search.solver`). Its values
-are the reference solver's, except that a horizon-limited search may reuse a transposition searched to another
-depth differently (the two tables keep different entries): on 335 decisions of 30 seeded hands, 334 had
-identical action values, one differed by 0.05 game points, and no choice changed.
+(:mod:`agents.search.solver_core`, faster per decision than the readable reference solver of the tests,
+``tests/helpers/reference_solver.py``). Its values are the reference solver's, except that a horizon-limited
+search may reuse a transposition searched to another depth differently (the two tables keep different entries):
+on 335 decisions of 30 seeded hands, 334 had identical action values, one differed by 0.05 game points, and no
+choice changed.
 
 * Stock exhausted: the unseen cards are exactly the opponent's hand, so one determinisation is the
   true position and the solver is exact: the agent plays those positions perfectly.
 * Stock open or closed: the search looks ``depth`` completed tricks ahead (default 2) and scores the
-  horizon with :func:`agents.search.solver.evaluate` (counted-point difference / 33, clipped to ±1.9 game
+  horizon with ``evaluate`` of the reference solver (counted-point difference / 33, clipped to ±1.9 game
   points); a hand that ends inside the horizon gets its exact game points. Once the stock is closed
   (at the root or inside the search) the hand is searched to its end when ``exact_closed`` is True
   (the default), since a failed close costs 2-3 game points that no horizon estimate sees.
