@@ -51,6 +51,15 @@ GOAL = 3.0
 BLOCK = 4096  # uniforms drawn per rng.random call
 
 
+def budget(t0: float, seconds: float, hands: int | None):
+    """``done(n)``: whether a measurement that started at ``t0`` (``time.perf_counter``) has played its ``hands``
+    hands, or with ``hands`` None, its ``seconds``."""
+    if hands is not None:
+        return lambda n: n >= hands
+    deadline = t0 + seconds
+    return lambda _n: time.perf_counter() >= deadline
+
+
 def run_ours(rules_name: str, rng: np.random.Generator, seconds: float, hands: int | None) -> tuple[int, int, float]:
     """Random legal play of whole hands with our engine; returns (hands, decisions, elapsed seconds)."""
     rules = RuleSet.make(rules_name)
@@ -60,7 +69,7 @@ def run_ours(rules_name: str, rng: np.random.Generator, seconds: float, hands: i
     n_hands = n_dec = 0
     clock = time.perf_counter
     t0 = clock()
-    deadline = t0 + seconds
+    done = budget(t0, seconds, hands)
     while True:
         st = new_hand(rules, rng)
         push = st.push
@@ -74,10 +83,7 @@ def run_ours(rules_name: str, rng: np.random.Generator, seconds: float, hands: i
             k += 1
             n_dec += 1
         n_hands += 1
-        if hands is not None:
-            if n_hands >= hands:
-                break
-        elif clock() >= deadline:
+        if done(n_hands):
             break
     return n_hands, n_dec, clock() - t0
 
@@ -110,14 +116,11 @@ def run_peer(engine, bot1, bot2, deal_rng, counter, seconds: float, hands: int |
     n_games = 0
     clock = time.perf_counter
     t0 = clock()
-    deadline = t0 + seconds
+    done = budget(t0, seconds, hands)
     while True:
         engine.play_game(bot1, bot2, deal_rng)
         n_games += 1
-        if hands is not None:
-            if n_games >= hands:
-                break
-        elif clock() >= deadline:
+        if done(n_games):
             break
     return n_games, counter.calls, clock() - t0
 

@@ -75,38 +75,9 @@ RULESET = "schnapsen20"
 def run_aec(make_env: Callable[[], object], seed: int, seconds: float) -> tuple[int, int, float, float]:
     """Random legal play through the AEC loop; returns (episodes, decisions, elapsed wall s, process CPU s)."""
     env = make_env()
-    rng = np.random.default_rng(seed)
-    flatnonzero = np.flatnonzero
-    buf: list[float] = []
-    k = 0
-    n_ep = n_dec = 0
-    clock = time.perf_counter
-    cpu0 = time.process_time()
-    t0 = clock()
-    deadline = t0 + seconds
-    env.reset(seed=seed)
-    while True:
-        for _agent in env.agent_iter():
-            obs, _rew, term, trunc, _info = env.last()
-            if term or trunc:
-                action = None
-            else:
-                legal = flatnonzero(obs["action_mask"])
-                if k == len(buf):
-                    buf = rng.random(BLOCK).tolist()
-                    k = 0
-                action = int(legal[int(buf[k] * len(legal))])
-                k += 1
-                n_dec += 1
-            env.step(action)
-        n_ep += 1
-        if clock() >= deadline:
-            break
-        env.reset()
-    elapsed = clock() - t0
-    cpu = time.process_time() - cpu0
+    out = harness.aec_random_play(env, seed, seconds)
     env.close()
-    return n_ep, n_dec, elapsed, cpu
+    return out
 
 
 def run_vector(num_envs: int, seed: int, seconds: float) -> tuple[int, int, float, float]:

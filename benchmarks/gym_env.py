@@ -33,7 +33,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -41,7 +40,6 @@ import numpy as np
 
 import harness
 
-ROOT = harness.ROOT
 BLOCK = 4096  # uniforms drawn per rng.random call
 WARMUP_S = 0.2
 GOAL_GYM = 1.5
@@ -92,27 +90,8 @@ def run_raw_env(seconds: float, seed: int) -> tuple[int, float, float]:
     """Decisions of ``raw_env`` through PettingZoo's AEC loop (as benchmarks/env.py); (decisions, wall s, CPU s)."""
     from schnapsen_env import schnapsen_v0
 
-    pick = _Picker(seed)
-    env = schnapsen_v0.raw_env()
-    clock = time.perf_counter
-    cpu0 = time.process_time()
-    t0 = clock()
-    deadline = t0 + seconds
-    env.reset(seed=seed)
-    decisions = 0
-    while True:
-        for _agent in env.agent_iter():
-            obs, _rew, term, trunc, _info = env.last()
-            if term or trunc:
-                action = None
-            else:
-                action = pick(obs["action_mask"])
-                decisions += 1
-            env.step(action)
-        if clock() >= deadline:
-            break
-        env.reset()
-    return decisions, clock() - t0, time.process_time() - cpu0
+    _episodes, decisions, wall, cpu = harness.aec_random_play(schnapsen_v0.raw_env(), seed, seconds)
+    return decisions, wall, cpu
 
 
 def worker(row: str, seconds: float, seed: int) -> dict:
@@ -131,12 +110,8 @@ def measure(path: Path, row: str, seconds: float, seed: int) -> tuple[float, flo
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--peer", default="baf1e2c", help="git commit of the peer (default baf1e2c)")
+    harness.peer_options(parser, peer="baf1e2c")
     parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
-    parser.add_argument("--seconds", type=float, default=1.0)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         row, s, k = args.worker
@@ -144,14 +119,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rounds < 1 or args.seconds <= 0:
         parser.error("--rounds must be >= 1 and --seconds > 0")
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            peer = harness.peer_tree(args.peer, ["schnapsen_env"], Path(tmp))
-        except harness.PeerError as e:
-            parser.error(str(e))
-        rows = {f"{who} {row}": lambda path=path, row=row: measure(path, row, args.seconds, args.seed)
-                for row in args.rows for who, path in (("ours", ROOT), ("peer", peer))}
-        results = harness.interleaved(rows, args.rounds)
+    results = harness.against_peer(parser, args.peer, ["schnapsen_env"], {row: row for row in args.rows},
+                                   lambda tree, row: measure(tree, row, args.seconds, args.seed), args.rounds)
     rates = {label: [rate for rate, _cpu in runs] for label, runs in results.items()}
     print(f"Gymnasium env steps/s (gym: learner steps; raw_env: AEC decisions), median of {args.rounds} interleaved "
           f"rounds of {args.seconds:g} s (peer: commit {args.peer})")

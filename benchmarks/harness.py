@@ -1,6 +1,7 @@
 """What the benchmark scripts share: a peer commit's files checked out from git, measurements in a fresh process
 with a chosen tree first on the path, interleaved rounds, medians with their range, ratios of medians with the
-range of the per-round ratios, the machine's description and a JSON record of a run.
+range of the per-round ratios, random legal play through PettingZoo's AEC loop, the machine's description and a
+JSON record of a run.
 
 Run on its own, it prints the description of this machine and checkout that the scripts record:
 
@@ -19,6 +20,8 @@ import platform
 import subprocess
 import sys
 import tarfile
+import tempfile
+import time
 from collections.abc import Callable, Iterable
 from io import BytesIO
 from pathlib import Path
@@ -26,6 +29,7 @@ from pathlib import Path
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+BLOCK = 4096  # uniforms drawn per rng.random call
 
 
 class PeerError(Exception):
@@ -77,6 +81,69 @@ def run_worker(script: str, tree: Path, args: Iterable[object], what: str) -> di
     if not result["package"].startswith(str(tree)):
         raise SystemExit(f"{name}: expected the package from {tree}, got {result['package']}")
     return result
+
+
+def peer_options(parser: argparse.ArgumentParser, peer: str) -> None:
+    """The options of a script that measures this checkout against a peer commit in worker processes: ``--peer``
+    (default ``peer``), ``--seconds`` per measurement, ``--rounds``, ``--seed`` and the hidden ``--worker A B C``
+    (the three arguments of one measurement, for :func:`run_worker`)."""
+    parser.add_argument("--peer", default=peer, help=f"git commit of the peer (default {peer})")
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+
+
+def against_peer(parser: argparse.ArgumentParser, commit: str, paths: Iterable[str], rows: dict[str, object],
+                 measure: Callable[[Path, object], object], rounds: int) -> dict[str, list]:
+    """Check out ``paths`` of the peer ``commit`` (:func:`peer_tree`; a bad commit is a ``parser.error``) and
+    measure every row twice a round, ``"ours KEY"`` with this checkout and ``"peer KEY"`` with the peer's tree, by
+    ``measure(tree, rows[KEY])``, the rounds interleaved (:func:`interleaved`)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            peer = peer_tree(commit, paths, Path(tmp))
+        except PeerError as e:
+            parser.error(str(e))
+        return interleaved({f"{who} {key}": lambda tree=tree, arg=arg: measure(tree, arg)
+                            for key, arg in rows.items() for who, tree in (("ours", ROOT), ("peer", peer))}, rounds)
+
+
+def aec_random_play(env, seed: int, seconds: float) -> tuple[int, int, float, float]:
+    """Uniformly random legal play of whole episodes through PettingZoo's AEC loop on ``env`` for ``seconds`` (the
+    episode under way is finished), the uniforms drawn from ``numpy.random.default_rng(seed)`` in blocks of
+    :data:`BLOCK` so that numpy's per-call cost is not charged to the env; returns (episodes, decisions, elapsed
+    wall s, process CPU s)."""
+    rng = np.random.default_rng(seed)
+    flatnonzero = np.flatnonzero
+    buf: list[float] = []
+    k = 0
+    n_ep = n_dec = 0
+    clock = time.perf_counter
+    cpu0 = time.process_time()
+    t0 = clock()
+    deadline = t0 + seconds
+    env.reset(seed=seed)
+    while True:
+        for _agent in env.agent_iter():
+            obs, _rew, term, trunc, _info = env.last()
+            if term or trunc:
+                action = None
+            else:
+                legal = flatnonzero(obs["action_mask"])
+                if k == len(buf):
+                    buf = rng.random(BLOCK).tolist()
+                    k = 0
+                action = int(legal[int(buf[k] * len(legal))])
+                k += 1
+                n_dec += 1
+            env.step(action)
+        n_ep += 1
+        if clock() >= deadline:
+            break
+        env.reset()
+    elapsed = clock() - t0
+    cpu = time.process_time() - cpu0
+    return n_ep, n_dec, elapsed, cpu
 
 
 def round_done(r: int, rounds: int) -> None:

@@ -25,14 +25,12 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import tempfile
 from pathlib import Path
 
 import numpy as np
 
 import harness
 
-ROOT = harness.ROOT
 BLOCK = 64  # steps of uniforms drawn per rng.random call
 
 
@@ -72,12 +70,8 @@ def measure(path: Path, num_envs: int, seconds: float, seed: int) -> float:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--peer", default="baf1e2c", help="git commit of the peer (default baf1e2c)")
+    harness.peer_options(parser, peer="baf1e2c")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024])
-    parser.add_argument("--seconds", type=float, default=1.0)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         n, s, k = args.worker
@@ -85,14 +79,8 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rounds < 1 or args.seconds <= 0 or any(n < 1 for n in args.sizes):
         parser.error("--rounds and --sizes must be >= 1 and --seconds > 0")
-    with tempfile.TemporaryDirectory() as tmp:
-        try:
-            peer = harness.peer_tree(args.peer, ["schnapsen_env"], Path(tmp))
-        except harness.PeerError as e:
-            parser.error(str(e))
-        rows = {f"{who} N={n}": lambda path=path, n=n: measure(path, n, args.seconds, args.seed)
-                for n in args.sizes for who, path in (("ours", ROOT), ("peer", peer))}
-        rates = harness.interleaved(rows, args.rounds)
+    rates = harness.against_peer(parser, args.peer, ["schnapsen_env"], {f"N={n}": n for n in args.sizes},
+                                 lambda tree, n: measure(tree, n, args.seconds, args.seed), args.rounds)
     print(f"vector env decisions/s, median of {args.rounds} interleaved rounds of {args.seconds:g} s "
           f"(peer: commit {args.peer})")
     print(f"{'row':<14}{'median':>14}{'min':>14}{'max':>14}")
