@@ -546,10 +546,7 @@ class GameState:
             ValueError: ``seat`` is not 0 or 1.
         """
         _check_seat(seat, "result_of_claim")
-        t = self.copy()
-        t.result = None
-        t._claim(seat)
-        return t.result
+        return self._result_on_a_copy("_claim", seat)
 
     def result_of_last_trick(self, winner: int) -> Result:
         """The :class:`Result` of a played-out hand whose last trick ``winner`` took (R20 W3, R22, R23,
@@ -559,9 +556,13 @@ class GameState:
             ValueError: ``winner`` is not 0 or 1.
         """
         _check_seat(winner, "result_of_last_trick")
+        return self._result_on_a_copy("_end_of_hand", winner)
+
+    def _result_on_a_copy(self, end: str, seat: int) -> Result:
+        """The result that the method ``end`` (one that ends the hand for ``seat``) gives on a copy with no result."""
         t = self.copy()
         t.result = None
-        t._end_of_hand(winner)
+        getattr(t, end)(seat)
         return t.result
 
     # ------------------------------------------------------------------ copying
