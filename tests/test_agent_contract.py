@@ -21,6 +21,7 @@ from agents.scripted.heuristic import HeuristicAgent
 from agents.search.pimc import PIMCAgent
 from agents.scripted.random_agent import RandomAgent
 from agents.search.rollout import RolloutAgent
+from helpers.lockstep import case_id
 from schnapsen_env import RuleSet
 
 #: Non-default knob sets of both rulesets: (ruleset, knobs).
@@ -38,11 +39,6 @@ KNOB_SETS = [
 CHEAP = {"pimc": dict(n_samples=2, depth=1), "rollout": dict(n_samples=2, depth=1), "expert": dict(worlds=2),
          "policy+expert": dict(worlds=2)}
 HANDS = 3
-
-
-def _knob_id(case) -> str:
-    ruleset, knobs = case
-    return ruleset + "-" + "-".join(f"{k}={v}" for k, v in knobs.items())
 
 
 def play(env, hands: int, seed: int) -> int:
@@ -67,7 +63,7 @@ def _cases():
     for case in KNOB_SETS:
         for name in agent_names():
             if can_play(name, case[0]):
-                yield pytest.param(name, case, id=f"{name}-{_knob_id(case)}")
+                yield pytest.param(name, case, id=f"{name}-{case_id(case)}")
 
 
 @pytest.mark.parametrize("name, case", list(_cases()))
