@@ -39,7 +39,7 @@ when the process lost time to other processes). Ratios are of the medians; the r
 computed within each round (rows measured seconds apart) is printed next to it. With the defaults the whole
 script takes about 40 s.
 
-Ratios (decisions/s) and goals (issue 17): ours ``env()`` / max(leduc, connect four) >= 2x, ours
+Ratios (decisions/s) and goals: ours ``env()`` / max(leduc, connect four) >= 2x, ours
 ``raw_env()`` / max(leduc, connect four) >= 3x, and vector at N=1024 / ours ``env()`` >= 20x.
 This file is a script, not a test: it lives outside ``tests/`` and pytest does not collect it.
 """

@@ -4,7 +4,7 @@ Run:
 
     bash scripts/bootstrap.sh python benchmarks/gym_env.py            # peer: commit baf1e2c
 
-Options: ``--peer COMMIT`` (default ``baf1e2c``, the commit issue 17 measures against), ``--seconds S`` per
+Options: ``--peer COMMIT`` (default ``baf1e2c``, the numpy-batched engine before the compiled core), ``--seconds S`` per
 measurement (default 1.0), ``--rounds R`` (default 7), ``--seed K``, ``--rows`` (default ``gym raw_env``).
 
 The peer's ``schnapsen_env`` package is taken from git (``git archive COMMIT schnapsen_env``, so this needs a
@@ -25,7 +25,7 @@ Uniforms come from a seeded ``numpy.random.Generator`` in blocks (``rng.random(4
 minimum and maximum; the ratios are of the medians, with the range of the per-round ratios. With the defaults
 the script takes about 80 s (most of it starting the 28 worker processes).
 
-Goal (issue 17): the Gymnasium env's step >= 1.5x the peer's. This file is a script, not a test.
+Goal: the Gymnasium env's step >= 1.5x the peer's. This file is a script, not a test.
 """
 
 from __future__ import annotations

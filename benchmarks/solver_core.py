@@ -20,15 +20,15 @@ generation; the reference solver is built anew), a few untimed warm-up calls fir
 
 Every row is measured ``--rounds`` times, interleaved; the table prints the median ms per solve over all rounds
 and positions, the spread of the per-round medians, the median nodes and the node rate (nodes / s over the row),
-and the ratios compiled / reference of the node rates and of the median ms on the same positions. Goals (issue
-"Expert-level search on a compiled core"): node rate >= 50x the reference; a full solve from trick 1 in a median
+and the ratios compiled / reference of the node rates and of the median ms on the same positions. Goals of the
+compiled core: node rate >= 50x the reference; a full solve from trick 1 in a median
 of at most 10 ms.
 
 **Expert move time** (``--expert N``): ``expert`` at its default budget plays N seeded ``schnapsen20`` hands
 (seeds 0..N-1, seat alternating) against ``heuristic``; every decision with more than one legal action is timed
 with ``time.perf_counter`` around ``act``, after one untimed hand of another expert (seed 10**6: numba's compilation or cache
 load is not a move). Prints the median, p90 and max ms a move, the median worlds and nodes.
-Goal (issue "Expert-level search on a compiled core"): a median of at most 250 ms on one core.
+Goal of the compiled core: a median of at most 250 ms on one core.
 
 **Exactness** (``--exactness N``): N positions from random play (special actions often) in both rulesets with
 random knob sets of ``tests/helpers/knob_cases.py``, a third each with the stock open, closed and exhausted, at least

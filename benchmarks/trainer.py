@@ -32,7 +32,7 @@ batch that a sampler of the same recipe played first, nothing else running), as 
 learner updates while the samplers play, so no arrangement of the samplers passes this rate on this machine: its
 ratio to the peer is the ceiling of ours / peer here.
 
-Goals (issue 12): ours >= 2.5x the peer's learner decisions/s; 2 Ray sampler actors >= 1.6x the sampler rate of 1.
+Goals: ours >= 2.5x the peer's learner decisions/s; 2 Ray sampler actors >= 1.6x the sampler rate of 1.
 This file is a script, not a test.
 """
 

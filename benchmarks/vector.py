@@ -16,7 +16,7 @@ uniform per slot, drawn in blocks); every slot acts every step, so one step is N
 interleaved (round 1 of every row, then round 2, ...). The table gives each row's **median** decisions/s over the
 rounds with its minimum and maximum; the ratio is of the medians, with the range of the per-round ratios.
 
-Goal (issue "Expert-level search on a compiled core"): ours >= 3x the peer at N = 1024, and no slower at N = 1
+Goal of the compiled core: ours >= 3x the peer at N = 1024, and no slower at N = 1
 and N = 64. This file is a script, not a test.
 """
 

@@ -596,7 +596,7 @@ class GameState:
 
     # ------------------------------------------------------------------ positions
     def position(self) -> dict[str, Any]:
-        """The JSON-compatible position dict (issue 2 keys plus API.md's optional keys;
+        """The JSON-compatible position dict (the keys every position holds plus API.md's optional keys;
         :func:`schnapsen_env.position.to_position`). :meth:`from_position` of the result gives back an equal
         state (round trip exact). Card lists are in card-id order except ``stock`` (top first, turn-up last)
         and ``history`` (play order)."""
@@ -604,7 +604,7 @@ class GameState:
 
     @classmethod
     def from_position(cls, rules: RuleSet, position: dict[str, Any]) -> "GameState":
-        """Load a position dict (see :meth:`position` and issue 2 for the keys;
+        """Load a position dict (see :meth:`position` for the keys;
         :func:`schnapsen_env.position.load_position`).
 
         Raises:

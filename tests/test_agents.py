@@ -1,4 +1,4 @@
-"""Agents, solver, sampler and arena (issue 4).
+"""Agents, solver, sampler and arena.
 
 * Legality: no agent returns an illegal action over many seeded hands in both rulesets (the raw env raises
   ``IllegalActionError`` on one, and every choice is also checked against the mask).
@@ -481,7 +481,7 @@ def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
     nan = dict(ck)
     nan["model"] = {k: torch.full_like(v, float("nan")) for k, v in ck["model"].items()}
     save_atomic(nan, tmp_path / "nan.pt")
-    with pytest.raises(CheckpointError, match="hold NaN or inf"):  # refused when loaded (issue 14)
+    with pytest.raises(CheckpointError, match="hold NaN or inf"):  # refused when loaded
         PolicyAgent.load(tmp_path / "nan.pt")
     agent = PolicyAgent.load(DEFAULT_POLICY)  # weights that turn NaN after loading: refused when acting
     with torch.no_grad():

@@ -1,5 +1,5 @@
 """Conformance of the envs with PettingZoo's and Gymnasium's own checkers, pickling, seeding,
-and the vectorised env against the AEC env step by step (issue 3)."""
+and the vectorised env against the AEC env step by step."""
 
 from __future__ import annotations
 

@@ -1,5 +1,4 @@
-"""Every command-line program answers a user's mistake with one line and a non-zero exit, never a traceback
-(issue 14).
+"""Every command-line program answers a user's mistake with one line and a non-zero exit, never a traceback.
 
 ``test_bad_inputs_never_end_in_a_traceback`` runs several hundred bad command lines through ``schnapsen-arena``,
 ``schnapsen-play``, ``schnapsen-replay``, ``schnapsen-web`` and ``train.py`` (their ``main()``/``cli()`` in this process) and counts the

@@ -1,4 +1,4 @@
-"""The AEC env's observations come from the compiled core (schnapsen_env.mirror, issue 17): they must equal the
+"""The AEC env's observations come from the compiled core (schnapsen_env.mirror): they must equal the
 reference encoder (``encoding.observation``) value for value, and the action masks the engine's legal actions, at
 every decision of every knob set, in hand and match episodes, after loaded positions and decks, and after the
 env's game was moved by hand (``push``/``pop``). Observations handed out are new arrays: no later step changes
@@ -20,7 +20,7 @@ from schnapsen_env.ruleset import RuleSet
 
 
 def _expected(env, agent: str) -> tuple[np.ndarray, np.ndarray]:
-    """What ``observe(agent)`` gave before issue 17: the encoder's vector and the mask of the legal actions."""
+    """What ``observe(agent)`` gave before the mirror: the encoder's vector and the mask of the legal actions."""
     game = env.game
     seat = PLAYERS.index(agent)
     obs = encoding.observation(game, seat)

@@ -1,4 +1,4 @@
-"""Fuzz tests (issue 14, hypothesis): mutated records, mutated positions and random command lines raise only the
+"""Fuzz tests (hypothesis): mutated records, mutated positions and random command lines raise only the
 documented exceptions and change nothing they should not.
 
 * records: a JSON Lines file of records with a mutated value, key or byte is either read (every record replays) or

@@ -1,4 +1,4 @@
-"""Robustness (issue 14): no finished work lost to an I/O error, no silent corruption, env errors that name the
+"""Robustness: no finished work lost to an I/O error, no silent corruption, env errors that name the
 real problem.
 
 * checkpoints: a SHA-256 of the archive in the file; 1,000 random byte flips, none accepted; older files and the

@@ -1,4 +1,4 @@
-"""The self-play trainer (issues 5 and 12): checkpoints and resume, masking, PPO loss pieces, reproducibility,
+"""The self-play trainer: checkpoints and resume, masking, PPO loss pieces, reproducibility,
 sampler processes and Ray actors, chain assembly, rule knobs, and a learning test with a margin that holds."""
 
 from __future__ import annotations
@@ -292,7 +292,7 @@ def test_the_learning_rate_never_decays_to_zero_on_the_last_batches(tmp_path):
     assert len(rates) > 2500 // 1024 and min(rates) > 0
 
 
-# ------------------------------------------------------------------------------ samplers (issue 12)
+# ------------------------------------------------------------------------------ samplers
 def _weights_equal(a: dict, b: dict) -> None:
     assert list(a) == list(b)
     for k in a:

@@ -1,5 +1,5 @@
 """OpenSpiel's search bots as agents: ``openspiel-ismcts`` and ``openspiel-mcts``, strength anchors nobody on this
-project wrote (issue 15). They need the optional extra ``openspiel`` (``bash scripts/bootstrap.sh --extras openspiel``).
+project wrote. They need the optional extra ``openspiel`` (``bash scripts/bootstrap.sh --extras openspiel``).
 
 Both search the OpenSpiel game of :mod:`schnapsen_env.openspiel` (the project's engine) from the agent's
 observation only (the agent contract, :mod:`agents.base`): each decision starts from one determinisation of the
