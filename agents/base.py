@@ -32,7 +32,6 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from schnapsen_env.agent_specs import as_rules
-from schnapsen_env.ruleset import RuleSet
 
 
 @runtime_checkable
@@ -63,3 +62,6 @@ def best_action(values: dict[int, float]) -> int:
     return max(values, key=lambda a: (values[a], -a))
 
 
+
+
+__all__ = ["Agent", "as_rules", "best_action", "legal_ids"]

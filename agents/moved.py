@@ -18,7 +18,7 @@ MOVED: dict[str, str] = {
     f"agents.{old}": f"agents.{new}" for old, new in {
         "random_agent": "scripted.random_agent", "heuristic": "scripted.heuristic",
         "heuristic_core": "scripted.heuristic_core",
-        "worlds": "search.worlds", "solver_core": "search.solver_core", "solver": "search.solver",
+        "worlds": "search.worlds", "solver_core": "search.solver_core",
         "pimc": "search.pimc", "rollout": "search.rollout", "rollout_core": "search.rollout_core",
         "expert": "search.expert", "openspiel_bots": "search.openspiel_bots",
         "policy_net": "learned.policy_net", "policy": "learned.policy", "checkpoint": "learned.checkpoint",

@@ -44,10 +44,20 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this checkout, not an installed copy
 
+import harness  # noqa: E402
 from schnapsen_env import GameState, RuleSet  # noqa: E402
 
 GOAL = 3.0
 BLOCK = 4096  # uniforms drawn per rng.random call
+
+
+def budget(t0: float, seconds: float, hands: int | None):
+    """``done(n)``: whether a measurement that started at ``t0`` (``time.perf_counter``) has played its ``hands``
+    hands, or with ``hands`` None, its ``seconds``."""
+    if hands is not None:
+        return lambda n: n >= hands
+    deadline = t0 + seconds
+    return lambda _n: time.perf_counter() >= deadline
 
 
 def run_ours(rules_name: str, rng: np.random.Generator, seconds: float, hands: int | None) -> tuple[int, int, float]:
@@ -59,7 +69,7 @@ def run_ours(rules_name: str, rng: np.random.Generator, seconds: float, hands: i
     n_hands = n_dec = 0
     clock = time.perf_counter
     t0 = clock()
-    deadline = t0 + seconds
+    done = budget(t0, seconds, hands)
     while True:
         st = new_hand(rules, rng)
         push = st.push
@@ -73,10 +83,7 @@ def run_ours(rules_name: str, rng: np.random.Generator, seconds: float, hands: i
             k += 1
             n_dec += 1
         n_hands += 1
-        if hands is not None:
-            if n_hands >= hands:
-                break
-        elif clock() >= deadline:
+        if done(n_hands):
             break
     return n_hands, n_dec, clock() - t0
 
@@ -109,14 +116,11 @@ def run_peer(engine, bot1, bot2, deal_rng, counter, seconds: float, hands: int |
     n_games = 0
     clock = time.perf_counter
     t0 = clock()
-    deadline = t0 + seconds
+    done = budget(t0, seconds, hands)
     while True:
         engine.play_game(bot1, bot2, deal_rng)
         n_games += 1
-        if hands is not None:
-            if n_games >= hands:
-                break
-        elif clock() >= deadline:
+        if done(n_games):
             break
     return n_games, counter.calls, clock() - t0
 
@@ -135,7 +139,7 @@ def main(argv: list[str] | None = None) -> int:
 
     budget = f"{args.hands} hands" if args.hands is not None else f"{args.seconds:g} s"
     print(f"engine benchmark: random legal play, seed {args.seed}, median of {args.rounds} interleaved rounds of "
-          f"{budget} per row, Python {sys.version.split()[0]}, numpy {np.__version__}")
+          f"{budget} per row, {harness.versions()}")
     rows = []
     for name in ("schnapsen20", "sixtysix24"):
         rng = np.random.default_rng(args.seed)
@@ -149,10 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((peer_label, peer))
     except ImportError as exc:
         print(f"peer not installed ({exc}); run with: bash scripts/bootstrap.sh --extras bench ...")
-    results: dict[str, list[tuple[int, int, float]]] = {label: [] for label, _ in rows}
-    for _ in range(args.rounds):
-        for label, fn in rows:
-            results[label].append(fn(args.seconds, args.hands))
+    results = harness.interleaved({label: lambda fn=fn: fn(args.seconds, args.hands) for label, fn in rows},
+                                  args.rounds, progress=None)
 
     print(f"{'engine':<24} {'hands/s':>9} {'min':>8} {'max':>8} {'decisions/s':>12} {'dec/hand':>8}")
     rate: dict[str, list[float]] = {}
@@ -161,16 +163,13 @@ def main(argv: list[str] | None = None) -> int:
         rate[label] = [n / t for n, _d, t in runs]
         dec = float(np.median([d / t for _n, d, t in runs]))
         per_hand = sum(d for _n, d, _t in runs) / sum(n for n, _d, _t in runs)
-        print(f"{label:<24} {np.median(rate[label]):>9,.0f} {min(rate[label]):>8,.0f} {max(rate[label]):>8,.0f} "
-              f"{dec:>12,.0f} {per_hand:>8.1f}")
+        med, low, high = harness.spread(rate[label])
+        print(f"{label:<24} {med:>9,.0f} {low:>8,.0f} {high:>8,.0f} {dec:>12,.0f} {per_hand:>8.1f}")
     if peer_label is not None:
         for name in ("schnapsen20", "sixtysix24"):
             ours, theirs = rate[f"ours {name}"], rate[peer_label]
-            ratio = float(np.median(ours) / np.median(theirs))
-            per_round = [a / b for a, b in zip(ours, theirs)]
-            goal = f"; goal >= {GOAL:g}x {'holds' if ratio >= GOAL else 'MISSED'}" if name == "schnapsen20" else ""
-            print(f"ratio ours {name:<11} / peer (median hands/s): {ratio:.2f}x "
-                  f"(per round {min(per_round):.2f}x..{max(per_round):.2f}x){goal}")
+            goal = f"; {harness.verdict(harness.ratio(ours, theirs)[0], GOAL)}" if name == "schnapsen20" else ""
+            print(f"ratio ours {name:<11} / peer (median hands/s): {harness.ratio_text(ours, theirs)}{goal}")
     return 0
 
 

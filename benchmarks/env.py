@@ -39,7 +39,7 @@ when the process lost time to other processes). Ratios are of the medians; the r
 computed within each round (rows measured seconds apart) is printed next to it. With the defaults the whole
 script takes about 40 s.
 
-Ratios (decisions/s) and goals (issue 17): ours ``env()`` / max(leduc, connect four) >= 2x, ours
+Ratios (decisions/s) and goals: ours ``env()`` / max(leduc, connect four) >= 2x, ours
 ``raw_env()`` / max(leduc, connect four) >= 3x, and vector at N=1024 / ours ``env()`` >= 20x.
 This file is a script, not a test: it lives outside ``tests/`` and pytest does not collect it.
 """
@@ -58,6 +58,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
 
+import harness  # noqa: E402
 import schnapsen_env  # noqa: E402
 from schnapsen_env import schnapsen_v0  # noqa: E402
 from schnapsen_env.vector import SchnapsenVectorEnv  # noqa: E402
@@ -74,38 +75,9 @@ RULESET = "schnapsen20"
 def run_aec(make_env: Callable[[], object], seed: int, seconds: float) -> tuple[int, int, float, float]:
     """Random legal play through the AEC loop; returns (episodes, decisions, elapsed wall s, process CPU s)."""
     env = make_env()
-    rng = np.random.default_rng(seed)
-    flatnonzero = np.flatnonzero
-    buf: list[float] = []
-    k = 0
-    n_ep = n_dec = 0
-    clock = time.perf_counter
-    cpu0 = time.process_time()
-    t0 = clock()
-    deadline = t0 + seconds
-    env.reset(seed=seed)
-    while True:
-        for _agent in env.agent_iter():
-            obs, _rew, term, trunc, _info = env.last()
-            if term or trunc:
-                action = None
-            else:
-                legal = flatnonzero(obs["action_mask"])
-                if k == len(buf):
-                    buf = rng.random(BLOCK).tolist()
-                    k = 0
-                action = int(legal[int(buf[k] * len(legal))])
-                k += 1
-                n_dec += 1
-            env.step(action)
-        n_ep += 1
-        if clock() >= deadline:
-            break
-        env.reset()
-    elapsed = clock() - t0
-    cpu = time.process_time() - cpu0
+    out = harness.aec_random_play(env, seed, seconds)
     env.close()
-    return n_ep, n_dec, elapsed, cpu
+    return out
 
 
 def run_vector(num_envs: int, seed: int, seconds: float) -> tuple[int, int, float, float]:
@@ -178,15 +150,13 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((f"vector N={n}", lambda seconds, n=n: run_vector(n, args.seed, seconds)))
 
     print(f"env benchmark: random legal play, {RULESET}, seed {args.seed}, median of {args.rounds} interleaved "
-          f"rounds of {args.seconds:g} s per row (after an untimed warm-up), Python {sys.version.split()[0]}, "
-          f"numpy {np.__version__}, pettingzoo {version('pettingzoo')}, schnapsen_env from "
+          f"rounds of {args.seconds:g} s per row (after an untimed warm-up), {harness.versions()}, "
+          f"pettingzoo {version('pettingzoo')}, schnapsen_env from "
           f"{Path(schnapsen_env.__file__).parent}")
     for _label, fn in rows:
         fn(WARMUP_S)
-    results: dict[str, list[tuple[int, int, float, float]]] = {label: [] for label, _ in rows}
-    for _ in range(args.rounds):
-        for label, fn in rows:
-            results[label].append(fn(args.seconds))
+    results = harness.interleaved({label: lambda fn=fn: fn(args.seconds) for label, fn in rows}, args.rounds,
+                                  progress=None)
 
     print(f"{'env':<20} {'decisions/s':>12} {'min':>10} {'max':>10} {'cpu':>5} {'episodes':>9} {'dec/episode':>11}")
     rate: dict[str, float] = {}
@@ -209,19 +179,16 @@ def main(argv: list[str] | None = None) -> int:
                   / max(results[x][r][1] / results[x][r][2] for x in den) for r in range(args.rounds)]
         return f"per round {min(ratios):.2f}x..{max(ratios):.2f}x"
 
-    def verdict(ratio: float, goal: float) -> str:
-        return f"goal >= {goal:g}x {'holds' if ratio >= goal else 'MISSED'}"
-
     ours = rate["ours env() wrapped"]
     if peers:
         best_peer = max(peers, key=lambda p: rate[p])
         for label, goal in (("ours env() wrapped", GOAL_PEERS), ("ours raw_env()", GOAL_RAW)):
             ratio = rate[label] / rate[best_peer]
             print(f"ratio {label} / max(peers) = / {best_peer} (median decisions/s): {ratio:.2f}x "
-                  f"({per_round(label, peers)}); {verdict(ratio, goal)}")
+                  f"({per_round(label, peers)}); {harness.verdict(ratio, goal)}")
     ratio = rate["vector N=1024"] / ours
     print(f"ratio vector N=1024 / ours env() wrapped (median decisions/s): {ratio:.2f}x "
-          f"({per_round('vector N=1024', ['ours env() wrapped'])}); {verdict(ratio, GOAL_VECTOR)}")
+          f"({per_round('vector N=1024', ['ours env() wrapped'])}); {harness.verdict(ratio, GOAL_VECTOR)}")
     return 0
 
 

@@ -4,7 +4,7 @@ Run:
 
     bash scripts/bootstrap.sh python benchmarks/gym_env.py            # peer: commit baf1e2c
 
-Options: ``--peer COMMIT`` (default ``baf1e2c``, the commit issue 17 measures against), ``--seconds S`` per
+Options: ``--peer COMMIT`` (default ``baf1e2c``, the numpy-batched engine before the compiled core), ``--seconds S`` per
 measurement (default 1.0), ``--rounds R`` (default 7), ``--seed K``, ``--rows`` (default ``gym raw_env``).
 
 The peer's ``schnapsen_env`` package is taken from git (``git archive COMMIT schnapsen_env``, so this needs a
@@ -25,25 +25,21 @@ Uniforms come from a seeded ``numpy.random.Generator`` in blocks (``rng.random(4
 minimum and maximum; the ratios are of the medians, with the range of the per-round ratios. With the defaults
 the script takes about 80 s (most of it starting the 28 worker processes).
 
-Goal (issue 17): the Gymnasium env's step >= 1.5x the peer's. This file is a script, not a test.
+Goal: the Gymnasium env's step >= 1.5x the peer's. This file is a script, not a test.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tarfile
-import tempfile
 import time
-from io import BytesIO
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+import harness
+
 BLOCK = 4096  # uniforms drawn per rng.random call
 WARMUP_S = 0.2
 GOAL_GYM = 1.5
@@ -94,27 +90,8 @@ def run_raw_env(seconds: float, seed: int) -> tuple[int, float, float]:
     """Decisions of ``raw_env`` through PettingZoo's AEC loop (as benchmarks/env.py); (decisions, wall s, CPU s)."""
     from schnapsen_env import schnapsen_v0
 
-    pick = _Picker(seed)
-    env = schnapsen_v0.raw_env()
-    clock = time.perf_counter
-    cpu0 = time.process_time()
-    t0 = clock()
-    deadline = t0 + seconds
-    env.reset(seed=seed)
-    decisions = 0
-    while True:
-        for _agent in env.agent_iter():
-            obs, _rew, term, trunc, _info = env.last()
-            if term or trunc:
-                action = None
-            else:
-                action = pick(obs["action_mask"])
-                decisions += 1
-            env.step(action)
-        if clock() >= deadline:
-            break
-        env.reset()
-    return decisions, clock() - t0, time.process_time() - cpu0
+    _episodes, decisions, wall, cpu = harness.aec_random_play(schnapsen_v0.raw_env(), seed, seconds)
+    return decisions, wall, cpu
 
 
 def worker(row: str, seconds: float, seed: int) -> dict:
@@ -127,25 +104,14 @@ def worker(row: str, seconds: float, seed: int) -> dict:
 
 
 def measure(path: Path, row: str, seconds: float, seed: int) -> tuple[float, float]:
-    env = dict(os.environ, PYTHONPATH=str(path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, __file__, "--worker", row, str(seconds), str(seed)], env=env,
-                         capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise SystemExit(f"benchmarks/gym_env.py: a measurement failed ({path}, {row}):\n{out.stderr[-2000:]}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    if not result["package"].startswith(str(path)):
-        raise SystemExit(f"benchmarks/gym_env.py: expected the package from {path}, got {result['package']}")
+    result = harness.run_worker(__file__, path, [row, seconds, seed], row)
     return result["rate"], result["cpu"]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--peer", default="baf1e2c", help="git commit of the peer (default baf1e2c)")
+    harness.peer_options(parser, peer="baf1e2c")
     parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
-    parser.add_argument("--seconds", type=float, default=1.0)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         row, s, k = args.worker
@@ -153,34 +119,20 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rounds < 1 or args.seconds <= 0:
         parser.error("--rounds must be >= 1 and --seconds > 0")
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.peer, "schnapsen_env"], capture_output=True,
-                             check=False)
-    if archive.returncode != 0:
-        parser.error(f"--peer {args.peer!r}: git archive failed: {archive.stderr.decode().strip()}")
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-            tar.extractall(tmp, filter="data")
-        rows = [(f"{who} {row}", path, row) for row in args.rows for who, path in (("ours", ROOT), ("peer", Path(tmp)))]
-        rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}
-        cpus: dict[str, list[float]] = {label: [] for label, _, _ in rows}
-        for r in range(args.rounds):
-            for label, path, row in rows:
-                rate, cpu = measure(path, row, args.seconds, args.seed)
-                rates[label].append(rate)
-                cpus[label].append(cpu)
-            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    results = harness.against_peer(parser, args.peer, ["schnapsen_env"], {row: row for row in args.rows},
+                                   lambda tree, row: measure(tree, row, args.seconds, args.seed), args.rounds)
+    rates = {label: [rate for rate, _cpu in runs] for label, runs in results.items()}
     print(f"Gymnasium env steps/s (gym: learner steps; raw_env: AEC decisions), median of {args.rounds} interleaved "
           f"rounds of {args.seconds:g} s (peer: commit {args.peer})")
     print(f"{'row':<14}{'median':>12}{'min':>12}{'max':>12}{'cpu':>6}")
     for label, values in rates.items():
-        print(f"{label:<14}{np.median(values):>12,.0f}{min(values):>12,.0f}{max(values):>12,.0f}"
-              f"{np.median(cpus[label]):>6.0%}")
+        med, low, high = harness.spread(values)
+        print(f"{label:<14}{med:>12,.0f}{low:>12,.0f}{high:>12,.0f}"
+              f"{np.median([cpu for _rate, cpu in results[label]]):>6.0%}")
     for row in args.rows:
         ours, peer = rates[f"ours {row}"], rates[f"peer {row}"]
-        per_round = [a / b for a, b in zip(ours, peer)]
-        ratio = np.median(ours) / np.median(peer)
-        goal = (f"; goal >= {GOAL_GYM:g}x {'holds' if ratio >= GOAL_GYM else 'MISSED'}" if row == "gym" else "")
-        print(f"ratio ours/peer {row}: {ratio:.2f}x (per round {min(per_round):.2f}x..{max(per_round):.2f}x){goal}")
+        goal = f"; {harness.verdict(harness.ratio(ours, peer)[0], GOAL_GYM)}" if row == "gym" else ""
+        print(f"ratio ours/peer {row}: {harness.ratio_text(ours, peer)}{goal}")
     return 0
 
 

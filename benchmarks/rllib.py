@@ -11,21 +11,20 @@ same run, is this project's own PPO (``train.py`` with its default samplers), wh
 opponents also move). With ``--rounds R`` (default 1: a configuration takes minutes) every configuration is
 measured R times, the rounds interleaved (train.py and every RLlib configuration, then again); the table
 gives each one's **median** steps/s with the slowest and fastest round, and the ratio of the medians to
-train.py's. Numbers go to stdout and, with ``--json``, to a file (the medians, and every round under ``"rounds"``).
+train.py's. Numbers go to stdout and, with ``--json``, to a file (the medians, every round under ``"rounds"``, and the command, commit and machine).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
-import tempfile
-
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's train_rllib.py (not installed)
+import harness  # noqa: E402
 import train  # noqa: E402
 import train_rllib  # noqa: E402
 
@@ -56,10 +55,7 @@ def main(argv: list[str] | None = None) -> dict:
     for n in args.runners:
         for k in args.envs_per_runner:
             configs[f"rllib_{n}x{k}"] = lambda n=n, k=k: measure("rllib", args.steps, runners=n, envs_per_runner=k)
-    rounds: dict[str, list[float]] = {key: [] for key in configs}
-    for _ in range(args.rounds):
-        for key, run in configs.items():
-            rounds[key].append(run())
+    rounds = harness.interleaved(configs, args.rounds, progress=None)
     out = {key: float(np.median(values)) for key, values in rounds.items()}
     print(f"median of {args.rounds} round(s)")
     print(f"{'trainer':<28}{'steps/s':>10}{'min':>10}{'max':>10}{'vs train.py':>12}")
@@ -67,12 +63,11 @@ def main(argv: list[str] | None = None) -> dict:
     labels.update({f"rllib_{n}x{k}": f"rllib, {n} runner(s) x {k} env(s)" for n in args.runners
                    for k in args.envs_per_runner})
     for key, label in labels.items():
-        values = rounds[key]
-        print(f"{label:<28}{out[key]:>10,.0f}{min(values):>10,.0f}{max(values):>10,.0f}"
+        med, low, high = harness.spread(rounds[key])
+        print(f"{label:<28}{med:>10,.0f}{low:>10,.0f}{high:>10,.0f}"
               f"{out[key] / out['torch']:>12.3f}")
     if args.json:
-        with open(args.json, "w") as f:
-            json.dump({**out, "rounds": rounds}, f, indent=2)
+        harness.write_json(args.json, {**out, "rounds": rounds})
     return out
 
 

@@ -17,7 +17,7 @@ What is measured (one *move decision* per position; the milliseconds are wall ti
   state at that moment (the leader to move, no card on the table), with the hand not over. The same
   generator carries on to the next position, so the first 50 positions of a longer run are the
   50 positions of a shorter one.
-* **ours Solver**: ``Solver().solve(state)`` (``agents/search/solver.py``: alpha-beta with a transposition
+* **ours Solver**: ``Solver().solve(state)`` (``tests/helpers/reference_solver.py``: alpha-beta with a transposition
   table, searched to the end of the hand), a fresh solver per position (an empty table, as in one
   move decision). Nodes are ``Solver.nodes`` (calls of its ``_search``).
 * **ours PIMC**: ``PIMCAgent(rules, seed=0).act(obs)`` (``agents/search/pimc.py``) on the same positions, with
@@ -58,15 +58,19 @@ import json
 import random
 import sys
 import time
+from collections.abc import Callable, Iterable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this checkout, not an installed copy
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
+sys.path.insert(1, str(ROOT / "tests"))  # the reference solver, a test helper
 
 from agents.search.pimc import PIMCAgent  # noqa: E402
-from agents.search.solver import Solver  # noqa: E402
 from schnapsen_env import GameState, RuleSet  # noqa: E402
+from helpers.reference_solver import Solver  # noqa: E402
 from schnapsen_env.encoding import observation  # noqa: E402
 
 GOAL_MS = 5.0
@@ -96,24 +100,37 @@ def summary(ms: list[float]) -> tuple[float, float, float, float]:
     return float(np.median(a)), float(a.min()), float(np.percentile(a, 90)), float(a.max())
 
 
-def time_solver(states: list[GameState]) -> tuple[list[float], list[int], float]:
-    """ms per ``Solver().solve`` (fresh solver each), nodes, and CPU/wall over the timed calls."""
-    for st in states[:WARMUP]:
-        Solver().solve(st)
-    ms, nodes = [], []
+def timed(calls: Iterable[Callable[[], object]]) -> tuple[list[float], float]:
+    """Wall ms of every call of ``calls`` (zero-argument functions; the iterable makes each before its clock starts
+    and may count after its clock stops), and process CPU time / wall time over the calls."""
+    ms = []
     clock, cpu = time.perf_counter, time.process_time
     wall_sum = cpu_sum = 0.0
-    for st in states:
-        solver = Solver()
+    for call in calls:
         c0 = cpu()
         t0 = clock()
-        solver.solve(st)
+        call()
         t1 = clock()
         cpu_sum += cpu() - c0
         wall_sum += t1 - t0
         ms.append((t1 - t0) * 1e3)
-        nodes.append(solver.nodes)
-    return ms, nodes, cpu_sum / wall_sum
+    return ms, cpu_sum / wall_sum
+
+
+def time_solver(states: list[GameState]) -> tuple[list[float], list[int], float]:
+    """ms per ``Solver().solve`` (fresh solver each), nodes, and CPU/wall over the timed calls."""
+    for st in states[:WARMUP]:
+        Solver().solve(st)
+    nodes = []
+
+    def calls():
+        for st in states:
+            solver = Solver()
+            yield partial(solver.solve, st)
+            nodes.append(solver.nodes)
+
+    ms, cpu_share = timed(calls())
+    return ms, nodes, cpu_share
 
 
 def time_pimc(states: list[GameState]) -> tuple[list[float], list[int], float]:
@@ -123,20 +140,16 @@ def time_pimc(states: list[GameState]) -> tuple[list[float], list[int], float]:
     for o in obs[:WARMUP]:
         agent.act(o)
     agent = PIMCAgent(states[0].rules, seed=0)
-    ms, nodes = [], []
-    clock, cpu = time.perf_counter, time.process_time
-    wall_sum = cpu_sum = 0.0
-    for o in obs:
-        agent.solver.nodes = 0  # act() skips the search when only one action is legal
-        c0 = cpu()
-        t0 = clock()
-        agent.act(o)
-        t1 = clock()
-        cpu_sum += cpu() - c0
-        wall_sum += t1 - t0
-        ms.append((t1 - t0) * 1e3)
-        nodes.append(agent.solver.nodes)
-    return ms, nodes, cpu_sum / wall_sum
+    nodes = []
+
+    def calls():
+        for o in obs:
+            agent.solver.nodes = 0  # act() skips the search when only one action is legal
+            yield partial(agent.act, o)
+            nodes.append(agent.solver.nodes)
+
+    ms, cpu_share = timed(calls())
+    return ms, nodes, cpu_share
 
 
 def time_peer(seed: int, n: int) -> tuple[list[float], list[int], float]:
@@ -159,25 +172,14 @@ def time_peer(seed: int, n: int) -> tuple[list[float], list[int], float]:
     bot = AlphaBetaBot()
     for gs in states[:WARMUP]:
         bot.get_move(LeaderPerspective(gs, engine), None)
-    ms = []
-    clock, cpu = time.perf_counter, time.process_time
-    wall_sum = cpu_sum = 0.0
-    for gs in states:
-        perspective = LeaderPerspective(gs, engine)
-        c0 = cpu()
-        t0 = clock()
-        bot.get_move(perspective, None)
-        t1 = clock()
-        cpu_sum += cpu() - c0
-        wall_sum += t1 - t0
-        ms.append((t1 - t0) * 1e3)
+    ms, cpu_share = timed(partial(bot.get_move, LeaderPerspective(gs, engine), None) for gs in states)
     counter = CountingAlphaBetaBot()
     nodes = []
     for gs in states:
         CountingAlphaBetaBot.calls = 0
         counter.get_move(LeaderPerspective(gs, engine), None)
         nodes.append(CountingAlphaBetaBot.calls)
-    return ms, nodes, cpu_sum / wall_sum
+    return ms, nodes, cpu_share
 
 
 def node_counts(seed: int, n: int) -> dict[str, list[int]]:

@@ -13,22 +13,22 @@ generation; the reference solver is built anew), a few untimed warm-up calls fir
 
 * ``trick 1, compiled``: ``CoreSolver(rules).solve(state)`` from trick 1, no closing below the root (the reference
   solver's default tree), and ``trick 1, compiled, closing`` with ``close_below_root=True`` (the expert's tree);
-* ``trick 1, reference``: ``Solver().solve(state)`` (``agents/search/solver.py``) on the first ``--reference-deals``
+* ``trick 1, reference``: ``Solver().solve(state)`` (``tests/helpers/reference_solver.py``) on the first ``--reference-deals``
   deals (default 8; it takes about a second each);
 * ``trick 4, compiled`` / ``trick 4, reference``: the same two solvers on the position after three tricks of
   seeded random card play (both fast enough for every deal).
 
 Every row is measured ``--rounds`` times, interleaved; the table prints the median ms per solve over all rounds
 and positions, the spread of the per-round medians, the median nodes and the node rate (nodes / s over the row),
-and the ratios compiled / reference of the node rates and of the median ms on the same positions. Goals (issue
-"Expert-level search on a compiled core"): node rate >= 50x the reference; a full solve from trick 1 in a median
+and the ratios compiled / reference of the node rates and of the median ms on the same positions. Goals of the
+compiled core: node rate >= 50x the reference; a full solve from trick 1 in a median
 of at most 10 ms.
 
 **Expert move time** (``--expert N``): ``expert`` at its default budget plays N seeded ``schnapsen20`` hands
 (seeds 0..N-1, seat alternating) against ``heuristic``; every decision with more than one legal action is timed
 with ``time.perf_counter`` around ``act``, after one untimed hand of another expert (seed 10**6: numba's compilation or cache
 load is not a move). Prints the median, p90 and max ms a move, the median worlds and nodes.
-Goal (issue "Expert-level search on a compiled core"): a median of at most 250 ms on one core.
+Goal of the compiled core: a median of at most 250 ms on one core.
 
 **Exactness** (``--exactness N``): N positions from random play (special actions often) in both rulesets with
 random knob sets of ``tests/helpers/knob_cases.py``, a third each with the stock open, closed and exhausted, at least
@@ -55,12 +55,13 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
 sys.path.insert(1, str(ROOT / "tests"))
 
-from agents.search.solver import Solver  # noqa: E402
+import harness  # noqa: E402
 from agents.search.solver_core import CoreSolver, perft_nodes  # noqa: E402
 from schnapsen_env.rules import GameState  # noqa: E402
 from schnapsen_env.ruleset import RuleSet  # noqa: E402
 
 NODES_FILE = ROOT / "benchmarks" / "solver_core_nodes.json"
+from helpers.reference_solver import Solver  # noqa: E402  (the readable reference, a test helper)
 from helpers.knob_cases import CASES  # noqa: E402  (the knob sets of the lockstep tests)
 from helpers.solver_positions import positions  # noqa: E402  (the same position generator as the CI test)
 
@@ -102,14 +103,10 @@ def speed(args) -> None:
         "trick 4, compiled": (lambda: compiled, fourth),
         "trick 4, reference": (Solver, fourth),
     }
-    results = {name: ([], [], []) for name in rows}
-    for r in range(args.rounds):
-        for name, (make, states) in rows.items():
-            ms, nodes = time_row(make, states)
-            results[name][0].extend(ms)
-            results[name][1].extend(nodes)
-            results[name][2].append(float(np.median(ms)))
-        print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    rounds = harness.interleaved({name: lambda make=make, states=states: time_row(make, states)
+                                  for name, (make, states) in rows.items()}, args.rounds)
+    results = {name: ([m for ms, _ in runs for m in ms], [k for _, nodes in runs for k in nodes],
+                      [float(np.median(ms)) for ms, _ in runs]) for name, runs in rounds.items()}
     print(f"full solves (schnapsen20, default knobs), {args.rounds} interleaved rounds")
     print(f"{'row':<32}{'positions':>10}{'median ms':>11}{'round medians':>20}{'median nodes':>14}{'Mnodes/s':>10}")
     rate = {}

@@ -41,12 +41,9 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import subprocess
 import sys
-import tarfile
 import tempfile
-from io import BytesIO
 from pathlib import Path
 
 import numpy as np
@@ -56,6 +53,9 @@ sys.path.insert(0, str(ROOT))  # this checkout's packages, as ours' workers use 
 from agents.learned.policy_net import native_bf16  # noqa: E402
 from agents.training.recipe import cores  # noqa: E402
 from schnapsen_env.files import check_output_file  # noqa: E402
+
+sys.path.append(str(Path(__file__).resolve().parent))  # the shared harness, however this file is loaded
+import harness  # noqa: E402
 
 GOAL_TRAINER = 2.5
 GOAL_RAY = 1.6
@@ -106,29 +106,6 @@ print("RESULT " + json.dumps({{"steps_per_second": rate}}))
 """
 
 
-def peer_tree(commit: str, into: Path) -> Path:
-    """The peer's ``train.py``, ``agents`` and ``schnapsen_env`` in ``into`` (``git archive``); exits with one line
-    when ``commit`` names no commit of this clone."""
-    try:
-        found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}"],
-                               cwd=ROOT, capture_output=True, text=True)
-    except OSError as e:  # no git on PATH
-        sys.exit(f"trainer.py: error: cannot run git ({e.strerror or e}): the peer is read from this clone's history, "
-                 "expected git on PATH")
-    if found.returncode:
-        sys.exit(f"trainer.py: error: --peer {commit!r} names no commit of this clone: expected a commit of its "
-                 f"history (a clone with history, not an export of the files; {ROOT})")
-    try:
-        data = subprocess.run(["git", "archive", found.stdout.strip(), "train.py", "agents", "schnapsen_env"],
-                              cwd=ROOT, check=True, capture_output=True).stdout
-    except subprocess.CalledProcessError as e:
-        sys.exit(f"trainer.py: error: cannot read commit {commit!r} from git ({e.stderr.decode().strip()}): expected "
-                 "a commit that has train.py, agents and schnapsen_env")
-    with tarfile.open(fileobj=BytesIO(data)) as tar:
-        tar.extractall(into, filter="data")
-    return into
-
-
 def check_flags(tree: Path, kw: dict, commit: str) -> None:
     """Exit with one line when the trainer in ``tree`` lacks an argument ``kw`` sets (``--peer-like-ours`` with a
     peer from before the sampler processes), instead of the worker's TypeError."""
@@ -161,18 +138,13 @@ def run(tree: Path, kw: dict, updates: int | None = None) -> dict:
 def machine() -> str:
     """The CPU this runs on, its cores and whether it multiplies bfloat16 in hardware (what ``--precision auto``
     picks): the trainer's rate depends on all three (the README gives figures from two machines)."""
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), model)
-    except OSError:
-        pass
     bf16 = "bfloat16 in hardware" if native_bf16() else "no bfloat16 in hardware: --precision auto is fp32"
-    return f"{model}, {os.cpu_count()} cores, {bf16}"
+    return f"{harness.machine()}, {bf16}"
 
 
 def row(label: str, values: list[float], unit: str = "decisions/s") -> str:
-    return f"{label:<44}{np.median(values):>12,.0f}  ({min(values):,.0f}..{max(values):,.0f}) {unit}"
+    med, low, high = harness.spread(values)
+    return f"{label:<44}{med:>12,.0f}  ({low:,.0f}..{high:,.0f}) {unit}"
 
 
 def main(argv: list[str] | None = None) -> dict:
@@ -206,7 +178,10 @@ def main(argv: list[str] | None = None) -> dict:
     ceiling_threads = max(1, cores() - 2)
     print(f"machine: {machine()}", flush=True)
     with tempfile.TemporaryDirectory() as tmp:
-        peer = peer_tree(args.peer, Path(tmp) / "peer")
+        try:
+            peer = harness.peer_tree(args.peer, ["train.py", "agents", "schnapsen_env"], Path(tmp) / "peer")
+        except harness.PeerError as e:
+            sys.exit(f"trainer.py: error: {e}")
         peer_kw = (dict(COMMON, total_steps=steps, num_envs=128, samplers=2) if args.peer_like_ours
                    else dict(COMMON, total_steps=steps, num_envs=256))
         check_flags(peer, peer_kw, args.peer)
@@ -235,13 +210,12 @@ def main(argv: list[str] | None = None) -> dict:
                 rounds[key].append(run(tree, kw, args.updates if key == "update_alone" else None))
                 print(f"round {r + 1} {key}: {rounds[key][-1]['steps_per_second']:,.0f} decisions/s", flush=True)
     rate = {k: [x["steps_per_second"] for x in v] for k, v in rounds.items()}
-    ratios = [o / q for o, q in zip(rate["ours"], rate["peer"])]
     print(f"\nmedian of {args.rounds} interleaved rounds, {args.updates} updates of {batch:,} decisions each")
     print(row(f"peer {args.peer} " + ("(2 samplers, as ours)" if args.peer_like_ours else "(1 process, 1 thread)"),
               rate["peer"]))
     print(row("ours (2 samplers, overlapped learner)", rate["ours"]))
-    ratio = float(np.median(rate["ours"]) / np.median(rate["peer"]))
-    print(f"ours / peer: {ratio:.2f}x (per round {min(ratios):.2f}x..{max(ratios):.2f}x; goal {GOAL_TRAINER}x)")
+    ratio, low, high = harness.ratio(rate["ours"], rate["peer"])
+    print(f"ours / peer: {ratio:.2f}x (per round {low:.2f}x..{high:.2f}x; goal {GOAL_TRAINER}x)")
     out = {"peer": args.peer, "peer_like_ours": args.peer_like_ours, "updates": args.updates, "rounds": args.rounds,
            "batch": batch, "machine": machine(), "rate": rate, "ratio": ratio}
     for key, label in (("ours_fp32", "ours, --precision fp32"), ("ours_no_teacher", "ours, --endgame-teacher-coef 0"),
@@ -265,7 +239,7 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"2 actors / 1 actor, sampler rate: {scale:.2f}x (goal {GOAL_RAY}x)")
         out.update(sampler_rate=sampler_rate, ray_scale=scale)
     if args.json:
-        Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+        harness.write_json(args.json, out, out["machine"])
     return out
 
 

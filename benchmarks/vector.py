@@ -16,7 +16,7 @@ uniform per slot, drawn in blocks); every slot acts every step, so one step is N
 interleaved (round 1 of every row, then round 2, ...). The table gives each row's **median** decisions/s over the
 rounds with its minimum and maximum; the ratio is of the medians, with the range of the per-round ratios.
 
-Goal (issue "Expert-level search on a compiled core"): ours >= 3x the peer at N = 1024, and no slower at N = 1
+Goal of the compiled core: ours >= 3x the peer at N = 1024, and no slower at N = 1
 and N = 64. This file is a script, not a test.
 """
 
@@ -24,17 +24,13 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import subprocess
 import sys
-import tarfile
-import tempfile
-from io import BytesIO
 from pathlib import Path
 
 import numpy as np
 
-ROOT = Path(__file__).resolve().parent.parent
+import harness
+
 BLOCK = 64  # steps of uniforms drawn per rng.random call
 
 
@@ -69,25 +65,13 @@ def worker(num_envs: int, seconds: float, seed: int) -> dict:
 
 
 def measure(path: Path, num_envs: int, seconds: float, seed: int) -> float:
-    env = dict(os.environ, PYTHONPATH=str(path) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    out = subprocess.run([sys.executable, __file__, "--worker", str(num_envs), str(seconds), str(seed)], env=env,
-                         capture_output=True, text=True, check=False)
-    if out.returncode != 0:
-        raise SystemExit(f"benchmarks/vector.py: a measurement failed ({path}, N={num_envs}):\n{out.stderr[-2000:]}")
-    result = json.loads(out.stdout.strip().splitlines()[-1])
-    if not result["package"].startswith(str(path)):
-        raise SystemExit(f"benchmarks/vector.py: expected the package from {path}, got {result['package']}")
-    return result["rate"]
+    return harness.run_worker(__file__, path, [num_envs, seconds, seed], f"N={num_envs}")["rate"]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--peer", default="baf1e2c", help="git commit of the peer (default baf1e2c)")
+    harness.peer_options(parser, peer="baf1e2c")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024])
-    parser.add_argument("--seconds", type=float, default=1.0)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.worker:
         n, s, k = args.worker
@@ -95,29 +79,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rounds < 1 or args.seconds <= 0 or any(n < 1 for n in args.sizes):
         parser.error("--rounds and --sizes must be >= 1 and --seconds > 0")
-    archive = subprocess.run(["git", "-C", str(ROOT), "archive", args.peer, "schnapsen_env"], capture_output=True,
-                             check=False)
-    if archive.returncode != 0:
-        parser.error(f"--peer {args.peer!r}: git archive failed: {archive.stderr.decode().strip()}")
-    with tempfile.TemporaryDirectory() as tmp:
-        with tarfile.open(fileobj=BytesIO(archive.stdout)) as tar:
-            tar.extractall(tmp, filter="data")
-        rows = [(f"{who} N={n}", path, n) for n in args.sizes for who, path in (("ours", ROOT), ("peer", Path(tmp)))]
-        rates: dict[str, list[float]] = {label: [] for label, _, _ in rows}
-        for r in range(args.rounds):
-            for label, path, n in rows:
-                rates[label].append(measure(path, n, args.seconds, args.seed))
-            print(f"round {r + 1}/{args.rounds} done", file=sys.stderr)
+    rates = harness.against_peer(parser, args.peer, ["schnapsen_env"], {f"N={n}": n for n in args.sizes},
+                                 lambda tree, n: measure(tree, n, args.seconds, args.seed), args.rounds)
     print(f"vector env decisions/s, median of {args.rounds} interleaved rounds of {args.seconds:g} s "
           f"(peer: commit {args.peer})")
     print(f"{'row':<14}{'median':>14}{'min':>14}{'max':>14}")
     for label, values in rates.items():
-        print(f"{label:<14}{np.median(values):>14,.0f}{min(values):>14,.0f}{max(values):>14,.0f}")
+        med, low, high = harness.spread(values)
+        print(f"{label:<14}{med:>14,.0f}{low:>14,.0f}{high:>14,.0f}")
     for n in args.sizes:
-        ours, peer = rates[f"ours N={n}"], rates[f"peer N={n}"]
-        per_round = [a / b for a, b in zip(ours, peer)]
-        print(f"ratio ours/peer at N={n}: {np.median(ours) / np.median(peer):.2f}x "
-              f"(per round {min(per_round):.2f}x..{max(per_round):.2f}x)")
+        print(f"ratio ours/peer at N={n}: {harness.ratio_text(rates[f'ours N={n}'], rates[f'peer N={n}'])}")
     return 0
 
 

@@ -58,7 +58,7 @@ from pettingzoo.utils import wrappers
 
 from schnapsen_env import encoding, rules_core
 from schnapsen_env.errors import InvalidPositionError
-from schnapsen_env.match import Match, score_hand
+from schnapsen_env.match import Match
 from schnapsen_env.mirror import CoreMirror
 from schnapsen_env.render import render_text
 from schnapsen_env.rules import PLAYERS, GameState, seat_of

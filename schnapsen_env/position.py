@@ -1,4 +1,4 @@
-"""Position dicts (issue 2 keys, API.md optional keys): writing them and loading them with validation.
+"""Position dicts (the keys every position holds, API.md optional keys): writing them and loading them with validation.
 
 :meth:`GameState.position <schnapsen_env.rules.GameState.position>` and
 :meth:`GameState.from_position <schnapsen_env.rules.GameState.from_position>` call :func:`to_position` and
@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from schnapsen_env.rules import GameState
     from schnapsen_env.ruleset import RuleSet
 
-#: Keys every position holds (issue 2).
+#: Keys every position holds.
 POSITION_KEYS = frozenset({"trump", "stock", "closed_by", "closing_snapshot", "hands", "won", "marriages",
                            "announced", "leader", "table"})
 #: Optional keys (API.md), all written by :func:`to_position` so that a position round-trips exactly.

@@ -546,10 +546,7 @@ class GameState:
             ValueError: ``seat`` is not 0 or 1.
         """
         _check_seat(seat, "result_of_claim")
-        t = self.copy()
-        t.result = None
-        t._claim(seat)
-        return t.result
+        return self._result_on_a_copy("_claim", seat)
 
     def result_of_last_trick(self, winner: int) -> Result:
         """The :class:`Result` of a played-out hand whose last trick ``winner`` took (R20 W3, R22, R23,
@@ -559,9 +556,13 @@ class GameState:
             ValueError: ``winner`` is not 0 or 1.
         """
         _check_seat(winner, "result_of_last_trick")
+        return self._result_on_a_copy("_end_of_hand", winner)
+
+    def _result_on_a_copy(self, end: str, seat: int) -> Result:
+        """The result that the method ``end`` (one that ends the hand for ``seat``) gives on a copy with no result."""
         t = self.copy()
         t.result = None
-        t._end_of_hand(winner)
+        getattr(t, end)(seat)
         return t.result
 
     # ------------------------------------------------------------------ copying
@@ -595,7 +596,7 @@ class GameState:
 
     # ------------------------------------------------------------------ positions
     def position(self) -> dict[str, Any]:
-        """The JSON-compatible position dict (issue 2 keys plus API.md's optional keys;
+        """The JSON-compatible position dict (the keys every position holds plus API.md's optional keys;
         :func:`schnapsen_env.position.to_position`). :meth:`from_position` of the result gives back an equal
         state (round trip exact). Card lists are in card-id order except ``stock`` (top first, turn-up last)
         and ``history`` (play order)."""
@@ -603,7 +604,7 @@ class GameState:
 
     @classmethod
     def from_position(cls, rules: RuleSet, position: dict[str, Any]) -> "GameState":
-        """Load a position dict (see :meth:`position` and issue 2 for the keys;
+        """Load a position dict (see :meth:`position` for the keys;
         :func:`schnapsen_env.position.load_position`).
 
         Raises:

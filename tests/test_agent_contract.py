@@ -1,9 +1,9 @@
-"""One agent contract (issue 11): every agent is built for the env's rules, knobs included.
+"""One agent contract: every agent is built for the env's rules, knobs included.
 
 * Every registered agent, as the Gymnasium env's named opponent, plays whole hands under non-default knobs of
   both rulesets (the learner plays seeded random legal actions); the agent it builds plays the env's own
   RuleSet.
-* The regression of issue 11: ``opponent="pimc", must_head=False`` used to raise KeyError within a few hands,
+* The regression behind it: ``opponent="pimc", must_head=False`` used to raise KeyError within a few hands,
   because the agent guessed default knobs from the observation length.
 * Building an agent without rules fails at construction with a clear error; a shipped policy refuses another
   ruleset.
@@ -21,6 +21,7 @@ from agents.scripted.heuristic import HeuristicAgent
 from agents.search.pimc import PIMCAgent
 from agents.scripted.random_agent import RandomAgent
 from agents.search.rollout import RolloutAgent
+from helpers.lockstep import case_id
 from schnapsen_env import RuleSet
 
 #: Non-default knob sets of both rulesets: (ruleset, knobs).
@@ -38,11 +39,6 @@ KNOB_SETS = [
 CHEAP = {"pimc": dict(n_samples=2, depth=1), "rollout": dict(n_samples=2, depth=1), "expert": dict(worlds=2),
          "policy+expert": dict(worlds=2)}
 HANDS = 3
-
-
-def _knob_id(case) -> str:
-    ruleset, knobs = case
-    return ruleset + "-" + "-".join(f"{k}={v}" for k, v in knobs.items())
 
 
 def play(env, hands: int, seed: int) -> int:
@@ -67,7 +63,7 @@ def _cases():
     for case in KNOB_SETS:
         for name in agent_names():
             if can_play(name, case[0]):
-                yield pytest.param(name, case, id=f"{name}-{_knob_id(case)}")
+                yield pytest.param(name, case, id=f"{name}-{case_id(case)}")
 
 
 @pytest.mark.parametrize("name, case", list(_cases()))
@@ -90,7 +86,7 @@ def test_every_agent_is_covered():
 
 
 def test_pimc_guessed_default_knobs_bug():
-    """opponent="pimc", must_head=False raised KeyError within a few hands (issue 11): the agent guessed the
+    """opponent="pimc", must_head=False raised KeyError within a few hands: the agent guessed the
     default knobs from the observation length and searched under must_head=True."""
     env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent="pimc", must_head=False, illegal_action="raise")
     assert play(env, 20, seed=0) > 0

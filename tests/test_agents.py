@@ -1,4 +1,4 @@
-"""Agents, solver, sampler and arena (issue 4).
+"""Agents, solver, sampler and arena.
 
 * Legality: no agent returns an illegal action over many seeded hands in both rulesets (the raw env raises
   ``IllegalActionError`` on one, and every choice is also checked against the mask).
@@ -25,7 +25,8 @@ from agents.scripted.heuristic import HeuristicAgent
 from agents.search.pimc import PIMCAgent
 from agents.scripted.random_agent import RandomAgent
 from agents.search.rollout import RolloutAgent
-from agents.search.solver import Solver, terminal_value
+from helpers.play import assert_legal_hands, obs_of
+from helpers.reference_solver import Solver, terminal_value
 from helpers.rulebook import scenario
 from schnapsen_env import GameState, RuleSet, schnapsen_v0
 from schnapsen_env.encoding import layout, observation
@@ -111,11 +112,6 @@ def random_states(ruleset: str, n: int, seed: int) -> list[GameState]:
     return out
 
 
-def obs_dict(s: GameState) -> dict:
-    """The env's observation dict of the player to move."""
-    return {"observation": observation(s, s.to_move), "action_mask": s.action_mask()}
-
-
 # ------------------------------------------------------------------------------------------------ legality
 @pytest.mark.parametrize("ruleset", RULESETS)
 def test_random_and_heuristic_always_legal(ruleset):
@@ -172,18 +168,18 @@ def test_agents_are_reproducible_from_seed():
 def test_heuristic_claims_exchanges_and_announces_trump_marriage():
     # S29: A leads with 70 counted points: the claim is legal and taken at once.
     st = scenario("S29").state()
-    assert HeuristicAgent(st.rules).act(obs_dict(st)) == st.rules.action_id("claim")
+    assert HeuristicAgent(st.rules).act(obs_of(st)) == st.rules.action_id("claim")
     # player_0 (non-dealer) holds JH KH QH KS QS under the turn-up TH: exchange first, then the 40 marriage.
     rules = RuleSet.make("schnapsen20")
     st = GameState.from_deck(rules, ["JH", "KH", "QH", "AC", "TC", "JC", "TH", "KS", "QS", "AS", "TS", "AD", "TD",
                                      "KD", "QD", "JD", "AH", "KC", "QC", "JS"], dealer="player_1")
     assert st.to_move == 0 and st.stock[-1] == rules.deck.index("TH")
     agent = HeuristicAgent(rules)
-    assert agent.act(obs_dict(st)) == rules.action_id("exchange")
+    assert agent.act(obs_of(st)) == rules.action_id("exchange")
     st.step("exchange")
-    assert agent.act(obs_dict(st)) == rules.action_id("marriage H")
+    assert agent.act(obs_of(st)) == rules.action_id("marriage H")
     st.step("marriage H")
-    assert agent.act(obs_dict(st)) == rules.action_id("play QH")  # stock open: lead the queen
+    assert agent.act(obs_of(st)) == rules.action_id("play QH")  # stock open: lead the queen
 
 
 def test_heuristic_takes_a_led_ten_with_a_low_trump():
@@ -193,12 +189,12 @@ def test_heuristic_takes_a_led_ten_with_a_low_trump():
                                      "QC", "JC", "AD", "TD", "KH", "QH", "TS"], dealer="player_1")
     st.step("play TC")
     assert st.to_move == 1
-    assert HeuristicAgent(rules).act(obs_dict(st)) == rules.deck.index("JH")
+    assert HeuristicAgent(rules).act(obs_of(st)) == rules.deck.index("JH")
     # a led jack is not worth a trump: discard the lowest non-trump (JS, 2 points)
     st = GameState.from_deck(rules, ["JC", "KD", "QD", "JH", "AH", "QS", "TH", "AS", "JD", "KS", "JS", "AC", "KC",
                                      "QC", "TC", "AD", "TD", "KH", "QH", "TS"], dealer="player_1")
     st.step("play JC")
-    assert HeuristicAgent(rules).act(obs_dict(st)) == rules.deck.index("JS")
+    assert HeuristicAgent(rules).act(obs_of(st)) == rules.deck.index("JS")
 
 
 # ------------------------------------------------------------------------------------------------ solver
@@ -253,7 +249,7 @@ def test_pimc_plays_exactly_once_the_stock_is_exhausted(ruleset):
     agent = PIMCAgent(ruleset, n_samples=2, seed=5)
     for s in exhausted_positions(ruleset, 25, seed=21):
         exact = Solver().action_values(s)
-        chosen = agent.act(obs_dict(s))
+        chosen = agent.act(obs_of(s))
         assert exact[chosen] == max(exact.values()), (s, chosen, exact)
 
 
@@ -463,14 +459,7 @@ def test_trained_policy_greedy_argmax_chose_illegal_actions_bug(name):
     from schnapsen_env import schnapsen_v0
 
     env = schnapsen_v0.raw_env()
-    agent = make_agent(name, env.rules, seed=0)
-    for hand in range(5):
-        env.reset(seed=hand)
-        while not all(env.terminations.values()):
-            obs = env.observe(env.agent_selection)
-            a = agent.act(obs)
-            assert obs["action_mask"][a] == 1
-            env.step(a)
+    assert_legal_hands(make_agent(name, env.rules, seed=0), 5, env)
 
 
 def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
@@ -492,7 +481,7 @@ def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
     nan = dict(ck)
     nan["model"] = {k: torch.full_like(v, float("nan")) for k, v in ck["model"].items()}
     save_atomic(nan, tmp_path / "nan.pt")
-    with pytest.raises(CheckpointError, match="hold NaN or inf"):  # refused when loaded (issue 14)
+    with pytest.raises(CheckpointError, match="hold NaN or inf"):  # refused when loaded
         PolicyAgent.load(tmp_path / "nan.pt")
     agent = PolicyAgent.load(DEFAULT_POLICY)  # weights that turn NaN after loading: refused when acting
     with torch.no_grad():

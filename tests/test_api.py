@@ -1,5 +1,5 @@
 """Conformance of the envs with PettingZoo's and Gymnasium's own checkers, pickling, seeding,
-and the vectorised env against the AEC env step by step (issue 3)."""
+and the vectorised env against the AEC env step by step."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from gymnasium.utils.env_checker import check_env
 from pettingzoo.test import api_test, render_test, seed_test
 
 import schnapsen_env  # noqa: F401  (registers the Gymnasium id)
+from helpers.play import random_episode
 from schnapsen_env import IllegalActionError, InvalidPositionError, RulesError, schnapsen_v0
 from schnapsen_env.encoding import obs_size, state_size
 from schnapsen_env.vector import SchnapsenVectorEnv
@@ -108,15 +109,9 @@ def test_hand_rewards_zero_sum_and_equal_game_points():
 def test_match_episode_reaches_target_and_pays_plus_minus_one():
     env = schnapsen_v0.raw_env(episode="match")
     env.reset(seed=11)
-    rng = np.random.default_rng(2)
-    hands = 0
-    total = {"player_0": 0, "player_1": 0}
-    while not all(env.terminations.values()):
-        mask = env.observe(env.agent_selection)["action_mask"]
-        env.step(int(rng.choice(np.flatnonzero(mask))))
-        for a in total:
-            total[a] += env.rewards[a]
-        hands += "last_hand" in env.infos["player_0"]
+    ended = []  # after every step: whether a hand ended there
+    total = random_episode(env, np.random.default_rng(2), lambda e: ended.append("last_hand" in e.infos["player_0"]))
+    hands = sum(ended)
     info = env.infos["player_0"]
     winner = info["match_winner"]
     assert info["match_points"][winner] >= 7 > info["match_points"]["player_1" if winner == "player_0" else "player_0"]
@@ -127,13 +122,7 @@ def test_match_episode_reaches_target_and_pays_plus_minus_one():
 def test_match_game_points_rewards_add_up_to_match_score():
     env = schnapsen_v0.raw_env(episode="match", reward="game_points")
     env.reset(seed=4)
-    rng = np.random.default_rng(3)
-    total = {"player_0": 0, "player_1": 0}
-    while not all(env.terminations.values()):
-        mask = env.observe(env.agent_selection)["action_mask"]
-        env.step(int(rng.choice(np.flatnonzero(mask))))
-        for a in total:
-            total[a] += env.rewards[a]
+    total = random_episode(env, np.random.default_rng(3))
     mp = env.infos["player_0"]["match_points"]
     assert total["player_0"] == mp["player_0"] - mp["player_1"] == -total["player_1"]
 

@@ -1,4 +1,4 @@
-"""Package boundaries (issue 13): ``schnapsen_env`` never imports ``agents``; named opponents come from the agent
+"""Package boundaries: ``schnapsen_env`` never imports ``agents``; named opponents come from the agent
 registry (:mod:`schnapsen_env.agent_registry`), which the agents package fills, found through the project's entry
 point when the user imported only ``schnapsen_env``.
 

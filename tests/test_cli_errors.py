@@ -17,7 +17,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import numpy as np
 import pytest
 import torch
 
@@ -29,8 +28,9 @@ from agents.cli import web as web_cli
 from agents.learned.policy_net import ActorCritic, policy_checkpoint
 from fault_util import ReadOnly, files_under
 from helpers.scripts import load_script
+from helpers.play import random_records
 from schnapsen_env import RuleSet
-from schnapsen_env.records import Recorder, write_records
+from schnapsen_env.records import write_records
 from schnapsen_env.ruleset import KNOBS
 
 train = load_script("train.py")
@@ -62,18 +62,6 @@ def _run(prog: str, argv: list[str]) -> tuple[object, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
-def _records(n, seed=0):
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        rec = Recorder.deal(RuleSet.make(), rng)
-        while rec.state.result is None:
-            legal = rec.state.legal_actions()
-            rec.step(legal[int(rng.integers(len(legal)))])
-        out.append(rec.record())
-    return out
-
-
 def _sandbox(root: Path) -> dict[str, str]:
     """Files the bad command lines point at: broken checkpoints and records, a folder named like a file."""
     p = {}
@@ -99,7 +87,7 @@ def _sandbox(root: Path) -> dict[str, str]:
     torch.save([1, 2, 3], root / "list.pt")
     for name in ("garbage", "corrupt", "truncated", "nan", "s66", "partial", "list", "policy"):
         p[name] = str(root / f"{name}.pt")
-    recs = _records(2, seed=3)
+    recs = random_records(2, seed=3)
     good = [json.dumps(r.to_dict()) for r in recs]
     d = recs[1].to_dict()
     bad_records = {
@@ -361,7 +349,7 @@ def test_sizes_beyond_memory_are_refused_before_allocating(flag, value, problem,
 
 
 def test_replay_index_and_missing_file_messages(tmp_path):
-    write_records(tmp_path / "g.jsonl", _records(2))
+    write_records(tmp_path / "g.jsonl", random_records(2))
     status, _, err = _run("replay", [str(tmp_path / "g.jsonl"), "--index", "5"])
     assert status == 2 and err == ("schnapsen-replay: error: --index 5: the file holds 2 record(s): expected 0 to 1 "
                                    "(see schnapsen-replay --help)\n")
@@ -409,7 +397,7 @@ def _spawn(prog: str, argv: list[str], cwd: Path, **kwargs) -> subprocess.Popen:
 
 
 def _cases_for_output(tmp_path: Path) -> list[tuple[str, list[str]]]:
-    write_records(tmp_path / "g.jsonl", _records(3))
+    write_records(tmp_path / "g.jsonl", random_records(3))
     return [("arena", ["random", "random", "--deals", "2", "--workers", "1", "--no-progress", "--json",
                        str(tmp_path / "out.json")]),
             ("replay", [str(tmp_path / "g.jsonl")]),
@@ -467,6 +455,31 @@ def _live_processes_in_group(pgid: int) -> list[str]:
     return live
 
 
+@contextlib.contextmanager
+def _arena_group(proc, ends_within: float):
+    """Around a test's signals to the arena ``proc`` (started in a session of its own, with two workers): wait until
+    the arena and its workers run; after the block, every process of the group must end within ``ends_within``
+    seconds. The group is killed in any case, so that no worker outlives the test."""
+    import os
+    import signal
+    import time
+
+    try:
+        deadline = time.monotonic() + 120
+        while len(_live_processes_in_group(proc.pid)) < 3:  # the arena and its two workers
+            assert proc.poll() is None and time.monotonic() < deadline, "the workers did not start"
+            time.sleep(0.1)
+        yield
+        deadline = time.monotonic() + ends_within
+        while _live_processes_in_group(proc.pid) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert _live_processes_in_group(proc.pid) == []
+    finally:
+        if proc.poll() is None or _live_processes_in_group(proc.pid):
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+
+
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 # Matches far longer than the 3 s before the signal (rollout on the compiled core plays 2,002 hands in about 3 s
 # here: 1,001 deals once finished before the signal, a flaky failure); interrupted, their size costs nothing.
@@ -484,24 +497,12 @@ def test_ctrl_c_with_workers_stops_at_once_in_one_line(layout, tmp_path):
                   + layout, tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                   text=True, start_new_session=True,
                   preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # as a terminal's shell starts it
-    try:
-        deadline = time.monotonic() + 120
-        while len(_live_processes_in_group(proc.pid)) < 3:  # the arena and its two workers
-            assert proc.poll() is None and time.monotonic() < deadline, "the workers did not start"
-            time.sleep(0.1)
+    with _arena_group(proc, ends_within=10):
         time.sleep(3)  # the workers are playing (and with the second layout one has finished its one deal)
         os.killpg(proc.pid, signal.SIGINT)
         t0 = time.monotonic()
         out, err = proc.communicate(timeout=60)
         took = time.monotonic() - t0
-        deadline = time.monotonic() + 10
-        while _live_processes_in_group(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _live_processes_in_group(proc.pid) == []
-    finally:
-        if proc.poll() is None or _live_processes_in_group(proc.pid):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.communicate()
     assert err == ("schnapsen-arena: error: interrupted: no result (the records file keeps the records written so "
                    "far)\n"), err[-3000:]
     assert proc.returncode == 130 and out == ""
@@ -522,22 +523,10 @@ def test_workers_end_with_a_killed_arena(sig, tmp_path):
     proc = _spawn("arena", ["rollout", "heuristic", "--workers", "2", "--no-progress", "--deals", "4000",
                             "--chunk-size", "5"], tmp_path, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
                   stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        deadline = time.monotonic() + 120
-        while len(_live_processes_in_group(proc.pid)) < 3:
-            assert proc.poll() is None and time.monotonic() < deadline, "the workers did not start"
-            time.sleep(0.1)
+    with _arena_group(proc, ends_within=15):
         time.sleep(1)
         os.kill(proc.pid, getattr(signal, sig))
         proc.wait(timeout=60)
-        deadline = time.monotonic() + 15
-        while _live_processes_in_group(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        assert _live_processes_in_group(proc.pid) == []
-    finally:
-        if proc.poll() is None or _live_processes_in_group(proc.pid):
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
 
 
 @pytest.mark.parametrize("error, status, message", [
@@ -695,7 +684,7 @@ def test_replay_refuses_an_overlong_line_at_once(tmp_path):
     assert err == (f"schnapsen-replay: error: {big} line 1: longer than 1,048,576 bytes: expected a JSON Lines file "
                    "of records (about 1 KB a line)\n")
     good = tmp_path / "good.jsonl"
-    write_records(good, _records(2))
+    write_records(good, random_records(2))
     with good.open("ab") as f:
         f.write(b"\n\n" + b" " * (1 << 20) + b"\n")  # blank lines, one of exactly the limit: still skipped
     status, _, err = _run("replay", [str(good)])
@@ -729,7 +718,7 @@ def test_an_output_encoding_without_suit_symbols_shows_letters(prog, tmp_path):
 
 def test_replay_step_with_standard_input_closed_is_refused(tmp_path, monkeypatch):
     """``schnapsen-replay --step <&-`` ended in 'RuntimeError: input(): lost sys.stdin' after the first action."""
-    write_records(tmp_path / "g.jsonl", _records(1))
+    write_records(tmp_path / "g.jsonl", random_records(1))
     monkeypatch.setattr(sys, "stdin", None)
     status, out, err = _run("replay", [str(tmp_path / "g.jsonl"), "--step"])
     assert status == 2 and out == ""
@@ -829,7 +818,7 @@ def test_replay_step_reads_bounded_lines(tmp_path, monkeypatch):
                 raise AssertionError("a read without a size limit from an endless input")
             return "\0" * size
 
-    write_records(tmp_path / "g.jsonl", _records(1))
+    write_records(tmp_path / "g.jsonl", random_records(1))
     monkeypatch.setattr(sys, "stdin", Endless())
     status, out, err = _run("replay", [str(tmp_path / "g.jsonl"), "--step"])
     assert status == 0 and err == "" and out.count("-- ") >= 5

@@ -15,56 +15,42 @@ from hypothesis import strategies as st
 
 from helpers.engine import differing_fields
 from helpers.knob_cases import CASES, case_seed
-from schnapsen_env import encoding, rules_core
+from helpers.lockstep import action_kind, case_id, choose, play_hand
+from schnapsen_env import rules_core, encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
 HANDS_PER_CASE = 25
 
 
-def _case_id(case) -> str:
-    ruleset, knobs = case
-    return ruleset + ("-" + "-".join(f"{k}={v}" for k, v in knobs.items()) if knobs else "-defaults")
-
-
-def _choose(g: GameState, rng: np.random.Generator, special_p: float) -> int:
-    """A random legal action, a special one (marriage, exchange, close, claim) with probability ``special_p``."""
-    legal = g.legal_actions()
-    special = [a for a in legal if a >= g.rules.n_cards]
-    return int(rng.choice(special)) if special and rng.random() < special_p else int(rng.choice(legal))
-
-
-def _kind(a: int, rules: RuleSet) -> int:
-    """0 a card, then 1..4 the kinds of special action (marriage, exchange, close, claim)."""
-    return min(a - rules.n_cards, 4) + 1 if a >= rules.n_cards else 0
-
-
 def _play_lockstep(rules: RuleSet, rng: np.random.Generator, special_p: float) -> int:
-    """One hand on both engines; returns the number of actions. Asserts equality after every action."""
+    """One hand on both engines (:func:`helpers.lockstep.play_hand`); returns the number of actions. Asserts
+    equality after every action: legal actions, both seats' observations, the whole state, the search's step on the
+    fields a search reads, and the result."""
     R = rules_core.rule_table(rules)
-    g = GameState.new_hand(rules, rng=rng)
-    st = rules_core.from_game_state(g)
-    searched = st.copy()  # stepped with apply_searched: equal to st on the fields a search reads
     obs = np.empty(encoding.obs_size(rules), dtype=np.float32)
-    n = 0
-    while g.result is None:
+    searched = []  # the state stepped with apply_searched: equal to st on the fields a search reads
+
+    def check(g: GameState, st: np.ndarray, a: int | None) -> None:
+        if a is None:
+            searched.append(st.copy())
+        else:
+            rules_core.apply_searched(searched[0], R, a)
+            np.testing.assert_array_equal(searched[0][:rules_core.SEARCH_SIZE], st[:rules_core.SEARCH_SIZE])
+            assert rules_core.to_game_state(st, rules) == g, (a, differing_fields(rules_core.to_game_state(st, rules), g))
+        if g.result is not None:
+            assert rules_core.result_of(st) == g.result
+            assert rules_core.legal_bits(st, R) == 0
+            return
         assert rules_core.legal_bits(st, R) == g.legal_bits(), g.position()
         for seat in (0, 1):
             rules_core.observe(st, R, seat, obs)
             np.testing.assert_array_equal(obs, encoding.observation(g, seat))
-        a = _choose(g, rng, special_p)
-        g.push(a)
-        rules_core.apply(st, R, a)
-        rules_core.apply_searched(searched, R, a)
-        np.testing.assert_array_equal(searched[:rules_core.SEARCH_SIZE], st[:rules_core.SEARCH_SIZE])
-        n += 1
-        assert rules_core.to_game_state(st, rules) == g, (a, differing_fields(rules_core.to_game_state(st, rules), g))
-    assert rules_core.result_of(st) == g.result
-    assert rules_core.legal_bits(st, R) == 0
-    return n
+
+    return play_hand(rules, rng, special_p, check)
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_core_lockstep_every_knob(case):
     ruleset, knobs = case
     rules = RuleSet.make(ruleset, **knobs)
@@ -85,8 +71,8 @@ def test_the_lockstep_hands_play_every_kind_of_action():
         for _ in range(HANDS_PER_CASE):
             g = GameState.new_hand(rules, rng=rng)
             while g.result is None:
-                a = _choose(g, rng, 0.4)
-                kinds[_kind(a, rules)] += 1
+                a = choose(g.legal_actions(), rules.n_cards, rng, 0.4)
+                kinds[action_kind(a, rules.n_cards)] += 1
                 g.push(a)
     assert all(kinds[k] > 0 for k in range(5)), kinds
 

@@ -13,15 +13,11 @@ import numpy as np
 import pytest
 
 from helpers.knob_cases import CASES, case_seed
+from helpers.lockstep import case_id, choose
 from schnapsen_env import IllegalActionError, encoding, schnapsen_v0
 from schnapsen_env.mirror import CoreMirror
 from schnapsen_env.rules import PLAYERS, GameState, bits_to_array
 from schnapsen_env.ruleset import RuleSet
-
-
-def _case_id(case) -> str:
-    ruleset, knobs = case
-    return ruleset + ("-" + "-".join(f"{k}={v}" for k, v in knobs.items()) if knobs else "-defaults")
 
 
 def _expected(env, agent: str) -> tuple[np.ndarray, np.ndarray]:
@@ -51,16 +47,13 @@ def _play(env, rng: np.random.Generator, special_p: float = 0.4) -> int:
     n_cards = env.rules.n_cards
     while not all(env.terminations.values()):
         _check(env)
-        legal = np.flatnonzero(env.observe(env.agent_selection)["action_mask"])
-        special = legal[legal >= n_cards]
-        pool = special if len(special) and rng.random() < special_p else legal
-        env.step(int(pool[int(rng.integers(len(pool)))]))
+        env.step(choose(np.flatnonzero(env.observe(env.agent_selection)["action_mask"]), n_cards, rng, special_p))
         n += 1
     _check(env)
     return n
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_observations_equal_the_encoder_every_knob(case):
     ruleset, knobs = case
     rng = np.random.default_rng(17_000 + case_seed(case))
@@ -201,7 +194,7 @@ def _same(a, b) -> None:
     np.testing.assert_array_equal(a.state(), b.state())
 
 
-@pytest.mark.parametrize("case", CASES[::2], ids=[_case_id(c) for c in CASES[::2]])
+@pytest.mark.parametrize("case", CASES[::2], ids=[case_id(c) for c in CASES[::2]])
 @pytest.mark.parametrize("episode", ["hand", "match"])
 def test_the_compiled_env_plays_what_the_game_env_plays(case, episode):
     """The env plays on the compiled state alone while nobody asks for its ``GameState`` (``fast``), and on the

@@ -263,7 +263,7 @@ def test_search_agents_play_the_revealed_subtrees_perfectly(name):
     on every decision of random playouts from 60 revealed roots."""
     from agents import make_agent
     from agents.search.solver_core import CoreSolver
-    from schnapsen_env import encoding
+    from helpers.play import obs_of
 
     tree = exact.Tree(RULES, SMALL)
     agent = make_agent(name, RULES, seed=1)
@@ -274,7 +274,7 @@ def test_search_agents_play_the_revealed_subtrees_perfectly(name):
         g = rules_core.to_game_state(tree.revealed_states[i].copy(), RULES)
         while g.result is None:
             values = solver.action_values(g)
-            obs = {"observation": encoding.observation(g, g.to_move), "action_mask": g.action_mask()}
+            obs = obs_of(g)
             a = agent.act(obs)
             assert values[a] == max(values.values()), (name, g.position(), a, values)
             checked += 1

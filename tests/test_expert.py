@@ -15,15 +15,12 @@ from agents import make_agent
 from agents.search.expert import ExpertAgent
 from agents.search.solver_core import CoreSolver
 from helpers.knob_cases import CASES, case_seed
-from schnapsen_env import encoding, rules_core
+from helpers.play import obs_of
+from schnapsen_env import rules_core, encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
 LEAD_FOLLOW = ("me_lead", "me_follow", "opp_lead", "opp_follow")  # the history planes worlds do not rebuild
-
-
-def obs_of(g: GameState) -> dict:
-    return {"observation": encoding.observation(g, g.to_move), "action_mask": g.action_mask()}
 
 
 def random_positions(rules: RuleSet, rng: np.random.Generator, count: int, special_p: float = 0.4):

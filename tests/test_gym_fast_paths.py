@@ -1,4 +1,4 @@
-"""The Gymnasium env's faster paths (issue 17): the infos it returns are fresh copies equal to what
+"""The Gymnasium env's faster paths: the infos it returns are fresh copies equal to what
 ``copy.deepcopy`` gave (no dict shared with the AEC env or with an earlier step), and its observations equal the
 reference encoder's and are never overwritten by later steps."""
 

@@ -10,13 +10,9 @@ import pytest
 from agents import STRONGEST_POLICY, make_agent
 from agents.search.expert import ExpertAgent
 from agents.learned.hybrid import SEARCH_STOCK, PolicySearchAgent
-from schnapsen_env import encoding
+from helpers.play import obs_of
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
-
-
-def obs_of(g: GameState) -> dict:
-    return {"observation": encoding.observation(g, g.to_move), "action_mask": g.action_mask()}
 
 
 @pytest.mark.parametrize("knobs, search_stock", [({}, 0), (dict(close_min_stock=2, exchange_min_stock=2), 0),

@@ -1,4 +1,4 @@
-"""The OpenSpiel game ``python_schnapsen`` (issue 15): loading and parameters, OpenSpiel's own random-simulation
+"""The OpenSpiel game ``python_schnapsen``: loading and parameters, OpenSpiel's own random-simulation
 checks with serialisation, lockstep with the PettingZoo env, sealed information states, resampling, and OpenSpiel's
 search bots as agents through the arena. Everything that needs OpenSpiel skips (with the reason) without the extra
 ``openspiel``; the check that the project works without it always runs."""

@@ -151,6 +151,20 @@ def expected_leader_actions(rules: RuleSet, pos: dict) -> set[str]:
     return acts
 
 
+def closed_values(rules: RuleSet, pos: dict) -> tuple:
+    """R23 for the closed hand of the final position ``pos``: the closer, the other player, the value of the
+    closer's win (the other player's game value at the reference moment) and of its failure."""
+    c = pos["closed_by"]
+    other = PLAYERS[1 - PLAYERS.index(c)]
+    pts, tr = pos["points"], pos["tricks"]
+    if rules.closing_reference == "at_end":
+        snapv = game_value(pts[other], tr[other])
+    else:
+        snapv = game_value(pos["closing_snapshot"]["points"], pos["closing_snapshot"]["tricks"])
+    fail = 3 if rules.failed_close_value == "flat3" else max(2, snapv)
+    return c, other, snapv, fail
+
+
 def score_claim(rules: RuleSet, pos: dict, x: str) -> tuple:
     """R22 / R23 / R23a for a claim by ``x`` on the final position ``pos``."""
     o = PLAYERS[1 - PLAYERS.index(x)]
@@ -163,13 +177,7 @@ def score_claim(rules: RuleSet, pos: dict, x: str) -> tuple:
         if rules.false_claim == "pagat":
             return o, 3 if tr[o] == 0 else 2, "false_claim"
         return o, game_value(pts[o], tr[o]), "false_claim"
-    c = pos["closed_by"]
-    other = PLAYERS[1 - PLAYERS.index(c)]
-    if rules.closing_reference == "at_end":
-        snapv = game_value(pts[other], tr[other])
-    else:
-        snapv = game_value(pos["closing_snapshot"]["points"], pos["closing_snapshot"]["tricks"])
-    fail = 3 if rules.failed_close_value == "flat3" else max(2, snapv)
+    c, other, snapv, fail = closed_values(rules, pos)
     if x == c:
         return (c, snapv, "claim") if correct else (other, fail, "false_claim")
     if correct:
@@ -195,13 +203,7 @@ def score_played_out(rules: RuleSet, pos: dict) -> tuple:
         if rules.tie == "last_trick":
             return w, 1, "last_trick"
         return None, 0, "tie"
-    c = pos["closed_by"]
-    other = PLAYERS[1 - PLAYERS.index(c)]
-    if rules.closing_reference == "at_end":
-        snapv = game_value(pts[other], tr[other])
-    else:
-        snapv = game_value(pos["closing_snapshot"]["points"], pos["closing_snapshot"]["tricks"])
-    fail = 3 if rules.failed_close_value == "flat3" else max(2, snapv)
+    c, other, snapv, fail = closed_values(rules, pos)
     if rules.closed_hand_end == "closer_score" and pts[c] >= 66:
         return c, snapv, "closed_hand"
     return other, fail, "closed_hand"

@@ -34,23 +34,22 @@ from agents.learned.policy import DATA_DIR, PolicyAgent
 from agents.learned.policy_net import ActorCritic
 from fault_util import FullDisk, ReadOnly, files_under
 from helpers.scripts import load_script
+from helpers import training
+from helpers.play import random_records
 from schnapsen_env import RuleSet, schnapsen_v0
 from schnapsen_env.agent_registry import register_agent, unregister_agent
 from schnapsen_env.errors import IllegalActionError
 from schnapsen_env.files import LineWriter, WriteError, atomic_write, stale_temps
-from schnapsen_env.records import (IncompleteLineWarning, Recorder, RecordWriter, read_records, write_records)
+from schnapsen_env.records import IncompleteLineWarning, RecordWriter, read_records, write_records
 from schnapsen_env.vector import SchnapsenVectorEnv
 
 train = load_script("train.py")
+SMALLER = dict(total_steps=2500, num_envs=8, minibatch_size=512, update_epochs=1, hidden=16)
 
 
 def tiny_args(tmp_path, **kw) -> train.Args:
-    base = dict(total_steps=2500, num_envs=8, batch_size=1024, minibatch_size=512, update_epochs=1, hidden=16,
-                seed=3, eval_every=0, final_eval_deals=0, checkpoint_every=1, run_dir=str(tmp_path),
-                run_name="tiny", tensorboard=False, progress=False, pool_every=1, pool_prob=0.5, samplers=1,
-                inline_samplers=True, threads=1)
-    base.update(kw)
-    return train.Args(**base)
+    """:func:`helpers.training.tiny_args`, smaller still: these tests start many runs."""
+    return training.tiny_args(tmp_path, **{**SMALLER, **kw})
 
 
 def tiny_argv(tmp_path, **kw) -> list[str]:
@@ -490,20 +489,8 @@ def test_tensorboard_logs_no_step_twice_after_a_resume(tmp_path, monkeypatch):
 
 
 # ------------------------------------------------------------------------------------------------ records
-def _records(n, seed=0):
-    rng = np.random.default_rng(seed)
-    out = []
-    for _ in range(n):
-        rec = Recorder.deal(RuleSet.make(), rng)
-        while rec.state.result is None:
-            legal = rec.state.legal_actions()
-            rec.step(legal[int(rng.integers(len(legal)))])
-        out.append(rec.record())
-    return out
-
-
 def test_reader_skips_only_a_cut_off_last_line_and_says_so(tmp_path, capsys):
-    recs = _records(3, seed=1)
+    recs = random_records(3, seed=1)
     path = tmp_path / "r.jsonl"
     write_records(path, recs)
     data = path.read_bytes()
@@ -526,12 +513,12 @@ def test_reader_skips_only_a_cut_off_last_line_and_says_so(tmp_path, capsys):
 
 def test_write_records_is_atomic_on_a_full_disk(tmp_path, monkeypatch):
     path = tmp_path / "r.jsonl"
-    write_records(path, _records(2))
+    write_records(path, random_records(2))
     before = path.read_bytes()
     FullDisk(monkeypatch, tmp_path, free=100)
     with pytest.raises(WriteError, match=r"cannot write '.*r\.jsonl': no space left on device \(the old file is "
                                          r"unchanged\)"):
-        write_records(path, _records(5, seed=2))
+        write_records(path, random_records(5, seed=2))
     assert path.read_bytes() == before and stale_temps(path) == []
 
 

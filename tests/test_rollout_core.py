@@ -11,27 +11,25 @@ from scipy.stats import chisquare
 from agents.search.rollout import RolloutAgent, rollout_score, score
 from agents.search.rollout_core import random_action, score as core_score
 from helpers.knob_cases import CASES
+from helpers.lockstep import case_id, case_rules, play_hand
 from schnapsen_env import encoding, jit, rules_core
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.sampler import Determinizer
 
 
-@pytest.mark.parametrize("case", CASES[::5], ids=lambda c: c[0] + str(sorted(c[1].items())))
+@pytest.mark.parametrize("case", CASES[::5], ids=case_id)
 def test_compiled_score_equals_the_reference_score(case):
-    ruleset, knobs = case
-    rules = RuleSet.make(ruleset, **knobs)
     rng = np.random.default_rng(1)
-    checked = 0
+    checked = []
+
+    def check(g: GameState, st: np.ndarray, _action) -> None:
+        assert core_score(st) == score(g, 0)
+        checked.append(1)
+
     for _ in range(40):
-        g = GameState.new_hand(rules, rng)
-        while True:
-            assert core_score(rules_core.from_game_state(g)) == score(g, 0)
-            checked += 1
-            if g.result is not None:
-                break
-            g.push(int(rng.choice(g.legal_actions())))
-    assert checked > 400
+        play_hand(case_rules(case), rng, 0.0, check)
+    assert len(checked) > 400
 
 
 def test_random_action_is_legal_and_uniform():

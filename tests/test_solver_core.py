@@ -1,4 +1,4 @@
-"""The compiled solver (agents.search.solver_core) against the reference solver (agents.search.solver): equal full-depth values
+"""The compiled solver (agents.search.solver_core) against the reference solver (tests/helpers/reference_solver.py): equal full-depth values
 of every legal action on seeded positions from every phase (stock open, closed, exhausted), both rulesets and
 random knobs, with and without closing below the root; seeded node counts equal the recorded ones (the solver's
 perft, benchmarks/solver_core_nodes.json); the expert agent's world solver equals solving each world alone.
@@ -13,9 +13,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.search.solver import Solver
+from helpers.reference_solver import Solver
 from agents.search.solver_core import CoreSolver, perft_nodes
 from helpers.knob_cases import CASES, case_seed
+from helpers.lockstep import case_id
 from helpers.solver_positions import positions
 from schnapsen_env import rules_core
 from schnapsen_env.errors import InvalidPositionError
@@ -31,7 +32,7 @@ EXACT_CASES = [(c, False) for c in CASES[::3]] + [(c, True) for c in CASES[::3] 
 
 
 @pytest.mark.parametrize("case,close_below_root", EXACT_CASES,
-                         ids=lambda c: c if isinstance(c, bool) else c[0] + "-" + "-".join(f"{k}={v}" for k, v in c[1].items()))
+                         ids=lambda c: c if isinstance(c, bool) else case_id(c))
 def test_compiled_values_equal_reference(case, close_below_root):
     ruleset, knobs = case
     rules = RuleSet.make(ruleset, **knobs)

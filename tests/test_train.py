@@ -21,20 +21,13 @@ from agents.training import trainer_flags
 from agents.training.command_line import parse_args
 from agents.training.recipe import rules_of
 from agents.training.self_play import SamplerError, Sampler, batch_tensors, chain_gae, sampler_kwargs, start_samplers
+from helpers.play import assert_legal_hands
 from helpers.scripts import load_script
+from helpers.training import tiny_args
 from schnapsen_env import RuleSet, schnapsen_v0
 from schnapsen_env.encoding import obs_size
 
 train = load_script("train.py")
-
-
-def tiny_args(tmp_path, **kw) -> train.Args:
-    base = dict(total_steps=3000, num_envs=16, batch_size=1024, minibatch_size=256, update_epochs=2, hidden=32,
-                seed=3, eval_every=0, final_eval_deals=0, checkpoint_every=1, run_dir=str(tmp_path),
-                run_name="tiny", tensorboard=False, progress=False, pool_every=1, pool_prob=0.5, samplers=1,
-                inline_samplers=True, threads=1)
-    base.update(kw)
-    return train.Args(**base)
 
 
 def test_masked_policy_puts_no_probability_on_illegal_actions():
@@ -321,15 +314,7 @@ def test_two_sampler_processes_train_checkpoint_resume_and_play_legally(tmp_path
     assert len(ck["trainer"]["samplers"]) == 2 and ck["args"]["samplers"] == 2
     resumed = train.main(train.Args(resume=str(tmp_path / "tiny" / "checkpoint.pt"), total_steps=4000))
     assert resumed["steps"] >= 4000 > first["steps"]
-    agent = PolicyAgent.load(tmp_path / "tiny" / "policy.pt", seed=0)
-    env = schnapsen_v0.raw_env()
-    for hand in range(10):
-        env.reset(seed=hand)
-        while not all(env.terminations.values()):
-            obs = env.observe(env.agent_selection)
-            a = agent.act(obs)
-            assert obs["action_mask"][a] == 1
-            env.step(a)
+    assert_legal_hands(PolicyAgent.load(tmp_path / "tiny" / "policy.pt", seed=0), 10)
 
 
 def test_sampler_processes_match_inline_samplers_exactly(tmp_path):

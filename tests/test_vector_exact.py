@@ -12,6 +12,7 @@ import pytest
 
 from helpers.engine import differing_fields
 from helpers.knob_cases import CASES, case_seed
+from helpers.lockstep import action_kind, case_id
 from schnapsen_env import encoding, jit, rules_core
 from schnapsen_env import vector as vector_module
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
@@ -28,23 +29,13 @@ N_STEPS = 200
 _SPECIAL_P = (0.5, 0.5, 0.07, 0.2)  # marriage, exchange, close, claim
 
 
-def _kind(action: int, n_cards: int) -> int:
-    """0 play, 1 marriage, 2 exchange, 3 close, 4 claim."""
-    return 0 if action < n_cards else 1 if action < n_cards + 4 else action - n_cards - 2
-
-
 def _pick(rng: np.random.Generator, mask: np.ndarray, n_cards: int) -> int:
     """A random legal action, biased towards marriage / exchange / claim (and a little close) when legal."""
     legal = np.flatnonzero(mask)
     for a in legal[legal >= n_cards]:
-        if rng.random() < _SPECIAL_P[_kind(int(a), n_cards) - 1]:
+        if rng.random() < _SPECIAL_P[action_kind(int(a), n_cards) - 1]:
             return int(a)
     return int(legal[rng.integers(len(legal))])
-
-
-def _case_id(case) -> str:
-    ruleset, knobs = case
-    return ruleset + ("-" + "-".join(f"{k}={v}" for k, v in knobs.items()) if knobs else "-defaults")
 
 
 @functools.cache
@@ -76,7 +67,7 @@ def _lockstep(case_index: int) -> tuple[Counter, Counter]:
                 np.testing.assert_array_equal(obs[i], encoding.observation(g, g.to_move),
                                               err_msg=f"slot {i} step {t}")
         actions = np.array([_pick(pick_rng, m, n_cards) for m in masks], dtype=np.int64)
-        kinds.update(_kind(int(a), n_cards) for a in actions)
+        kinds.update(action_kind(int(a), n_cards) for a in actions)
         if t % 10 == 0:
             for i, g in enumerate(games):
                 assert venv.game(i) == g, (i, t, differing_fields(venv.game(i), g))
@@ -103,7 +94,7 @@ def _lockstep(case_index: int) -> tuple[Counter, Counter]:
     return reasons, kinds
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_vector_env_lockstep_with_reference(case):
     reasons, kinds = _lockstep(CASES.index(case))
     assert sum(reasons.values()) > 200 and sum(kinds.values()) == N_SLOTS * N_STEPS
@@ -270,7 +261,7 @@ def _endgame_lockstep(case_index: int) -> Counter:
     return reasons
 
 
-@pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+@pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
 def test_core_endgames_every_knob(case):
     """The last two tricks of many hands (R20 W3, R22, R23, R23a, R66-7, R66-10 endings) under every knob set:
     the same positions loaded into core state arrays and into GameStates, played out in lockstep."""
@@ -278,7 +269,7 @@ def test_core_endgames_every_knob(case):
     assert sum(reasons.values()) >= 100  # every loaded hand ends
 
 
-def test_lockstep_runs_reach_every_reason_and_action_kind():
+def test_lockstep_runs_reach_every_reason_and_actionaction_kind():
     """The seeded lockstep and endgame runs of the tests above, over all knob sets, reach every result reason of
     each ruleset and take every kind of action often, so the exactness checks cover them. The runs are computed
     here if this test runs first or alone (memoised: the same runs, not repeated, in a full session)."""

@@ -155,34 +155,58 @@ def _seat0_value(st):
     return 0.0
 
 
+@njit(cache=True, inline="always")
+def _root(stack, legal, state, R):
+    """Start a depth-first walk at ``state``: ``stack[0]`` holds it and ``legal[0]`` its legal actions."""
+    stack[0, :] = state
+    legal[0] = rules_core.legal_bits(stack[0], R)
+
+
+@njit(cache=True, inline="always")
+def _next_child(stack, legal, depth, R):
+    """One step of the depth-first walks without recursion, where ``stack[d]`` holds the state at depth ``d`` and
+    ``legal[d]`` the actions not yet tried there: apply the next untried action (the lowest) of the node at
+    ``depth`` to a copy in ``stack[depth + 1]`` and return it, or -1 when every action there was tried."""
+    bits = legal[depth]
+    if bits == 0:
+        return -1
+    low = bits & -bits
+    legal[depth] = bits ^ low
+    a = _lowest(low)
+    child = stack[depth + 1]
+    child[:] = stack[depth]
+    rules_core.apply(child, R, a)
+    return a
+
+
+@njit(cache=True, inline="always")
+def _descend(stack, legal, depth, R):
+    """Go down to the child in ``stack[depth + 1]`` (a decision node): its legal actions into ``legal``; returns
+    the new depth."""
+    depth += 1
+    if depth + 1 >= stack.shape[0]:
+        raise ValueError("the walk went deeper than its stack: raise _MAX_DEPTH")
+    legal[depth] = rules_core.legal_bits(stack[depth], R)
+    return depth
+
+
 @njit(cache=True)
 def _walk(root, R, stack, legal):
     """Count the nodes of the whole tree below the state ``root`` (int64 ``(STATE_SIZE,)``), depth first without
-    recursion: ``stack[d]`` holds the state at depth ``d`` and ``legal[d]`` the actions not yet tried there.
-    Returns ``(nodes, decisions, terminals)``, the root counted among them."""
-    stack[0, :] = root
-    legal[0] = rules_core.legal_bits(stack[0], R)
+    recursion (:func:`_next_child`). Returns ``(nodes, decisions, terminals)``, the root counted among them."""
+    _root(stack, legal, root, R)
     nodes, decisions, terminals = 1, 1, 0
     depth = 0
     while depth >= 0:
-        bits = legal[depth]
-        if bits == 0:
+        if _next_child(stack, legal, depth, R) < 0:
             depth -= 1
             continue
-        low = bits & -bits
-        legal[depth] = bits ^ low
-        child = stack[depth + 1]
-        child[:] = stack[depth]
-        rules_core.apply(child, R, _lowest(low))
         nodes += 1
-        if child[F.over]:
+        if stack[depth + 1, F.over]:
             terminals += 1
         else:
             decisions += 1
-            depth += 1
-            if depth + 1 >= stack.shape[0]:
-                raise ValueError("the walk went deeper than its stack: raise _MAX_DEPTH")
-            legal[depth] = rules_core.legal_bits(child, R)
+            depth = _descend(stack, legal, depth, R)
     return nodes, decisions, terminals
 
 
@@ -341,8 +365,7 @@ def _subtree_rows(states, R, start, obs, masks, ends):
     done = 0
     for i in range(start, states.shape[0]):
         first_row = row
-        stack[0, :] = states[i]
-        legal[0] = rules_core.legal_bits(stack[0], R)
+        _root(stack, legal, states[i], R)
         if row >= obs.shape[0]:
             break
         rules_core.observe(stack[0], R, stack[0, F.to_move], obs[row])
@@ -352,21 +375,15 @@ def _subtree_rows(states, R, start, obs, masks, ends):
         depth = 0
         full = False
         while depth >= 0:
-            bits = legal[depth]
-            if bits == 0:
+            if _next_child(stack, legal, depth, R) < 0:
                 depth -= 1
                 continue
-            low = bits & -bits
-            legal[depth] = bits ^ low
-            child = stack[depth + 1]
-            child[:] = stack[depth]
-            rules_core.apply(child, R, _lowest(low))
-            if not child[F.over]:
+            if not stack[depth + 1, F.over]:
                 if row >= obs.shape[0]:
                     full = True
                     break
-                depth += 1
-                legal[depth] = rules_core.legal_bits(child, R)
+                depth = _descend(stack, legal, depth, R)
+                child = stack[depth]
                 rules_core.observe(child, R, child[F.to_move], obs[row])
                 for a in range(n_actions):
                     masks[row, a] = (legal[depth] >> a) & 1
@@ -404,30 +421,23 @@ def _subtree_values(states, R, start, count, probs, minimax, out):
     acc = np.empty((_MAX_DEPTH + 1, 3), dtype=np.float64)
     row = 0
     for i in range(count):
-        stack[0, :] = states[start + i]
-        legal[0] = rules_core.legal_bits(stack[0], R)
+        _root(stack, legal, states[start + i], R)
         _start(acc, 0, stack[0, F.to_move], minimax)
         row_at[0] = row
         row += 1
         depth = 0
         while True:
-            bits = legal[depth]
-            if bits == 0:  # the node at this depth is done: fold it into its parent
+            a = _next_child(stack, legal, depth, R)
+            if a < 0:  # the node at this depth is done: fold it into its parent
                 if depth == 0:
                     break
                 v0, v1, v2 = acc[depth, 0], acc[depth, 1], acc[depth, 2]
                 depth -= 1
             else:
-                low = bits & -bits
-                legal[depth] = bits ^ low
-                a = _lowest(low)
                 act_at[depth] = a
                 child = stack[depth + 1]
-                child[:] = stack[depth]
-                rules_core.apply(child, R, a)
                 if not child[F.over]:
-                    depth += 1
-                    legal[depth] = rules_core.legal_bits(child, R)
+                    depth = _descend(stack, legal, depth, R)
                     _start(acc, depth, child[F.to_move], minimax)
                     row_at[depth] = row
                     row += 1

@@ -99,32 +99,31 @@ def _popcount(m):
     return k
 
 
+@njit(cache=True, inline="always")
+def _by_points(cards, pool, sign):
+    """Card of a non-empty set with the fewest points (``sign`` 1) or the most (``sign`` -1), the lowest id on
+    ties."""
+    best = -1
+    best_key = 1 << 30
+    c = 0
+    while pool >> c:
+        if pool >> c & 1 and sign * cards[c, POINTS] < best_key:
+            best = c
+            best_key = sign * cards[c, POINTS]
+        c += 1
+    return best
+
+
 @njit(cache=True)
 def _cheapest(cards, pool):
     """Card of a non-empty set with the fewest points (lowest id on ties)."""
-    best = -1
-    best_pts = 1 << 30
-    c = 0
-    while pool >> c:
-        if pool >> c & 1 and cards[c, POINTS] < best_pts:
-            best = c
-            best_pts = cards[c, POINTS]
-        c += 1
-    return best
+    return _by_points(cards, pool, 1)
 
 
 @njit(cache=True)
 def _dearest(cards, pool):
     """Card of a non-empty set with the most points (lowest id on ties)."""
-    best = -1
-    best_pts = -1
-    c = 0
-    while pool >> c:
-        if pool >> c & 1 and cards[c, POINTS] > best_pts:
-            best = c
-            best_pts = cards[c, POINTS]
-        c += 1
-    return best
+    return _by_points(cards, pool, -1)
 
 
 @njit(cache=True)

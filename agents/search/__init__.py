@@ -5,5 +5,8 @@
 * :mod:`~agents.search.pimc` (``pimc``), :mod:`~agents.search.expert` (``expert``, full-depth PIMC) and
   :mod:`~agents.search.rollout` (``rollout``, with its compiled twin :mod:`~agents.search.rollout_core`);
 * :mod:`~agents.search.openspiel_bots`: OpenSpiel's ISMCTS and MCTS bots (the ``openspiel`` extra);
-* :mod:`~agents.search.solver`: the readable reference solver the compiled one is tested against.
+* :mod:`~agents.search.options`: the checks of their integer options.
+
+The readable reference solver that the compiled one is tested against is a test helper:
+``tests/helpers/reference_solver.py``.
 """

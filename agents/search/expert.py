@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from agents.base import as_rules, legal_ids
+from agents.search.options import check_int
 from agents.search.solver_core import CoreSolver
 from agents.search.worlds import draw_worlds, world_setup
 from schnapsen_env.rules_core import legal_bits
@@ -60,8 +61,7 @@ class ExpertAgent:
     def __init__(self, rules, seed: int | None = None, worlds: int = 48, max_nodes: int | None = 1_500_000,
                  decision: str = "mean", max_time: float | None = None) -> None:
         self.rules = as_rules(rules)
-        if not isinstance(worlds, (int, np.integer)) or isinstance(worlds, bool) or not 1 <= worlds <= 1_000_000:
-            raise ValueError(f"worlds must be an int from 1 to 1000000, got {worlds!r}")
+        check_int("worlds", worlds, 1, 1_000_000)
         if max_nodes is not None and (not isinstance(max_nodes, (int, np.integer)) or isinstance(max_nodes, bool)
                                       or max_nodes < 1):
             raise ValueError(f"max_nodes must be an int >= 1 or None, got {max_nodes!r}")

@@ -1,5 +1,5 @@
 """OpenSpiel's search bots as agents: ``openspiel-ismcts`` and ``openspiel-mcts``, strength anchors nobody on this
-project wrote (issue 15). They need the optional extra ``openspiel`` (``bash scripts/bootstrap.sh --extras openspiel``).
+project wrote. They need the optional extra ``openspiel`` (``bash scripts/bootstrap.sh --extras openspiel``).
 
 Both search the OpenSpiel game of :mod:`schnapsen_env.openspiel` (the project's engine) from the agent's
 observation only (the agent contract, :mod:`agents.base`): each decision starts from one determinisation of the
@@ -33,6 +33,7 @@ import importlib.util
 import numpy as np
 
 from agents.base import as_rules, legal_ids
+from agents.search.options import check_int
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.sampler import Determinizer
 
@@ -64,11 +65,6 @@ def _require_openspiel(name: str):
     except ImportError as e:
         raise ImportError(f"agent {name!r} needs OpenSpiel: {INSTALL_HINT} ({e})") from e
     return openspiel, ismcts, mcts
-
-
-def _check_budget(name: str, value, low: int, high: int) -> None:
-    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not low <= value <= high:
-        raise ValueError(f"{name} must be an int from {low} to {high}, got {value!r}")
 
 
 class _OpenSpielAgent:
@@ -113,8 +109,8 @@ class OpenSpielISMCTSAgent(_OpenSpielAgent):
 
     def __init__(self, rules: RuleSet | str, seed: int | None = None, simulations: int = 200, uct_c: float = 2.0,
                  rollouts: int = 1) -> None:
-        _check_budget("simulations", simulations, 1, 1_000_000)
-        _check_budget("rollouts", rollouts, 1, 10_000)
+        check_int("simulations", simulations, 1, 1_000_000)
+        check_int("rollouts", rollouts, 1, 10_000)
         super().__init__(rules, seed)
         self.simulations, self.uct_c = int(simulations), float(uct_c)
         self.evaluator = self._mcts.RandomRolloutEvaluator(n_rollouts=int(rollouts), random_state=self._random_state())
@@ -150,9 +146,9 @@ class OpenSpielMCTSAgent(_OpenSpielAgent):
 
     def __init__(self, rules: RuleSet | str, seed: int | None = None, simulations: int = 200, worlds: int = 4,
                  uct_c: float = 2.0, rollouts: int = 1) -> None:
-        _check_budget("simulations", simulations, 1, 1_000_000)
-        _check_budget("worlds", worlds, 1, simulations if isinstance(simulations, int) else 1)
-        _check_budget("rollouts", rollouts, 1, 10_000)
+        check_int("simulations", simulations, 1, 1_000_000)
+        check_int("worlds", worlds, 1, simulations if isinstance(simulations, int) else 1)
+        check_int("rollouts", rollouts, 1, 10_000)
         super().__init__(rules, seed)
         self.simulations, self.worlds, self.uct_c = int(simulations), int(worlds), float(uct_c)
         self.evaluator = self._mcts.RandomRolloutEvaluator(n_rollouts=int(rollouts), random_state=self._random_state())

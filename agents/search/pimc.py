@@ -3,15 +3,16 @@
 For each of ``n_samples`` determinisations of the observation (:mod:`schnapsen_env.sampler`, uniform
 over the unseen cards, honouring what is known), every legal action is scored by the alpha-beta
 solver, and the action with the best average value is played. The search runs on the compiled solver
-(:mod:`agents.search.solver_core`, faster per decision than the reference :mod:`agents.search.solver`). Its values
-are the reference solver's, except that a horizon-limited search may reuse a transposition searched to another
-depth differently (the two tables keep different entries): on 335 decisions of 30 seeded hands, 334 had
-identical action values, one differed by 0.05 game points, and no choice changed.
+(:mod:`agents.search.solver_core`, faster per decision than the readable reference solver of the tests,
+``tests/helpers/reference_solver.py``). Its values are the reference solver's, except that a horizon-limited
+search may reuse a transposition searched to another depth differently (the two tables keep different entries):
+on 335 decisions of 30 seeded hands, 334 had identical action values, one differed by 0.05 game points, and no
+choice changed.
 
 * Stock exhausted: the unseen cards are exactly the opponent's hand, so one determinisation is the
   true position and the solver is exact: the agent plays those positions perfectly.
 * Stock open or closed: the search looks ``depth`` completed tricks ahead (default 2) and scores the
-  horizon with :func:`agents.search.solver.evaluate` (counted-point difference / 33, clipped to ±1.9 game
+  horizon with ``evaluate`` of the reference solver (counted-point difference / 33, clipped to ±1.9 game
   points); a hand that ends inside the horizon gets its exact game points. Once the stock is closed
   (at the root or inside the search) the hand is searched to its end when ``exact_closed`` is True
   (the default), since a failed close costs 2-3 game points that no horizon estimate sees.
@@ -22,6 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import as_rules, best_action, legal_ids
+from agents.search.options import check_int
 from agents.search.solver_core import CoreSolver
 from schnapsen_env.sampler import Determinizer
 
@@ -41,9 +43,8 @@ class PIMCAgent:
 
     def __init__(self, rules, n_samples: int = 12, depth: int = 2, exact_closed: bool = True,
                  seed: int | None = None) -> None:
-        for name, value, high in (("n_samples", n_samples, 100_000), ("depth", depth, 30)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value <= high:
-                raise ValueError(f"{name} must be an int from 1 to {high}, got {value!r}")
+        check_int("n_samples", n_samples, 1, 100_000)
+        check_int("depth", depth, 1, 30)
         self.rules = as_rules(rules)
         self.n_samples = n_samples
         self.depth = depth

@@ -31,6 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import as_rules, best_action, legal_ids
+from agents.search.options import check_int
 from agents.search.rollout_core import rollout_totals
 from agents.search.worlds import draw_worlds, world_setup
 from schnapsen_env.jit import bitgen_addresses
@@ -93,9 +94,8 @@ class RolloutAgent:
     name = "rollout"
 
     def __init__(self, rules, n_samples: int = 16, depth: int = 4, seed: int | None = None) -> None:
-        for name, value, high in (("n_samples", n_samples, 100_000), ("depth", depth, 30)):
-            if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or not 1 <= value <= high:
-                raise ValueError(f"{name} must be an int from 1 to {high}, got {value!r}")
+        check_int("n_samples", n_samples, 1, 100_000)
+        check_int("depth", depth, 1, 30)
         self.rules = as_rules(rules)
         self.n_samples = n_samples
         self.depth = depth

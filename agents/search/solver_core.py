@@ -1,8 +1,8 @@
 """The compiled alpha-beta solver: the perfect-information game on :mod:`schnapsen_env.rules_core`.
 
-The same search as the reference :mod:`agents.search.solver` (fail-soft alpha-beta with a transposition table, values
-in game points for the player to move at the root, an optional horizon in completed tricks scored by
-:func:`agents.search.solver.evaluate`), compiled with numba. Full-depth values equal the reference solver's exactly
+The same search as the readable reference solver of the tests (``tests/helpers/reference_solver.py``: fail-soft
+alpha-beta with a transposition table, values in game points for the player to move at the root, an optional
+horizon in completed tricks scored by its ``evaluate``), compiled with numba. Full-depth values equal the reference solver's exactly
 (``tests/test_solver_core.py``; ``benchmarks/solver.py --exactness`` checks thousands of positions). A *world*
 (a determinisation: every hand and the stock order known) is solved to the end of the hand in a few
 milliseconds, which is what the expert agent (:mod:`agents.search.expert`) needs thousands of times a move.
@@ -63,7 +63,7 @@ _SCRATCH = -1
 
 @njit(cache=True)
 def _evaluate(st, root):
-    """:func:`agents.search.solver.evaluate`: counted-point difference (+ half the pending marriages) / 33, clipped to
+    """The reference solver's ``evaluate``: counted-point difference (+ half the pending marriages) / 33, clipped to
     +-1.9 game points."""
     opp = 1 - root
     pend_r = 0 if st[F.tricks + root] else st[F.marriage_points + root]
@@ -656,7 +656,8 @@ def _world_values_entry(template, worlds, k, R, actions, out, flags, st, undo, m
 
 
 class CoreSolver:
-    """Alpha-beta on the compiled core; the reference :class:`agents.search.solver.Solver`'s interface and values.
+    """Alpha-beta on the compiled core, with the interface and values of the reference solver of the tests
+    (``tests/helpers/reference_solver.py``).
 
     Args:
         rules: the rule set of the positions to solve.

@@ -1,4 +1,7 @@
-"""Alpha-beta solver for the perfect-information game (all cards known).
+"""The readable reference solver: alpha-beta for the perfect-information game (all cards known), in plain Python
+on :class:`~schnapsen_env.rules.GameState`. A test helper: the compiled solver (:mod:`agents.search.solver_core`),
+which the search players use, is tested against it (``tests/test_solver_core.py``), and ``benchmarks/solver.py``
+and ``benchmarks/solver_core.py`` time it.
 
 Once the stock is exhausted every card is known to both players (the unseen cards are exactly the
 opponent's hand), so Schnapsen becomes a perfect-information game and :func:`solve` plays it

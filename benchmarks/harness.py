@@ -1,0 +1,238 @@
+"""What the benchmark scripts share: a peer commit's files checked out from git, measurements in a fresh process
+with a chosen tree first on the path, interleaved rounds, medians with their range, ratios of medians with the
+range of the per-round ratios, random legal play through PettingZoo's AEC loop, the machine's description and a
+JSON record of a run.
+
+Run on its own, it prints the description of this machine and checkout that the scripts record:
+
+    python benchmarks/harness.py
+
+The scripts import it as ``harness`` (their own folder is first on ``sys.path`` when run as scripts; a script
+loaded another way puts it there first). It is not a benchmark itself.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from io import BytesIO
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = 4096  # uniforms drawn per rng.random call
+
+
+class PeerError(Exception):
+    """A peer commit that cannot be checked out; the message is one line naming what was wrong."""
+
+
+def peer_tree(commit: str, paths: Iterable[str], into: Path) -> Path:
+    """Write ``paths`` (files and folders of the repository) as they are at ``commit`` into ``into``, with ``git
+    archive`` from this clone (which needs its history). Raises :class:`PeerError` when git is missing, when
+    ``commit`` names no commit of this clone, or when the commit lacks one of ``paths``."""
+    paths = list(paths)
+    try:
+        found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}"],
+                               cwd=ROOT, capture_output=True, text=True, check=False)
+    except OSError as e:  # no git on PATH
+        raise PeerError(f"cannot run git ({e.strerror or e}): the peer is read from this clone's history, expected "
+                        "git on PATH") from None
+    if found.returncode:
+        raise PeerError(f"--peer {commit!r} names no commit of this clone: expected a commit of its history (a clone "
+                        f"with history, not an export of the files; {ROOT})")
+    try:
+        data = subprocess.run(["git", "archive", found.stdout.strip(), *paths], cwd=ROOT, check=True,
+                              capture_output=True).stdout
+    except subprocess.CalledProcessError as e:
+        raise PeerError(f"cannot read commit {commit!r} from git ({e.stderr.decode().strip()}): expected a commit "
+                        f"that has {', '.join(paths[:-1]) + ' and ' + paths[-1] if len(paths) > 1 else paths[0]}"
+                        ) from None
+    with tarfile.open(fileobj=BytesIO(data)) as tar:
+        tar.extractall(into, filter="data")
+    return into
+
+
+def on_path(tree: Path) -> dict[str, str]:
+    """The environment of a subprocess that imports from ``tree`` first."""
+    return dict(os.environ, PYTHONPATH=str(tree) + os.pathsep + os.environ.get("PYTHONPATH", ""))
+
+
+def run_worker(script: str, tree: Path, args: Iterable[object], what: str) -> dict:
+    """Run ``script --worker ARGS`` in a fresh interpreter with ``tree`` first on ``PYTHONPATH`` and return the JSON
+    object its last line prints. The object's ``"package"`` (the ``__file__`` of the package it imported) must lie
+    in ``tree``, so that the peer's row measures the peer's code. Exits with the worker's error otherwise; ``what``
+    names the measurement in that message."""
+    name = f"benchmarks/{Path(script).name}"
+    out = subprocess.run([sys.executable, script, "--worker", *map(str, args)], env=on_path(tree),
+                         capture_output=True, text=True, check=False)
+    if out.returncode != 0:
+        raise SystemExit(f"{name}: a measurement failed ({tree}, {what}):\n{out.stderr[-2000:]}")
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    if not result["package"].startswith(str(tree)):
+        raise SystemExit(f"{name}: expected the package from {tree}, got {result['package']}")
+    return result
+
+
+def peer_options(parser: argparse.ArgumentParser, peer: str) -> None:
+    """The options of a script that measures this checkout against a peer commit in worker processes: ``--peer``
+    (default ``peer``), ``--seconds`` per measurement, ``--rounds``, ``--seed`` and the hidden ``--worker A B C``
+    (the three arguments of one measurement, for :func:`run_worker`)."""
+    parser.add_argument("--peer", default=peer, help=f"git commit of the peer (default {peer})")
+    parser.add_argument("--seconds", type=float, default=1.0)
+    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
+
+
+def against_peer(parser: argparse.ArgumentParser, commit: str, paths: Iterable[str], rows: dict[str, object],
+                 measure: Callable[[Path, object], object], rounds: int) -> dict[str, list]:
+    """Check out ``paths`` of the peer ``commit`` (:func:`peer_tree`; a bad commit is a ``parser.error``) and
+    measure every row twice a round, ``"ours KEY"`` with this checkout and ``"peer KEY"`` with the peer's tree, by
+    ``measure(tree, rows[KEY])``, the rounds interleaved (:func:`interleaved`)."""
+    with tempfile.TemporaryDirectory() as tmp:
+        try:
+            peer = peer_tree(commit, paths, Path(tmp))
+        except PeerError as e:
+            parser.error(str(e))
+        return interleaved({f"{who} {key}": lambda tree=tree, arg=arg: measure(tree, arg)
+                            for key, arg in rows.items() for who, tree in (("ours", ROOT), ("peer", peer))}, rounds)
+
+
+def aec_random_play(env, seed: int, seconds: float) -> tuple[int, int, float, float]:
+    """Uniformly random legal play of whole episodes through PettingZoo's AEC loop on ``env`` for ``seconds`` (the
+    episode under way is finished), the uniforms drawn from ``numpy.random.default_rng(seed)`` in blocks of
+    :data:`BLOCK` so that numpy's per-call cost is not charged to the env; returns (episodes, decisions, elapsed
+    wall s, process CPU s)."""
+    rng = np.random.default_rng(seed)
+    flatnonzero = np.flatnonzero
+    buf: list[float] = []
+    k = 0
+    n_ep = n_dec = 0
+    clock = time.perf_counter
+    cpu0 = time.process_time()
+    t0 = clock()
+    deadline = t0 + seconds
+    env.reset(seed=seed)
+    while True:
+        for _agent in env.agent_iter():
+            obs, _rew, term, trunc, _info = env.last()
+            if term or trunc:
+                action = None
+            else:
+                legal = flatnonzero(obs["action_mask"])
+                if k == len(buf):
+                    buf = rng.random(BLOCK).tolist()
+                    k = 0
+                action = int(legal[int(buf[k] * len(legal))])
+                k += 1
+                n_dec += 1
+            env.step(action)
+        n_ep += 1
+        if clock() >= deadline:
+            break
+        env.reset()
+    elapsed = clock() - t0
+    cpu = time.process_time() - cpu0
+    return n_ep, n_dec, elapsed, cpu
+
+
+def round_done(r: int, rounds: int) -> None:
+    """The default progress line of :func:`interleaved`, on stderr."""
+    print(f"round {r + 1}/{rounds} done", file=sys.stderr)
+
+
+def interleaved(rows: dict[str, Callable[[], object]], rounds: int,
+                progress: Callable[[int, int], None] | None = round_done) -> dict[str, list]:
+    """Call every row's measurement once a round, the rounds interleaved (round 1 of every row, then round 2, ...),
+    so that a change in the machine's load falls on all rows alike; every row's results in round order. After each
+    round ``progress(r, rounds)`` (``None``: nothing)."""
+    results: dict[str, list] = {label: [] for label in rows}
+    for r in range(rounds):
+        for label, measure in rows.items():
+            results[label].append(measure())
+        if progress is not None:
+            progress(r, rounds)
+    return results
+
+
+def spread(values: list[float]) -> tuple[float, float, float]:
+    """``(median, min, max)`` of a row's rounds."""
+    return float(np.median(values)), min(values), max(values)
+
+
+def ratio(ours: list[float], peer: list[float]) -> tuple[float, float, float]:
+    """``(ratio of the medians, lowest, highest per-round ratio)`` of two rows measured in the same rounds."""
+    per_round = [a / b for a, b in zip(ours, peer)]
+    return float(np.median(ours) / np.median(peer)), min(per_round), max(per_round)
+
+
+def ratio_text(ours: list[float], peer: list[float]) -> str:
+    """``"2.50x (per round 2.40x..2.61x)"``: :func:`ratio` as the scripts print it."""
+    r, low, high = ratio(ours, peer)
+    return f"{r:.2f}x (per round {low:.2f}x..{high:.2f}x)"
+
+
+def verdict(value: float, goal: float) -> str:
+    """``"goal >= 3x holds"`` or ``"... MISSED"``."""
+    return f"goal >= {goal:g}x {'holds' if value >= goal else 'MISSED'}"
+
+
+def machine() -> str:
+    """The CPU this runs on and its cores: the rates depend on both."""
+    model = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            model = next((ln.split(":", 1)[1].strip() for ln in f if ln.startswith("model name")), model)
+    except OSError:
+        pass
+    return f"{model}, {os.cpu_count()} cores"
+
+
+def versions() -> str:
+    """``"Python 3.12.1, numpy 2.1.0"``: the interpreter and numpy the rows ran on."""
+    return f"Python {sys.version.split()[0]}, numpy {np.__version__}"
+
+
+def commit() -> str | None:
+    """The commit of this checkout (``None`` outside a git clone), with ``+changes`` when its files differ from it."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=False)
+    except OSError:
+        return None
+    if head.returncode:
+        return None
+    return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
+
+
+def record(figures: dict, machine_text: str | None = None) -> dict:
+    """``figures`` with what makes them reproducible: the command, this checkout's commit and the machine."""
+    return {**figures, "command": sys.argv, "commit": commit(),
+            "machine": machine_text or machine()}
+
+
+def write_json(path: str | Path, figures: dict, machine_text: str | None = None) -> None:
+    """Write :func:`record` of ``figures`` to ``path``, indented, one object."""
+    Path(path).write_text(json.dumps(record(figures, machine_text), indent=2) + "\n")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.parse_args(argv)
+    print(f"machine: {machine()}; {versions()}; commit {commit()}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

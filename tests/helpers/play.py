@@ -1,0 +1,57 @@
+"""Whole hands and episodes played for the tests that need some play rather than a chosen position: seeded random
+records, the observation of the player to move, random play of an AEC episode with its rewards added up, and an agent playing hands with legal actions
+only."""
+
+from __future__ import annotations
+
+from typing import Callable
+
+import numpy as np
+
+from schnapsen_env import RuleSet, encoding, schnapsen_v0
+from schnapsen_env.records import Recorder
+
+
+def obs_of(g) -> dict:
+    """The env's observation dict of the player to move in the ``GameState`` ``g``."""
+    return {"observation": encoding.observation(g, g.to_move), "action_mask": g.action_mask()}
+
+
+def random_records(n: int, seed: int = 0) -> list:
+    """``n`` finished ``schnapsen20`` hands of uniformly random legal play, as records (seeded)."""
+    rng = np.random.default_rng(seed)
+    out = []
+    for _ in range(n):
+        rec = Recorder.deal(RuleSet.make(), rng)
+        while rec.state.result is None:
+            legal = rec.state.legal_actions()
+            rec.step(legal[int(rng.integers(len(legal)))])
+        out.append(rec.record())
+    return out
+
+
+def random_episode(env, rng: np.random.Generator, after_step: Callable[[object], None] | None = None) -> dict:
+    """Play the reset AEC ``env`` to the end of its episode with uniformly random legal actions; each agent's
+    rewards added up. ``after_step(env)`` runs after every step."""
+    total = dict.fromkeys(env.possible_agents, 0)
+    while not all(env.terminations.values()):
+        mask = env.observe(env.agent_selection)["action_mask"]
+        env.step(int(rng.choice(np.flatnonzero(mask))))
+        for a in total:
+            total[a] += env.rewards[a]
+        if after_step is not None:
+            after_step(env)
+    return total
+
+
+def assert_legal_hands(agent, hands: int, env=None) -> None:
+    """``agent`` plays both seats of ``hands`` hands (seeds 0, 1, ...) of ``env`` (default: ``raw_env()``), every
+    action it picks legal."""
+    env = schnapsen_v0.raw_env() if env is None else env
+    for hand in range(hands):
+        env.reset(seed=hand)
+        while not all(env.terminations.values()):
+            obs = env.observe(env.agent_selection)
+            a = agent.act(obs)
+            assert obs["action_mask"][a] == 1
+            env.step(a)
