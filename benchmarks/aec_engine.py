@@ -26,7 +26,6 @@ decisions/s with its min and max, and the ratios of medians with the range of th
 
 from __future__ import annotations
 
-import argparse
 import importlib.util
 import sys
 from pathlib import Path
@@ -38,6 +37,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
 
+sys.path.append(str(Path(__file__).resolve().parent))  # the shared harness, however this file is loaded
+import harness  # noqa: E402
 import schnapsen_env  # noqa: E402
 from schnapsen_env import aec, schnapsen_v0  # noqa: E402
 
@@ -92,13 +93,9 @@ def _check_same_play(seed: int, hands: int = 50) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=0.7, help="wall time per measurement (default 0.7)")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per row, median kept (default 7)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for every generator (default 0)")
+    parser = harness.timing_parser(__doc__.splitlines()[0])
     args = parser.parse_args(argv)
-    if args.rounds < 1 or args.seconds <= 0:
-        parser.error("--rounds must be >= 1 and --seconds > 0")
+    harness.check_timing(parser, args)
     run_aec = _load_env_benchmark().run_aec
     _check_same_play(args.seed)
 

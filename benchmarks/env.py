@@ -46,7 +46,6 @@ This file is a script, not a test: it lives outside ``tests/`` and pytest does n
 
 from __future__ import annotations
 
-import argparse
 import random
 import sys
 import time
@@ -112,13 +111,9 @@ def run_vector(num_envs: int, seed: int, seconds: float) -> tuple[int, int, floa
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--seconds", type=float, default=0.7, help="wall time per measurement (default 0.7)")
-    parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per row, median kept (default 7)")
-    parser.add_argument("--seed", type=int, default=0, help="seed for every generator (default 0)")
+    parser = harness.timing_parser(__doc__.splitlines()[0])
     args = parser.parse_args(argv)
-    if args.rounds < 1 or args.seconds <= 0:
-        parser.error("--rounds must be >= 1 and --seconds > 0")
+    harness.check_timing(parser, args)
     random.seed(args.seed)
     np.random.seed(args.seed)
 

@@ -108,6 +108,24 @@ def against_peer(parser: argparse.ArgumentParser, commit: str, paths: Iterable[s
                             for key, arg in rows.items() for who, tree in (("ours", ROOT), ("peer", peer))}, rounds)
 
 
+def timing_parser(description: str, seconds: float = 0.7, rounds: int = 7) -> argparse.ArgumentParser:
+    """A parser with the flags every timing script shares: ``--seconds`` per measurement, ``--rounds`` (interleaved,
+    the median kept) and ``--seed``; check them with :func:`check_timing`."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--seconds", type=float, default=seconds,
+                        help=f"wall time per measurement (default {seconds:g})")
+    parser.add_argument("--rounds", type=int, default=rounds,
+                        help=f"interleaved rounds per row, median kept (default {rounds})")
+    parser.add_argument("--seed", type=int, default=0, help="seed for every generator (default 0)")
+    return parser
+
+
+def check_timing(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse ``--rounds`` below 1 or ``--seconds`` not above 0 (one line, exit status 2)."""
+    if args.rounds < 1 or args.seconds <= 0:
+        parser.error("--rounds must be >= 1 and --seconds > 0")
+
+
 def aec_random_play(env, seed: int, seconds: float) -> tuple[int, int, float, float]:
     """Uniformly random legal play of whole episodes through PettingZoo's AEC loop on ``env`` for ``seconds`` (the
     episode under way is finished), the uniforms drawn from ``numpy.random.default_rng(seed)`` in blocks of
