@@ -1,4 +1,5 @@
-"""Every notebook under notebooks/ runs top to bottom (outputs are not committed; this re-creates them)."""
+"""Every notebook under notebooks/ runs top to bottom (outputs are not committed; this re-creates them) with
+nbclient, the runner behind ``jupyter nbconvert --execute``, and prints no warning into its outputs."""
 
 from __future__ import annotations
 
@@ -22,6 +23,9 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit notebooks without outputs"
     nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
                             resources={"metadata": {"path": str(path.parent)}}).execute()
+    warned = [out.get("text", "") for c in nb.cells if c.cell_type == "code" for out in c.get("outputs", [])
+              if out.get("name") == "stderr" and "Warning" in out.get("text", "")]
+    assert not warned, f"{path.name} printed warnings: {warned}"
 
 
 def test_there_are_notebooks():

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 import numpy as np
-from tqdm.auto import tqdm
+from tqdm import tqdm  # the text bar: in a notebook too, without ipywidgets (tqdm.auto warns there)
 
 from agents.specs import act_fn
 from schnapsen_env import schnapsen_v0
