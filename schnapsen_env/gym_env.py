@@ -27,6 +27,7 @@ import numpy as np
 from schnapsen_env.agent_specs import NameFactory, resolve_agent
 from schnapsen_env.aec import ILLEGAL_REWARD, raw_env
 from schnapsen_env.errors import IllegalActionError
+from schnapsen_env.render import render_text
 from schnapsen_env.rules import PLAYERS, seat_of
 from schnapsen_env.ruleset import RuleSet
 
@@ -256,8 +257,6 @@ class SchnapsenGymEnv(gymnasium.Env):
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
-        from schnapsen_env.render import render_text
-
         text = render_text(self.aec.game, seat_of(self.learner, "learner"),
                            reveal=self.aec.render_reveal)
         if self.render_mode == "human":

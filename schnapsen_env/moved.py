@@ -32,7 +32,7 @@ REMOVED_IN = "0.3.0"
 def _old_drop_stale_cache(module_name, dispatcher) -> None:
     """``schnapsen_env.core.drop_stale_cache(module_name, dispatcher)``: the module name now comes from the
     dispatcher (:func:`schnapsen_env.jit.drop_stale_cache`)."""
-    from schnapsen_env.jit import drop_stale_cache
+    from schnapsen_env.jit import drop_stale_cache  # numba: imported only when the old path is used
 
     drop_stale_cache(dispatcher)
 

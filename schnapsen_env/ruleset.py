@@ -19,7 +19,7 @@ from enum import IntEnum
 from typing import Any
 
 from schnapsen_env.cards import DECK10, DECK20, DECK24, SUIT_LETTERS, Deck
-from schnapsen_env.errors import RulesError
+from schnapsen_env.errors import IllegalActionError, RulesError
 from schnapsen_env.scoring import (CLAIM_TARGET, MARRIAGE_POINTS, SCHNEIDER_BELOW, TRUMP_MARRIAGE_POINTS, game_value,
                                    marriage_points)
 
@@ -344,8 +344,6 @@ class RuleSet:
         try:
             return self.action_names.index(name)
         except ValueError:
-            from schnapsen_env.errors import IllegalActionError
-
             raise IllegalActionError(
                 f"unknown action name {name!r}: expected 'play XX' (XX a card code of {self.name}), "
                 "'marriage S' (S in C D H S), 'exchange', 'close' or 'claim'"

@@ -277,3 +277,22 @@ def test_stale_numba_cache_dropped_by_the_module_file_name(tmp_path):
     jit.drop_stale_cache(d, dispatcher(used))
     assert not mine.exists() and other.exists()
     assert [p.name for p in (ROOT / "schnapsen_env").glob("core.py")] == []
+
+
+def test_an_import_inside_a_function_says_why():
+    """A project module imported inside a function (not at the top) is there for a stated reason, in a comment on
+    its line: a heavy or optional dependency it brings (torch, pyspiel, the web framework), never to dodge an import
+    cycle."""
+    modules = _modules()
+    bad = []
+    for name, path in modules.items():
+        lines = path.read_text(encoding="utf-8").splitlines()
+        tree = ast.parse("\n".join(lines))
+        for func in ast.walk(tree):
+            if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            for node in ast.walk(func):
+                if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES \
+                        and "#" not in lines[node.lineno - 1]:
+                    bad.append(f"{name}:{node.lineno}: from {node.module} import ...")
+    assert not bad, "imports inside functions without a reason:\n" + "\n".join(bad)

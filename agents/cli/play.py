@@ -27,6 +27,7 @@ import numpy as np
 from agents.cli.console import ArgumentParser, console_main, fail
 from agents.cli.narration import narrate_move, result_text, why_illegal
 from agents.learned.shipped import STRONGEST_POLICY
+from agents.specs import resolve_agent
 from agents.web.view import OPPONENT, YOU
 from schnapsen_env.errors import one_line, short_repr
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
@@ -189,8 +190,6 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
         p.error(f"--seed {args.seed}: expected an int from 0 to 2**63 - 1")
     if inp is None:  # started with standard input closed (<&-)
         p.error("standard input is closed: expected a terminal or a file to read your moves from")
-    from agents.specs import resolve_agent
-
     rules = RuleSet.make(args.ruleset)
     if args.record is not None:
         try:  # fail before play, not after it; never over a checkpoint (the opponent's, however named)

@@ -89,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"--policy {short_repr(args.policy)} {what}: expected a policy.pt written by train.py")
     import uvicorn
 
-    from agents.web.app import create_app
+    from agents.web.app import create_app  # fastapi (the web extra): imported only when a server starts
 
     allowed = None if args.host in ANY_HOST or ":" in args.host else sorted({"127.0.0.1", "localhost", args.host})
     try:

@@ -939,9 +939,9 @@ def search_agent_policy(agent) -> Policy:
 def network_policy(model, batch: int = 1 << 16) -> Policy:
     """A trained :class:`agents.learned.policy_net.ActorCritic` as a :data:`Policy`: its masked softmax (the stochastic
     policy PPO learns; ``PolicyAgent`` plays its argmax), in fp32 on the model's device."""
-    import torch
+    import torch  # torch: imported only where a network is measured, not by the tree's walks
 
-    from agents.learned.policy_net import masked_logits
+    from agents.learned.policy_net import masked_logits  # torch, as above
 
     if not callable(getattr(model, "act_logits", None)):
         raise ValueError(f"expected an agents.learned.policy_net.ActorCritic, got {type(model).__name__}")

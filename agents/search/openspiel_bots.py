@@ -61,7 +61,7 @@ def _require_openspiel(name: str):
     try:
         from open_spiel.python.algorithms import ismcts, mcts
 
-        from schnapsen_env import openspiel
+        from schnapsen_env import openspiel  # pyspiel: imported only where an OpenSpiel bot plays (optional extra)
     except ImportError as e:
         raise ImportError(f"agent {name!r} needs OpenSpiel: {INSTALL_HINT} ({e})") from e
     return openspiel, ismcts, mcts

@@ -36,7 +36,8 @@ from ray.rllib.utils.torch_utils import FLOAT_MIN
 from agents.learned.checkpoint import CheckpointError
 from agents.learned.policy import PolicyAgent
 from agents.learned.policy_net import ActorCritic
-from schnapsen_env import RuleSet
+from agents.scripted.heuristic import HeuristicAgent
+from schnapsen_env import IllegalActionError, RuleSet, schnapsen_v0
 from schnapsen_env.encoding import layout_signature
 
 MAIN = "main"
@@ -94,8 +95,6 @@ class HeuristicModule(RLModule):
     """
 
     def setup(self) -> None:
-        from agents.scripted.heuristic import HeuristicAgent
-
         cfg = dict(self.model_config or {})
         rules = cfg.get("rules")
         if isinstance(rules, dict):
@@ -128,7 +127,6 @@ class _StrictSchnapsenEnv(PettingZooEnv):
         a = int(a)
         mask = self.env.observe(agent)["action_mask"]
         if not (0 <= a < len(mask)) or not mask[a]:
-            from schnapsen_env import IllegalActionError
             raise IllegalActionError(f"RLlib chose illegal action {a} for {agent}; legal: "
                                      f"{[i for i in range(len(mask)) if mask[i]]}")
         return super().step(action)
@@ -146,8 +144,6 @@ def make_env(config: dict | None = None) -> PettingZooEnv:
         ValueError: an unknown key in ``config``, both ``ruleset`` and ``rules``; RulesError: an unknown ruleset
             or knob.
     """
-    from schnapsen_env import schnapsen_v0
-
     config = dict(config or {})
     unknown = sorted(set(config) - set(ENV_CONFIG_KEYS))
     if unknown:

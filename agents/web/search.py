@@ -34,7 +34,10 @@ from typing import Any, Callable
 
 import numpy as np
 
+from agents import make_agent
 from agents.learned.shipped import SHIPPED_POLICIES
+from schnapsen_env.encoding import observation
+from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
 AgentSpec = tuple[str, str]
@@ -91,15 +94,11 @@ def build_agent(spec: AgentSpec, rules: RuleSet, seed: int | None):
 
                 _POLICIES[key] = PolicyAgent.load(what, rules=rules)
             else:
-                from agents import make_agent
-
                 _POLICIES[key] = make_agent(what, rules)
             while len(_POLICIES) > MAX_POLICIES:
                 _POLICIES.popitem(last=False)
         _POLICIES.move_to_end(key)
         return _POLICIES[key]
-    from agents import make_agent
-
     return make_agent(what, rules, seed=seed)
 
 
@@ -159,9 +158,6 @@ def warm_up(compiled: bool = True, policies: tuple[tuple[AgentSpec, dict], ...] 
     Returns:
         The seconds it took.
     """
-    from schnapsen_env.encoding import observation
-    from schnapsen_env.rules import GameState
-
     start = time.perf_counter()
     for spec, rules in policies:
         build_agent(spec, RuleSet.from_dict(rules), None)

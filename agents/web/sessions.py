@@ -26,6 +26,7 @@ from typing import Any, Generic, TypeVar
 
 import numpy as np
 
+from agents import agent_names, can_play
 from agents.learned.shipped import STRONGEST_POLICY
 from agents.web.search import POLICY_NAMES, VALUE_ANALYSERS, AgentSpec
 from agents.web.view import OPPONENT, YOU, describe_move, player_view, record_summary, replay_frames, result_view
@@ -91,15 +92,13 @@ class Catalogue:
     """
 
     def __init__(self, policy: str | os.PathLike | None = None) -> None:
-        from agents import agent_names, can_play
-
         self.choices: dict[str, Choice] = {}
         for name in agent_names():
             rulesets = tuple(r for r in RULESETS if can_play(name, r))
             self.choices[name] = Choice(name, name, ("name", name), rulesets, name in POLICY_NAMES)
         self.policy_id: str | None = None
         if policy is not None:
-            from agents.learned.policy import PolicyAgent
+            from agents.learned.policy import PolicyAgent  # torch: imported only where a policy plays
 
             agent = PolicyAgent.load(policy)  # CheckpointError (a ValueError) names the file and the problem
             path = os.path.abspath(os.fspath(policy))

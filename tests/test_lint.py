@@ -1,0 +1,36 @@
+"""The code style and types CI checks (the same checks as ``.pre-commit-config.yaml``): ruff's lint rules and its
+formatter over the repository, and mypy over the public API (``[tool.mypy] files`` in ``pyproject.toml``)."""
+
+from __future__ import annotations
+
+import importlib.util
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, timeout=900)
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ruff") is None, reason="needs the docs extra (ruff)")
+def test_ruff_lint_passes():
+    out = _run("ruff", "check", ".")
+    assert out.returncode == 0, out.stdout[-5000:] + out.stderr[-2000:]
+
+
+@pytest.mark.skipif(importlib.util.find_spec("ruff") is None, reason="needs the docs extra (ruff)")
+def test_ruff_format_leaves_the_code_as_it_is():
+    out = _run("ruff", "format", "--check", ".")
+    assert out.returncode == 0, out.stdout[-5000:] + out.stderr[-2000:]
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="needs the docs extra (mypy)")
+def test_mypy_passes_on_the_public_api():
+    out = _run("mypy")
+    assert out.returncode == 0, out.stdout[-5000:] + out.stderr[-2000:]
