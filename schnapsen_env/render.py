@@ -20,13 +20,15 @@ def tricks_text(n: int) -> str:
     return f"{n} trick" if n == 1 else f"{n} tricks"
 
 
-def render_text(s: GameState, viewer: int, reveal: bool = False) -> str:
+def render_text(s: GameState, viewer: int, reveal: bool = False, labels: tuple[str, str] = ("you", "opponent")) -> str:
     """A compact multi-line table of ``s`` as ``viewer`` (seat 0/1) sees it.
 
     Args:
         s: the game state.
         viewer: seat whose hand is shown.
         reveal: also show the opponent's hidden cards and the face-down stock order.
+        labels: how the two seats are named beside their seat names: the viewer's, the other's (a replay names
+            the recorded players).
     """
     d = s.deck
     codes = d.codes
@@ -35,6 +37,7 @@ def render_text(s: GameState, viewer: int, reveal: bool = False) -> str:
     def cards(bits: int) -> str:
         return " ".join(card_text(codes[c]) for c in iter_bits(bits)) or "-"
 
+    width = max(10, *(len(label) + 2 for label in labels))
     trump = SUIT_SYMBOLS[s.trump]
     if s.stock:
         state = "closed" if s.closed_by >= 0 else "open"
@@ -52,9 +55,11 @@ def render_text(s: GameState, viewer: int, reveal: bool = False) -> str:
     lines = [
         f"{s.rules.name}  trump {trump}  trick {min(s.trick_number, s.rules.n_tricks)}/{s.rules.n_tricks}  "
         f"stock: {stock}",
-        f"  {PLAYERS[opp]:9} (opponent): {opp_hand:32} points {s.counted(opp):3}  {tricks_text(s.tricks[opp])}",
+        f"  {PLAYERS[opp]:9} {'(' + labels[1] + ')':<{width}}: {opp_hand:32} points {s.counted(opp):3}  "
+        f"{tricks_text(s.tricks[opp])}",
         f"  table: {table}",
-        f"  {PLAYERS[viewer]:9} (you)     : {cards(s.hands[viewer]):32} points {s.counted(viewer):3}  "
+        f"  {PLAYERS[viewer]:9} {'(' + labels[0] + ')':<{width}}: {cards(s.hands[viewer]):32} points "
+        f"{s.counted(viewer):3}  "
         f"{tricks_text(s.tricks[viewer])}",
     ]
     extra = []
@@ -65,14 +70,15 @@ def render_text(s: GameState, viewer: int, reveal: bool = False) -> str:
     if s.closed_by >= 0:
         extra.append(f"closed by {PLAYERS[s.closed_by]}, snapshot {s.closing_snapshot}")
     if any(s.match_points) or s.carry:
-        extra.append(f"match {s.match_points[viewer]}-{s.match_points[opp]} (you-opponent)"
+        extra.append(f"match {s.match_points[viewer]}-{s.match_points[opp]} ({labels[0]}-{labels[1]})"
                      + (f", carry {s.carry}" if s.carry else ""))
     if s.result is not None:
         w = s.result.winner
         who = "nobody (tie)" if w is None else PLAYERS[w]
         extra.append(f"hand over: {who} wins {s.result.game_points} game point(s), reason {s.result.reason}")
     elif s.to_move == viewer:
-        extra.append("your move: " + ", ".join(s.legal_action_names()))
+        mover = "your move" if labels[0] == "you" else f"{labels[0]} to move"
+        extra.append(f"{mover}: " + ", ".join(s.legal_action_names()))
     else:
         extra.append(f"{PLAYERS[opp]} to move")
     return "\n".join(lines + ["  " + e for e in extra])

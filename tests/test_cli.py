@@ -108,3 +108,27 @@ def test_arena_app_usage_errors(argv, message, capsys):
         arena_cli.main(argv + ["--no-progress", "--workers", "1", "--deals", "1"])
     assert exc.value.code == 2
     assert message in capsys.readouterr().err
+
+
+def test_replay_names_the_recorded_players_and_prompts_when_stepping(tmp_path):
+    """An arena record is replayed with its players' labels (not "you"/"opponent"), a header with the dealer and
+    result, and ``--step`` prompts before each wait; ``q`` stops."""
+    records = tmp_path / "arena.jsonl"
+    assert arena_cli.main(["heuristic", "random", "--deals", "1", "--workers", "1", "--no-progress",
+                           "--records", str(records)]) == 0
+    out = subprocess.run([sys.executable, "-m", "agents.cli.replay", str(records), "--index", "0", "--step"],
+                         input="\n\nq\n", capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("=== record 0: player_0 = heuristic, player_1 = random; ")
+    assert "(heuristic)" in out.stdout and "(random)" in out.stdout
+    assert "(you)" not in out.stdout and "(opponent)" not in out.stdout
+    assert out.stdout.count("[Enter: next action, q: stop]") == 3  # stopped at the third prompt
+
+
+def test_replay_of_a_file_without_a_complete_record_is_an_error(tmp_path):
+    cut = tmp_path / "cut.jsonl"
+    cut.write_text('{"rules": {"ruleset": "schnapsen20"}, "deck', encoding="utf-8")  # a line cut off
+    out = subprocess.run([sys.executable, "-m", "agents.cli.replay", str(cut)], capture_output=True, text=True,
+                         cwd=tmp_path, timeout=300)
+    assert out.returncode == 2
+    assert "holds no complete record" in out.stderr and "Traceback" not in out.stderr

@@ -136,17 +136,17 @@ def test_play_program_quits_on_end_of_input():
 
 
 def test_play_program_default_opponent_is_the_strongest_shipped_policy(monkeypatch):
-    import agents.specs
+    import agents.cli.play
     from agents import STRONGEST_POLICY
 
     asked = []
-    real = agents.specs.resolve_agent
+    real = agents.cli.play.resolve_agent
 
     def spy(name, rules):
         asked.append(name)
         return real(name, rules)
 
-    monkeypatch.setattr(agents.specs, "resolve_agent", spy)
+    monkeypatch.setattr(agents.cli.play, "resolve_agent", spy)
     out = io.StringIO()
     assert play_main(["--seed", "2"], inp=_Typist([]), out=out) == 0
     assert asked == [STRONGEST_POLICY] and "bye" in out.getvalue()
@@ -163,7 +163,7 @@ def test_replay_program(tmp_path, capsys):
     write_records(path, [r for r, _ in _random_records(2, seed=7)])
     assert replay_main([str(path), "--index", "1"]) == 0
     out = capsys.readouterr().out
-    assert "=== record 1 ===" in out and "hand over" in out
+    assert "=== record 1: " in out and "hand over" in out
     path.write_text("garbage\n")
     assert replay_main([str(path)]) == 2
 

@@ -3,8 +3,10 @@
     schnapsen-replay games.jsonl                 # every record, both hands shown
     schnapsen-replay games.jsonl --index 2 --viewer player_1 --step
 
-Each action is printed with the table after it. ``--step`` waits for Enter between actions. A bad record
-stops the replay with a message naming its line and first bad action.
+Each record starts with its players (the names it stores, e.g. the arena's agent labels), dealer and result; each
+action is printed with the table after it, the seats named by the stored players. ``--step`` waits for Enter
+between actions (``q`` and Enter stops). A bad record stops the replay with a message naming its line and first bad
+action; a file without one complete record is an error.
 """
 
 from __future__ import annotations
@@ -49,24 +51,38 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{PROG}: warning: {one_line(w.message)}", file=sys.stderr)
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    if not records:
+        return fail(PROG, f"{args.path} holds no complete record: expected JSON Lines records (schnapsen-play "
+                          "--record, schnapsen-arena --records)", 2)
     if args.index is not None and not 0 <= args.index < len(records):
         p.error(f"--index {args.index}: the file holds {len(records)} record(s): expected 0 to {len(records) - 1}"
                 if records else f"--index {args.index}: the file holds no records")
     chosen = range(len(records)) if args.index is None else [args.index]
     viewer = PLAYERS.index(args.viewer)
     for k in chosen:
-        print(f"=== record {k} ===")
-        for state, action in replay(records[k], f"{args.path} record {k}"):
+        record = records[k]
+        players = record.players or {}
+        labels = tuple(str(players.get(PLAYERS[s]) or ("viewer" if s == viewer else "other")) for s in
+                       (viewer, 1 - viewer))
+        who = ", ".join(f"{seat} = {players[seat]}" for seat in PLAYERS if players.get(seat)) or "players not recorded"
+        result = record.result or {}
+        ended = (f"{result.get('winner') or 'nobody'} won {result.get('game_points')} game point(s), "
+                 f"{result.get('reason')}") if result else "unfinished"
+        print(f"=== record {k}: {who}; {record.dealer} deals; {ended} ===")
+        for state, action in replay(record, f"{args.path} record {k}"):
             if action is not None:
                 print(f"-- {action}")
-            print(render_text(state, viewer, reveal=not args.hide))
-            if args.step:
+            print(render_text(state, viewer, reveal=not args.hide, labels=labels))
+            if args.step and state.result is None:
+                print("[Enter: next action, q: stop] ", end="", flush=True)
                 try:  # an Enter press; bounded, for an input without newlines (< /dev/zero)
                     pressed = sys.stdin.readline(1000)
                 except (OSError, UnicodeDecodeError):  # input that fails or is not text: finish without waiting
                     pressed = ""
                 if not pressed:  # no more Enter presses
                     args.step = False
+                elif pressed.strip().lower() in ("q", "quit"):
+                    return 0
     return 0
 
 
