@@ -282,7 +282,8 @@ def main(args: Args) -> dict:
         print(f"run {run_dir}  seed {args.seed}  samplers {args.samplers}  rules {rules_text(rules)}", flush=True)
 
         n_updates_total = max(1, args.total_steps // args.batch_size)
-        bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps), disable=not args.progress,
+        bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps),
+                   disable=None if args.progress else True,  # None: no bar where the output is not a terminal
                    unit=" decisions", unit_scale=True, dynamic_ncols=True)
         latest_eval = ""
         t_start, steps_at_start = time.time(), global_step

@@ -50,7 +50,9 @@ def strength() -> str:
         rows.append(f"| `{name}` | {elo:.0f} | {cell} |")
     seeds = sorted({p["seed"] for p in d["pairs"]})
     rows.append("")
-    rows.append(f"Elo anchored at `{d['anchor']}` = 0, fitted over {len(d['pairs'])} pairs of the ladder "
+    n = len(d["agents"])
+    rows.append(f"Elo anchored at `{d['anchor']}` = 0, fitted over the {len(d['pairs'])} pairs played (of "
+                f"{n * (n - 1) // 2}) "
                 f"(seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}); a hand is worth 1 to 3 game "
                 "points. Source: `benchmarks/ladder_schnapsen20.json`.")
     return "\n".join(rows) + "\n"

@@ -28,7 +28,7 @@ def _verb(side: str, you: str, other: str) -> str:
 
 
 def narrate_move(rules: RuleSet, by: str, action: int, before, after, stock_before: int, stock_after: int,
-                 trump: int, turn_up: str | None = None) -> list[str]:
+                 trump: int, turn_up: str | None = None, mover_has_trick: bool = False) -> list[str]:
     """Lines that say what the action did, from the player's side.
 
     Args:
@@ -41,6 +41,7 @@ def narrate_move(rules: RuleSet, by: str, action: int, before, after, stock_befo
         stock_after: cards on the stock after it.
         trump: the trump suit's index (public).
         turn_up: the turn-up's code before the action (public), or None once the stock is exhausted.
+        mover_has_trick: whether the player who acted had won a trick (a marriage then counts at once, R14).
     """
     entry = describe_move(rules, by, action, before, after)
     name = rules.action_names[action]
@@ -66,9 +67,10 @@ def narrate_move(rules: RuleSet, by: str, action: int, before, after, stock_befo
     elif name.startswith("marriage "):
         suit = SUIT_LETTERS.index(name.split()[1])
         points = rules.marriage_points(1 << suit, trump)
+        counted = ("counted at once" if mover_has_trick else
+                   f"counted once {who} {_verb(by, 'have', 'has')} won a trick")
         lines.append(f"{who} {_verb(by, 'announce', 'announces')} the marriage in {SUIT_NAMES[suit]}: {points} "
-                     f"points, counted once {who} {_verb(by, 'have', 'has')} won a trick; the king or queen of "
-                     f"{SUIT_NAMES[suit]} leads now (R12-R14)")
+                     f"points, {counted}; the king or queen of {SUIT_NAMES[suit]} leads now (R12-R14)")
     elif name == "exchange":
         lines.append(f"{who} {_verb(by, 'exchange', 'exchanges')} the trump {_RANK_NAMES[rules.exchange_rank]} for the "
                      f"turn-up{' ' + card_text(turn_up) if turn_up else ''} (R16)")
@@ -115,6 +117,15 @@ def why_illegal(state: GameState, action: int) -> str:
     return f"{name!r} is not legal now"
 
 
+def claim_hint(state: GameState, human: int) -> str | None:
+    """A reminder when the player may claim (R20): the hand ends at once in their favour."""
+    names = state.rules.action_names
+    if state.to_move != human or names.index("claim") not in state.legal_actions():
+        return None
+    return (f"you may claim: you count {state.counted(human)} points, at least {state.rules.claim_target}; "
+            "type 'claim' to end the hand now (R20)")
+
+
 def result_text(result: Result, state: GameState, human: int) -> str:
     """How the hand ended and why it is worth its game points, from the player's side."""
     rules = state.rules
@@ -123,8 +134,10 @@ def result_text(result: Result, state: GameState, human: int) -> str:
     winner = "you" if result.winner == human else "the opponent"
     verb = "win" if result.winner == human else "wins"
     gp = result.game_points
+    claim_typed = bool(state.actions) and rules.action_names[state.actions[-1]] == "claim"
     how = {
-        "claim": f"{winner} claimed {rules.claim_target} (R20)",
+        "claim": (f"{winner} claimed {rules.claim_target} (R20)" if claim_typed else
+                  f"{winner} won the last trick counting at least {rules.claim_target}, which claims it (R20-R22)"),
         "false_claim": "a claim fell short, so the other player scores (R22, R21a)",
         "last_trick": "nobody reached the target before the last trick, which decides (R22)",
         "closed_hand": "the stock was closed and the closer did not claim in time (R23)",
@@ -138,4 +151,4 @@ def result_text(result: Result, state: GameState, human: int) -> str:
             f"{state.counted(1 - human)}")
 
 
-__all__ = ["SUIT_NAMES", "narrate_move", "result_text", "why_illegal"]
+__all__ = ["SUIT_NAMES", "claim_hint", "narrate_move", "result_text", "why_illegal"]

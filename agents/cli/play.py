@@ -25,7 +25,7 @@ from typing import TextIO
 import numpy as np
 
 from agents.cli.console import ArgumentParser, console_main, fail
-from agents.cli.narration import narrate_move, result_text, why_illegal
+from agents.cli.narration import claim_hint, narrate_move, result_text, why_illegal
 from agents.learned.shipped import STRONGEST_POLICY
 from agents.specs import resolve_agent
 from agents.web.view import OPPONENT, YOU
@@ -99,12 +99,13 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
         by = YOU if state.to_move == human else OPPONENT
         before, stock_before = observation(state, human), len(state.stock)
         turn_up = state.deck.codes[state.stock[-1]] if state.stock else None
+        has_trick = state.tricks[state.to_move] > 0
         if recorder is not None:
             recorder.step(a)
         else:
             state.step(a)
         for line in narrate_move(state.rules, by, a, before, observation(state, human), stock_before,
-                                 len(state.stock), state.trump, turn_up):
+                                 len(state.stock), state.trump, turn_up, has_trick):
             print("  " + line, file=out)
 
     names = state.rules.action_names
@@ -113,6 +114,9 @@ def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, 
             board = render_text(state, human).split("\n")
             board[-1] = "  your move: " + legal_text(state)  # cards as the table shows them
             print("\n".join(board), file=out)
+            hint = claim_hint(state, human)
+            if hint:
+                print("  " + hint, file=out)
             while True:
                 print("> ", end="", file=out, flush=True)
                 try:
@@ -239,6 +243,9 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
                 recorder = Recorder.deal(rules, rng)
                 state = recorder.state
             print(f"\n=== hand {n + 1}: you are {PLAYERS[human]}, {PLAYERS[state.dealer]} deals ===", file=out)
+            if n == 0:
+                print("type a card as the table shows it (10♣) or by its code (TC), or an action (marriage H, exchange, "
+                      "close, claim); ? lists the legal moves, quit stops", file=out)
             play_hand(state, human, opponent, inp, out, not args.no_reveal, recorder)
             save(recorder.record())
             n += 1

@@ -2,7 +2,7 @@
 
     schnapsen-web                                # http://127.0.0.1:8000/ : a match against the strongest shipped policy
     schnapsen-web --open --port 8080             # ... and open it in a browser tab
-    schnapsen-web --policy runs/policy.pt        # also offer your own trained policy as an opponent
+    schnapsen-web --policy runs/NAME/policy.pt   # also offer your own trained policy as an opponent
 
 The page plays a hand or a match to 7 against a registered agent or the ``--policy`` file, from either seat, in
 either ruleset; it analyses any position with PIMC, the expert search and the policies, and downloads, uploads and
@@ -57,8 +57,9 @@ def main(argv: list[str] | None = None) -> int:
     A user's mistake is one line on stderr and exit status 2, never a traceback: a bad flag, a missing extra, a
     policy that does not load, an address that cannot be listened on (in use, not this machine's).
     """
-    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0],
-                       formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__.split("\n\n", 1)[1])
+    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0].replace("``", ""),
+                       formatter_class=argparse.RawDescriptionHelpFormatter,
+                       epilog=__doc__.split("\n\n", 1)[1].replace("``", ""))
     p.add_argument("--host", default="127.0.0.1", help="address to listen on (default: 127.0.0.1, this computer "
                    "only; 0.0.0.0 for every interface)")
     p.add_argument("--port", type=int, default=8000, help="port to listen on (default: 8000; 0: any free port)")
@@ -113,7 +114,8 @@ def main(argv: list[str] | None = None) -> int:
         def open_when_ready() -> None:
             for _ in range(600):
                 if server.started:
-                    webbrowser.open(url, new=2)
+                    if not webbrowser.open(url, new=2):  # no browser here (a headless machine)
+                        print(f"{PROG}: no browser to open here: open {url} in one", flush=True)
                     return
                 time.sleep(0.05)
 

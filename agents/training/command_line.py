@@ -130,15 +130,14 @@ def short_help(cls: type, prog: str, description: str) -> str:
                 flag, default = f"{flag} / --no-{name.replace('_', '-')}", "on" if default else "off"
             doc = first_clause(docs.get(name, ""))
             shown = ", ".join(map(str, default)) if isinstance(default, (list, tuple)) else str(default)
-            text = doc if default is None or "default" in doc else f"{doc} [{shown}]"
+            text = doc if default is None or "default" in doc else f"[{shown}] {doc}"
             head = f"  {flag:<32}"
             if len(flag) > 30:  # a long flag: its help on the next line
                 lines.append("  " + flag)
                 head = " " * 34
-            room = width - len(head)
-            if len(text) > room:  # one line a flag: cut at a word, the whole text is in --help-all
-                text = text[:room - 1].rsplit(" ", 1)[0] + "…"
-            lines.append(head + text)
+            # at most two lines a flag, cut at a word (the whole text is in --help-all)
+            lines += textwrap.wrap(text, width, initial_indent=head, subsequent_indent=" " * 34, max_lines=2,
+                                   placeholder=" …")
     return "\n".join(lines)
 
 

@@ -93,8 +93,13 @@ def yardstick(rules, results: dict) -> list[str]:
 def next_steps(run_dir, results: dict, rules) -> str:
     """What to run next with the trained policy: the arena, terminal play, the Gymnasium env, TensorBoard."""
     policy = Path(run_dir) / "policy.pt"
-    lines = [f"the policy: {policy}"]
-    lines += yardstick(rules, results)
+    lines = [f"the policy: {policy} (eval_policy.pt beside it is the policy of the latest evaluation)"]
+    against = yardstick(rules, results)
+    if against:
+        lines += against
+        lines.append("a short run beats random but rarely heuristic yet; the default run (18M decisions) and the "
+                     "longer shipped ones show what more training reaches")
+    
     lines += ["next:",
               f"  .venv/bin/schnapsen-arena {policy} expert --deals 200     # measure it against the yardstick",
               f"  .venv/bin/schnapsen-play --opponent {policy}              # play against it",
