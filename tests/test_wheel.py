@@ -5,6 +5,7 @@ the web page's files, and answers ``--help`` in every command-line program."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 import sys
 import sysconfig
@@ -40,11 +41,26 @@ print("wheel ok")
 """
 
 
+def _source_tree(into: Path) -> Path:
+    """The checkout's files as a user's clone holds them (tracked and new, not ignored), without build leftovers
+    (a stale ``build/`` folder would put old files into the wheel)."""
+    files = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=ROOT,
+                           capture_output=True, check=True).stdout.decode().split("\0")
+    for name in filter(None, files):
+        src = ROOT / name
+        if src.is_file():
+            dst = into / name
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(src, dst)
+    return into
+
+
 def _build(tmp_path: Path) -> tuple[Path, Path]:
     out = tmp_path / "dist"
+    src = _source_tree(tmp_path / "src")
     code = ("import sys; from setuptools import build_meta as b; out = sys.argv[1]; "  # the hooks rewrite sys.argv
             "s = b.build_sdist(out); w = b.build_wheel(out); print('BUILT', s, w)")
-    r = subprocess.run([sys.executable, "-c", code, str(out)], cwd=ROOT, capture_output=True, text=True,
+    r = subprocess.run([sys.executable, "-c", code, str(out)], cwd=src, capture_output=True, text=True,
                        timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
     built = [line.split()[1:] for line in r.stdout.splitlines() if line.startswith("BUILT ")]
