@@ -12,6 +12,7 @@ itself never imports it. To add an agent, add its factory to :data:`BUILT_IN`.
 from __future__ import annotations
 
 import functools
+import importlib
 from typing import Any, Callable
 
 from agents import moved
@@ -60,6 +61,14 @@ moved.install()  # old module paths (agents.pimc, ...) work for one release, wit
 for _name, _factory in BUILT_IN.items():
     agent_registry.register_agent(_name, _factory)
 del _name, _factory
+
+
+def __getattr__(name: str):
+    """``agents.pimc`` and the other moved submodules as attributes, as before they moved (with the warning of
+    :mod:`agents.moved`)."""
+    if f"agents.{name}" in moved.MOVED:
+        return importlib.import_module(f"agents.{name}")
+    raise AttributeError(f"module 'agents' has no attribute {name!r}")
 
 
 def agent_names() -> list[str]:

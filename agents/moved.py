@@ -39,9 +39,12 @@ class _MovedModuleLoader(importlib.abc.Loader):
     def create_module(self, spec):
         warnings.warn(f"{self.old} moved to {self.new}; import it from there (the old path is removed in "
                       f"{REMOVED_IN})", DeprecationWarning, stacklevel=2)
-        return importlib.import_module(self.new)
+        module = importlib.import_module(self.new)
+        self.spec = module.__spec__
+        return module
 
     def exec_module(self, module) -> None:
+        module.__spec__ = self.spec  # importlib gave it the old path's spec: keep its own (reload, find_spec)
         sys.modules[self.old] = module  # the same module object under both names
 
 

@@ -169,7 +169,7 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
     registered factory's parameters."""
     name, _, arg_text = spec.partition(":")
     try:
-        factory = agent_registry.agent_factory(name)
+        agent_registry.agent_factory(name)  # an unknown or unavailable name first
     except ValueError as e:
         if not str(e).startswith("unknown agent"):
             raise  # a name declared unavailable here: its own reason (e.g. the extra to install)
@@ -183,6 +183,20 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
         if key.strip() in kwargs:
             raise ValueError(f"agent {short_repr(spec)} gives {key.strip()} twice: expected each argument once")
         kwargs[key.strip()] = parse_value(value.strip())
+    check_options(name, kwargs, spec)
+    return name, kwargs
+
+
+def check_options(name: str, kwargs: dict, spec: str | None = None) -> None:
+    """Check a registered agent's options against its factory's parameters and annotations, as a
+    ``name:key=value`` spec is checked (the Gymnasium env's ``opponent_kwargs`` too).
+
+    Raises:
+        ValueError: ``seed=`` or ``rules=`` among them, an option the factory does not take, or a value of a type
+            its annotation refuses.
+    """
+    factory = agent_registry.agent_factory(name)
+    spec = spec if spec is not None else name
     for own in ("seed", "rules"):
         if own in kwargs:
             raise ValueError(f"agent {short_repr(spec)}: every agent is given its {own} by the program that builds "
@@ -204,7 +218,21 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
             what = "None" if value is None else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
             raise ValueError(f"agent {name!r}: {key}={short_repr(value)} is {what}, expected "
                              f"{_type_name(hints[key])}")
-    return name, kwargs
+
+
+def build(factory: Callable[..., Any], label: str, seed: int | None = None) -> Any:
+    """The agent a resolved factory builds with ``seed``, as every place that takes an agent builds it.
+
+    Raises:
+        ValueError: the factory refused its options or rules (``agent 'LABEL' cannot be built: WHY``), or built
+            something with no ``act()`` that is not callable.
+    """
+    try:
+        agent = factory(seed=seed)
+    except (ValueError, TypeError) as e:
+        raise ValueError(f"agent {short_repr(label)} cannot be built: {e}") from e
+    act_fn(agent)
+    return agent
 
 
 def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., Any]]:
@@ -223,6 +251,8 @@ def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., A
         TypeError: ``rules`` is missing or not a RuleSet / ruleset name.
     """
     rules = as_rules(rules)
+    if isinstance(spec, os.PathLike):  # a pathlib.Path to a checkpoint
+        spec = os.fspath(spec)
     if isinstance(spec, tuple) and len(spec) == 2 and isinstance(spec[0], str):
         _, factory = resolve_agent(spec[1], rules)
         return spec[0], factory
@@ -233,7 +263,7 @@ def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., A
                 raise ValueError(f"agent {short_repr(spec)} is a folder, not a .pt checkpoint file: expected "
                                  f"{spec_forms()}")
             if not os.path.isfile(spec):
-                raise ValueError(f"no checkpoint file {spec!r}: expected {spec_forms()}")
+                raise ValueError(f"no checkpoint file {short_repr(spec)}: expected {spec_forms()}")
             return os.path.basename(spec), CheckpointFactory(spec, rules)
         name, kwargs = _parse_name_spec(spec)
         return spec, NameFactory(name, kwargs, rules)
@@ -266,5 +296,5 @@ def act_fn(agent: Any) -> Callable[[dict], int]:
     raise ValueError(f"the factory returned {agent!r}, which has no act() and is not callable")
 
 
-__all__ = ["CallableFactory", "CheckpointFactory", "Fixed", "NameFactory", "act_fn", "as_rules", "fits_hint",
-           "parse_value", "resolve_agent", "spec_forms"]
+__all__ = ["CallableFactory", "CheckpointFactory", "Fixed", "NameFactory", "act_fn", "as_rules", "build",
+           "check_options", "fits_hint", "parse_value", "resolve_agent", "spec_forms"]

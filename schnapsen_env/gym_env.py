@@ -19,12 +19,12 @@ from __future__ import annotations
 
 import copy
 from enum import Enum
-from typing import Any, Callable
+from typing import Any
 
 import gymnasium
 import numpy as np
 
-from schnapsen_env.agent_specs import NameFactory, resolve_agent
+from schnapsen_env.agent_specs import Fixed, NameFactory, act_fn, build, check_options, resolve_agent
 from schnapsen_env.aec import ILLEGAL_REWARD, raw_env
 from schnapsen_env.errors import IllegalActionError
 from schnapsen_env.render import render_text
@@ -46,15 +46,16 @@ def resolve_opponent(opponent: Any, seed: int | None, rules: RuleSet,
             ``rules`` (or an agent object whose ``rules`` are another ruleset), ``options`` with an opponent that is
             not a name, or the same option given twice.
     """
-    _, factory = resolve_agent(opponent, rules)
+    label, factory = resolve_agent(opponent, rules)
     if options:
         if not isinstance(factory, NameFactory):
             raise ValueError(f"opponent_kwargs {options!r} need an opponent given by name, got {opponent!r}")
         twice = sorted(set(options) & set(factory.kwargs))
         if twice:
             raise ValueError(f"opponent {opponent!r} and opponent_kwargs both give {twice}: expected each option once")
+        check_options(factory.name, dict(options), f"{label} with opponent_kwargs {options!r}")
         factory = NameFactory(factory.name, {**factory.kwargs, **options}, rules)
-    agent = factory(seed=seed)
+    agent = build(factory, label, seed)
     own = getattr(agent, "rules", None)
     if isinstance(own, RuleSet) and own.name != rules.name:
         raise ValueError(f"the opponent agent plays {own.name}, but this env is {rules.name}: build it with the "
@@ -83,10 +84,6 @@ def _fresh_copy(value: Any) -> Any:
     if isinstance(value, _ATOMIC):
         return value
     return copy.deepcopy(value)
-
-
-def _act_fn(opponent: Any) -> Callable[[dict], int]:
-    return opponent.act if hasattr(opponent, "act") and callable(opponent.act) else opponent
 
 
 class SchnapsenGymEnv(gymnasium.Env):
@@ -136,7 +133,8 @@ class SchnapsenGymEnv(gymnasium.Env):
         self._opponent_spec = opponent
         self._opponent_kwargs = dict(opponent_kwargs or {})
         self.opponent = resolve_opponent(opponent, None, self.rules, self._opponent_kwargs)
-        self._opponent = _act_fn(self.opponent)
+        self._reseed = not isinstance(resolve_agent(opponent, self.rules)[1], Fixed)  # an object is used as it is
+        self._opponent = act_fn(self.opponent)
         self._episodes = 0
         self.learner = PLAYERS[0]
         self._done = True
@@ -154,7 +152,7 @@ class SchnapsenGymEnv(gymnasium.Env):
             episodes = 0 if seed is not None else self._episodes  # a seeded reset replays the same seats
             aec_seed = int(self.np_random.integers(2**63)) if seed is not None else None
             opponent = self.opponent
-            if seed is not None and isinstance(self._opponent_spec, str):
+            if seed is not None and self._reseed:  # a name, a checkpoint or a factory: rebuilt with a drawn seed
                 opponent = resolve_opponent(self._opponent_spec, int(self.np_random.integers(2**31)), self.rules,
                                             self._opponent_kwargs)
             if self.seat_mode == "alternate":
@@ -169,7 +167,7 @@ class SchnapsenGymEnv(gymnasium.Env):
         except BaseException:
             self._np_random, self._np_random_seed, self._episodes, self.learner = saved
             raise
-        self.opponent, self._opponent = opponent, _act_fn(opponent)
+        self.opponent, self._opponent = opponent, act_fn(opponent)
         if callable(getattr(opponent, "reset", None)):
             opponent.reset()
         self.learner = learner

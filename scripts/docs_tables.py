@@ -81,13 +81,15 @@ def ladder() -> str:
 
 def exploitability() -> str:
     """Exact exploitability on ``schnapsen10`` (``benchmarks/exploitability_schnapsen10.json``), least exploitable
-    first."""
+    first: NashConv and exploitability (NashConv / 2) in game points a hand, and the seconds the measurement took."""
     d = _load("exploitability_schnapsen10.json")
-    rows = ["| policy | NashConv (game points) | measured by |", "|---|---:|---|"]
+    rows = ["| policy | NashConv | exploitability | seconds |", "|---|---:|---:|---:|"]
     for r in sorted(d["rows"], key=lambda r: r["nash_conv"]):
-        rows.append(f"| {r['policy']} | {r['nash_conv']:.4f} | `{r.get('command', '')}` |")
+        rows.append(f"| {r['policy']} | {r['nash_conv']:.4f} | {r['exploitability']:.4f} | {r['seconds']:.0f} |")
+    commands = sorted({r["command"] for r in d["rows"] if r.get("command")})
     rows.append("")
-    rows.append("Source: `benchmarks/exploitability_schnapsen10.json`.")
+    rows.append("Measured by " + " and ".join(f"`{c}`" for c in commands)
+                + ". Source: `benchmarks/exploitability_schnapsen10.json`.")
     return "\n".join(rows) + "\n"
 
 

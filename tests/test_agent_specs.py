@@ -94,3 +94,38 @@ def test_a_bad_object_names_the_forms():
         gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=first_legal, opponent_kwargs={"depth": 1})
     with pytest.raises(ValueError, match=r"both give \['depth'\]"):
         gymnasium.make("schnapsen_env/Schnapsen-v0", opponent="pimc:depth=1", opponent_kwargs={"depth": 2})
+
+
+def test_a_path_object_a_bad_option_and_a_bad_factory_in_the_gymnasium_env(tmp_path):
+    ck = tmp_path / "mine.pt"
+    shutil.copy(DATA_DIR / SHIPPED_POLICIES["trained"], ck)
+    _play_gym(ck)  # a pathlib.Path, as well as its str
+    with pytest.raises(ValueError, match=r"agent 'pimc' takes no argument\(s\) \['bogus'\]"):
+        gymnasium.make("schnapsen_env/Schnapsen-v0", opponent="pimc", opponent_kwargs={"bogus": 1})
+    with pytest.raises(ValueError, match="drop seed="):
+        gymnasium.make("schnapsen_env/Schnapsen-v0", opponent="pimc", opponent_kwargs={"seed": 3})
+    with pytest.raises(ValueError, match="the factory returned None, which has no act"):
+        gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=lambda seed=None: None)
+    with pytest.raises(ValueError, match=r"agent 'pimc:n_samples=-1' cannot be built: n_samples"):
+        gymnasium.make("schnapsen_env/Schnapsen-v0", opponent="pimc:n_samples=-1")
+
+
+def test_a_factory_opponent_is_reseeded_by_a_seeded_reset():
+    """A seeded reset rebuilds an opponent given as a factory with a seed drawn from the env's generator, as it does
+    for a name: two envs replay the same episodes."""
+
+    def episodes(opponent) -> list[list[int]]:
+        env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=opponent)
+        played = []
+        for seed in range(3):
+            obs, _ = env.reset(seed=seed)
+            moves, done = [], False
+            while not done:
+                obs, _, terminated, truncated, _ = env.step(first_legal(obs))
+                moves.append(int(np.flatnonzero(obs["action_mask"]).sum()) if not terminated else -1)
+                done = terminated or truncated
+            played.append(moves)
+        return played
+
+    for spec in (RandomAgent, functools.partial(RandomAgent, rules="schnapsen20")):
+        assert episodes(spec) == episodes(spec)

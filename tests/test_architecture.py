@@ -296,3 +296,26 @@ def test_an_import_inside_a_function_says_why():
                         and "#" not in lines[node.lineno - 1]:
                     bad.append(f"{name}:{node.lineno}: from {node.module} import ...")
     assert not bad, "imports inside functions without a reason:\n" + "\n".join(bad)
+
+
+def test_a_moved_module_keeps_its_own_spec_and_answers_as_an_attribute():
+    """Importing an old path leaves the new module reloadable under its own name (``importlib.reload``, autoreload),
+    and ``agents.pimc`` / ``schnapsen_env.core`` answer as attributes, as before the move."""
+    import subprocess
+    import sys
+
+    code = """
+import importlib, warnings
+warnings.simplefilter("ignore", DeprecationWarning)
+import agents.search.pimc as new
+import agents.pimc
+assert new.__spec__.name == "agents.search.pimc" == importlib.util.find_spec("agents.search.pimc").name
+new.PIMCAgent = None
+assert importlib.reload(new).PIMCAgent is not None
+import agents, schnapsen_env
+assert agents.rollout is importlib.import_module("agents.search.rollout")
+assert schnapsen_env.core.F is importlib.import_module("schnapsen_env.state_layout").F
+print("ok")
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]

@@ -132,3 +132,25 @@ def test_replay_of_a_file_without_a_complete_record_is_an_error(tmp_path):
                          cwd=tmp_path, timeout=300)
     assert out.returncode == 2
     assert "holds no complete record" in out.stderr and "Traceback" not in out.stderr
+
+
+def test_arena_level_verdict_and_records_to_stdout_refused(capsys):
+    assert arena_cli.main(["heuristic", "heuristic", "--deals", "1", "--workers", "1", "--no-progress"]) == 0
+    assert "verdict               heuristic (A) and heuristic (B) are level over 1 deal(s)" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as exc:
+        arena_cli.main(["heuristic", "random", "--deals", "1", "--records", "-"])
+    assert exc.value.code == 2 and "--records '-': expected a file path" in capsys.readouterr().err
+
+
+def test_play_reads_a_card_typed_with_a_space_or_an_emoji_suit():
+    from agents.cli.play import parse_action
+    from schnapsen_env.rules import GameState
+    from schnapsen_env.ruleset import RuleSet
+
+    import numpy as np
+
+    g = GameState.new_hand(RuleSet.make("schnapsen20"), rng=np.random.default_rng(1))
+    code = g.deck.codes[g.legal_actions()[0]]
+    rank = "10" if code[0] == "T" else code[0]
+    for typed in (f"{rank} {code[1]}", f"{rank}{'♣♦♥♠'['CDHS'.index(code[1])]}\ufe0f", code.lower()):
+        assert parse_action(typed, g)[0] == g.legal_actions()[0], typed

@@ -508,7 +508,10 @@ def test_ctrl_c_with_workers_stops_at_once_in_one_line(layout, tmp_path):
     assert proc.returncode == 130 and out == ""
     assert took < 15, took
     replay_status, _, replay_err = _run("replay", [str(records)])
-    assert replay_status == 0 and replay_err == ""
+    if records.read_text(encoding="utf-8").strip():  # the complete records written before the signal replay
+        assert replay_status == 0 and replay_err == ""
+    else:  # none finished in deal order before the signal: an empty file, which replay names as such
+        assert replay_status == 2 and "holds no complete record" in replay_err
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")

@@ -59,3 +59,13 @@ def test_a_run_ends_with_its_policy_a_yardstick_and_the_next_commands(tmp_path, 
     assert "rules schnapsen20\n" in out  # the ruleset and its changed knobs, not the whole rules JSON
     saved = json.loads((tmp_path / "tiny" / "summary.json").read_text())
     assert saved["evaluation"]["heuristic"]["agent_a"] == "policy.pt" == summary["evaluation"]["heuristic"]["agent_a"]
+
+
+def test_the_yardstick_only_for_the_ladders_rules():
+    from agents.training.reporting import yardstick
+    from schnapsen_env import RuleSet
+
+    results = {"heuristic": None}
+    assert yardstick(RuleSet.make("schnapsen20"), results)
+    assert yardstick(RuleSet.make("schnapsen20", false_claim="mirror"), results) == []
+    assert yardstick(RuleSet.make("sixtysix24"), results) == []

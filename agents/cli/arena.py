@@ -79,6 +79,9 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
             RuleSet.make(args.ruleset, **{key: value})
         except ValueError as e:  # RulesError: an unknown key or a value the knob does not take
             parser.error(f"{shown}: {e}")
+    if args.records == "-":
+        parser.error("--records '-': expected a file path (game records go to a file; --json - writes the result's "
+                     "JSON to standard output)")
     outputs = [("--records", args.records), ("--json", args.json if args.json != "-" else None)]
     for flag, path in outputs:  # fail before a long run, not after it; never over a checkpoint (an agent's, however named)
         if path is not None:

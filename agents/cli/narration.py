@@ -19,6 +19,13 @@ SUIT_NAMES = ("clubs", "diamonds", "hearts", "spades")
 _RANK_NAMES = {"J": "jack", "9": "nine"}
 
 
+def _strict(rules: RuleSet) -> str:
+    """The strict phase's rule of following (R9-R11; Sixty-Six without heading by default, R66-5)."""
+    if rules.must_head:
+        return "follow suit and head the trick if you can, else trump if you can"
+    return "follow suit if you can, else trump if you can"
+
+
 def _who(side: str) -> str:
     return "you" if side == YOU else "the opponent"
 
@@ -76,8 +83,8 @@ def narrate_move(rules: RuleSet, by: str, action: int, before, after, stock_befo
                      f"turn-up{' ' + card_text(turn_up) if turn_up else ''} (R16)")
     elif name == "close":
         lines.append(f"{who} {_verb(by, 'close', 'closes')} the stock: no more cards are drawn, the strict rules of "
-                     f"play apply (follow suit, head the trick, else trump: R9-R11), and the closer must reach "
-                     f"{rules.claim_target} and claim, or the other player scores (R18, R19, R23)")
+                     f"play apply ({_strict(rules)}: R9-R11), and unless the closer reaches "
+                     f"{rules.claim_target}, the other player scores at least 2 (R18, R19, R23)")
     elif name == "claim":
         lines.append(f"{who} {_verb(by, 'claim', 'claims')} {rules.claim_target} (R20)")
     return lines
@@ -98,8 +105,8 @@ def why_illegal(state: GameState, action: int) -> str:
             return (f"{card_text(code)} belongs to a marriage: announce it first (type 'marriage {suit}'), then "
                     f"play the king or queen (R12, R13)")
         if state.table >= 0:
-            return (f"{card_text(code)} is not allowed: the stock is closed or exhausted, so you must follow suit "
-                    f"and head the trick, or trump if you cannot follow (R9-R11)")
+            return (f"{card_text(code)} is not allowed: the stock is closed or exhausted, so you must "
+                    f"{_strict(rules)} (R9-R11)")
         if state.announced >= 0:
             return "after announcing a marriage you lead its king or queen (R13)"
         return f"{card_text(code)} cannot be played now"
@@ -126,28 +133,53 @@ def claim_hint(state: GameState, human: int) -> str | None:
             "type 'claim' to end the hand now (R20)")
 
 
+def _seat(seat: int, human: int) -> str:
+    return "you" if seat == human else "the opponent"
+
+
 def result_text(result: Result, state: GameState, human: int) -> str:
-    """How the hand ended and why it is worth its game points, from the player's side."""
+    """How the hand ended and what its game points come from, from the player's side (R22 for an open hand, R23 for a
+    closed one; the knobs that change a rule are named where they apply)."""
     rules = state.rules
     if result.winner is None:
         return f"the hand is a tie: nobody scores ({result.reason}, R66-10)"
-    winner = "you" if result.winner == human else "the opponent"
-    verb = "win" if result.winner == human else "wins"
+    w = result.winner
+    winner, verb = _seat(w, human), ("win" if w == human else "wins")
     gp = result.game_points
+    points = f"{gp} game point{'s' if gp != 1 else ''}"
     claim_typed = bool(state.actions) and rules.action_names[state.actions[-1]] == "claim"
-    how = {
-        "claim": (f"{winner} claimed {rules.claim_target} (R20)" if claim_typed else
-                  f"{winner} won the last trick counting at least {rules.claim_target}, which claims it (R20-R22)"),
-        "false_claim": "a claim fell short, so the other player scores (R22, R21a)",
-        "last_trick": "nobody reached the target before the last trick, which decides (R22)",
-        "closed_hand": "the stock was closed and the closer did not claim in time (R23)",
-        "count": "the loser of the last trick counted the target (R66-10)",
-    }.get(str(result.reason), str(result.reason))
-    value = (f"{gp} game point{'s' if gp != 1 else ''}: a hand is worth 3 if the loser took no trick, 2 if the "
-             f"loser has fewer than {rules.schneider_below} points, else 1")
-    if state.closed_by >= 0 and state.closing_snapshot is not None:
-        value += " (after a close, the loser's points and tricks when the stock was closed count, R19)"
-    return (f"{winner} {verb} {value}; {how}. Points: you {state.counted(human)}, the opponent "
+    reason = str(result.reason)
+    v = (f"3 if that player took no trick, 2 with fewer than {rules.schneider_below} points, else 1")
+    if state.closed_by < 0:
+        loser = 1 - w
+        how = {
+            "claim": (f"{winner} claimed with {state.counted(w)} points (R20, R22)" if claim_typed else
+                      f"{winner} won the last trick counting {state.counted(w)} points, which claims (W3, R20)"),
+            "false_claim": f"{_seat(loser, human)} claimed with fewer than {rules.claim_target} points (R21a, R22)",
+            "last_trick": "every trick was played and nobody claimed: the last trick's winner wins (R22)",
+            "count": f"the loser of the last trick counted {rules.claim_target} (R66-10)",
+        }.get(reason, reason)
+        value = (f"{_seat(loser, human)} took {state.tricks[loser]} trick(s) and {state.counted(loser)} points: {v}"
+                 if reason != "false_claim" else "the false_claim knob sets it (R21a)")
+    else:
+        closer = state.closed_by
+        snap_points, snap_tricks = state.closing_snapshot or (0, 0)
+        snap = (f"{_seat(1 - closer, human)} had {snap_points} points and {snap_tricks} trick(s) when "
+                f"{_seat(closer, human)} closed")
+        how = {
+            "claim": (f"{winner} claimed with {state.counted(w)} points" if claim_typed else
+                      f"{winner} won the last trick counting {state.counted(w)} points, which claims (W3)"),
+            "false_claim": f"{_seat(1 - w, human)} claimed with fewer than {rules.claim_target} points",
+            "closed_hand": (f"every card was played without a claim and the closer counted {state.counted(closer)} "
+                            f"points" + (f", at least {rules.claim_target}" if state.counted(closer) >= rules.claim_target
+                                         else f", fewer than {rules.claim_target}")),
+        }.get(reason, reason)
+        if w == closer:
+            value = f"the closer wins the value of that snapshot: {snap}; {v} (R23)"
+        else:
+            value = (f"the closer failed, so the other player wins the snapshot's value but at least 2: {snap}; {v} "
+                     f"(R23; the failed_close_value knob can make it 3)")
+    return (f"{winner} {verb} {points}: {how}; {value}. Points at the end: you {state.counted(human)}, the opponent "
             f"{state.counted(1 - human)}")
 
 

@@ -27,9 +27,9 @@ import numpy as np
 from agents.cli.console import ArgumentParser, console_main, fail
 from agents.cli.narration import claim_hint, narrate_move, result_text, why_illegal
 from agents.learned.shipped import STRONGEST_POLICY
-from agents.specs import resolve_agent
+from agents.specs import build, resolve_agent
 from agents.web.view import OPPONENT, YOU
-from schnapsen_env.errors import one_line, short_repr
+from schnapsen_env.errors import one_line
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.encoding import observation
 from schnapsen_env.files import WriteError, check_output_file, describe_os_error
@@ -61,7 +61,9 @@ class OpponentError(Exception):
 
 def parse_action(text: str, state: GameState) -> tuple[int | None, str]:
     """Turn typed text into a legal action id, or ``(None, explanation)``."""
-    t = " ".join(text.strip().split())
+    t = " ".join(text.replace("\ufe0f", "").strip().split())  # U+FE0F: an emoji suit's variation selector
+    if len(t.split()) == 2 and t.split()[0].upper() in ("A", "10", "T", "K", "Q", "J", "9") and len(t.split()[1]) == 1:
+        t = "".join(t.split())  # "Q H", "10 S": a card typed with a space
     if not t:
         return None, "type a card (e.g. QH) or an action name"
     rules = state.rules
@@ -200,11 +202,11 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
             check_output_file(args.record, f"--record {args.record!r}")
         except ValueError as e:
             p.error(str(e))
-    try:
-        _, factory = resolve_agent(args.opponent, rules)
-        opponent = factory(seed=args.seed)
-    except (ValueError, TypeError) as e:
-        p.error(f"--opponent {short_repr(args.opponent)}: {e}")
+    try:  # the words every place that takes an agent uses (schnapsen_env.agent_specs)
+        label, factory = resolve_agent(args.opponent, rules)
+        opponent = build(factory, label, args.seed)
+    except ValueError as e:
+        p.error(str(e))
     op_rules = getattr(opponent, "rules", None)
     if isinstance(op_rules, RuleSet) and op_rules.name != rules.name:
         p.error(f"--opponent {args.opponent!r} plays {op_rules.name}, but this game is {rules.name} (--ruleset)")

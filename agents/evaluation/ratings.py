@@ -103,6 +103,9 @@ class MatchResult:
     def verdict(self) -> str:
         """The result in words: who is ahead, by how many game points a hand (a hand is worth 1 to 3), and whether
         the 95% CI excludes zero (a measurable difference) or not (a tie at this number of deals)."""
+        if self.mean == 0:
+            return (f"{self.agent_a} and {self.agent_b} are level over {self.deals} deal(s)"
+                    + ("" if self.ci_low is None else ": the 95% CI includes 0"))
         if self.ci_low is None or self.ci_high is None:
             return (f"{self.agent_a if self.mean >= 0 else self.agent_b} is ahead by {abs(self.mean):.3f} game points "
                     f"a hand, but {self.deals} deal gives no confidence interval: play more deals")

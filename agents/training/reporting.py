@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -71,7 +72,7 @@ def rules_text(rules) -> str:
 def yardstick(rules, results: dict) -> list[str]:
     """Lines that compare the final table with the shipped policies' results against the same opponents (from
     :data:`LADDER`; none for another ruleset, or outside a checkout)."""
-    if rules.name != "schnapsen20" or not LADDER.is_file():
+    if rules != type(rules).make("schnapsen20") or not LADDER.is_file():  # the ladder's rules: default knobs
         return []
     pairs = json.loads(LADDER.read_text(encoding="utf-8"))["pairs"]
     lines = []
@@ -93,6 +94,11 @@ def yardstick(rules, results: dict) -> list[str]:
 def next_steps(run_dir, results: dict, rules) -> str:
     """What to run next with the trained policy: the arena, terminal play, the Gymnasium env, TensorBoard."""
     policy = Path(run_dir) / "policy.pt"
+    bin_dir = Path(sys.executable).parent  # the programs beside this Python (the environment's bin folder)
+    try:
+        bin_dir = Path(os.path.relpath(bin_dir))
+    except ValueError:  # another drive (Windows)
+        pass
     lines = [f"the policy: {policy} (eval_policy.pt beside it is the policy of the latest evaluation)"]
     against = yardstick(rules, results)
     if against:
@@ -101,10 +107,10 @@ def next_steps(run_dir, results: dict, rules) -> str:
                      "longer shipped ones show what more training reaches")
     
     lines += ["next:",
-              f"  .venv/bin/schnapsen-arena {policy} expert --deals 200     # measure it against the yardstick",
-              f"  .venv/bin/schnapsen-play --opponent {policy}              # play against it",
+              f"  {bin_dir / 'schnapsen-arena'} {policy} expert --deals 200     # measure it against the yardstick",
+              f"  {bin_dir / 'schnapsen-play'} --opponent {policy}              # play against it",
               f"  gymnasium.make(\"schnapsen_env/Schnapsen-v0\", opponent=\"{policy}\")  # train against it",
-              f"  .venv/bin/tensorboard --logdir {Path(run_dir).parent}     # the learning curves"]
+              f"  {bin_dir / 'tensorboard'} --logdir {Path(run_dir).parent}     # the learning curves"]
     return "\n".join(lines)
 
 
