@@ -13,13 +13,19 @@ from __future__ import annotations
 
 import functools
 import importlib
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 from agents import moved
 from agents.base import Agent, as_rules, legal_ids
-from agents.learned.shipped import (SHIPPED_POLICIES, SHIPPED_RULESET, STRONGEST_POLICY, load_checkpoint_agent,
-                                    load_shipped)
 from agents.learned.hybrid import PolicySearchAgent
+from agents.learned.shipped import (
+    SHIPPED_POLICIES,
+    SHIPPED_RULESET,
+    STRONGEST_POLICY,
+    load_checkpoint_agent,
+    load_shipped,
+)
 from agents.scripted.heuristic import HeuristicAgent
 from agents.scripted.random_agent import RandomAgent
 from agents.search.expert import ExpertAgent
@@ -53,7 +59,8 @@ if openspiel_available():
 else:
     for _name in OPENSPIEL_AGENTS:
         agent_registry.register_unavailable(
-            _name, f"agent {_name!r} needs OpenSpiel, which is not installed: {INSTALL_HINT}")
+            _name, f"agent {_name!r} needs OpenSpiel, which is not installed: {INSTALL_HINT}"
+        )
 agent_registry.register_checkpoint_loader(load_checkpoint_agent)
 
 moved.install()  # old module paths (agents.pimc, ...) work for one release, with a warning
@@ -101,5 +108,22 @@ def can_play(name: str, rules: RuleSet | str) -> bool:
     return name not in SCHNAPSEN20_ONLY or as_rules(rules).name == SHIPPED_RULESET
 
 
-__all__ = ["SCHNAPSEN20_ONLY", "SHIPPED_POLICIES", "SHIPPED_RULESET", "STRONGEST_POLICY", "Agent", "ExpertAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "PolicySearchAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
-           "legal_ids", "make_agent"]
+__all__ = [
+    "SCHNAPSEN20_ONLY",
+    "SHIPPED_POLICIES",
+    "SHIPPED_RULESET",
+    "STRONGEST_POLICY",
+    "Agent",
+    "ExpertAgent",
+    "HeuristicAgent",
+    "OpenSpielISMCTSAgent",
+    "OpenSpielMCTSAgent",
+    "PIMCAgent",
+    "PolicySearchAgent",
+    "RandomAgent",
+    "RolloutAgent",
+    "agent_names",
+    "can_play",
+    "legal_ids",
+    "make_agent",
+]

@@ -2,8 +2,30 @@
 :mod:`schnapsen_env.agent_specs`, beside the registry, so that the envs take exactly the forms the arena takes; this
 module is its name in the agents package."""
 
-from schnapsen_env.agent_specs import (CallableFactory, CheckpointFactory, Fixed, NameFactory, act_fn, build,
-                                       check_options, fits_hint, parse_value, resolve_agent, spec_forms)
+from schnapsen_env.agent_specs import (
+    CallableFactory,
+    CheckpointFactory,
+    Fixed,
+    NameFactory,
+    act_fn,
+    build,
+    check_options,
+    fits_hint,
+    parse_value,
+    resolve_agent,
+    spec_forms,
+)
 
-__all__ = ["CallableFactory", "CheckpointFactory", "Fixed", "NameFactory", "act_fn", "build", "check_options",
-           "fits_hint", "parse_value", "resolve_agent", "spec_forms"]
+__all__ = [
+    "CallableFactory",
+    "CheckpointFactory",
+    "Fixed",
+    "NameFactory",
+    "act_fn",
+    "build",
+    "check_options",
+    "fits_hint",
+    "parse_value",
+    "resolve_agent",
+    "spec_forms",
+]

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 from unittest import mock
 
 import numpy as np
@@ -39,6 +39,7 @@ sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
 
 sys.path.append(str(Path(__file__).resolve().parent))  # the shared harness, however this file is loaded
 import harness  # noqa: E402
+
 import schnapsen_env  # noqa: E402
 from schnapsen_env import aec, schnapsen_v0  # noqa: E402
 
@@ -65,9 +66,11 @@ class TwoEnginesEnv(aec.raw_env):
 
 def wrapped(cls):
     """``schnapsen_v0.env()``'s wrappers around ``cls``."""
+
     def make(**kwargs):
         with mock.patch.object(aec, "raw_env", cls):
             return aec.env(**kwargs)
+
     return make
 
 
@@ -118,10 +121,12 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((name, row(module.env)))
         peers.append(name)
 
-    print(f"AEC engine benchmark: random legal play, {RULESET}, seed {args.seed}, median of {args.rounds} "
-          f"interleaved rounds of {args.seconds:g} s per row, Python {sys.version.split()[0]}, numpy "
-          f"{np.__version__}, schnapsen_env from {Path(schnapsen_env.__file__).parent}; both ways play the same "
-          "observations, masks and rewards (checked first)")
+    print(
+        f"AEC engine benchmark: random legal play, {RULESET}, seed {args.seed}, median of {args.rounds} "
+        f"interleaved rounds of {args.seconds:g} s per row, Python {sys.version.split()[0]}, numpy "
+        f"{np.__version__}, schnapsen_env from {Path(schnapsen_env.__file__).parent}; both ways play the same "
+        "observations, masks and rewards (checked first)"
+    )
     for _label, fn in rows:
         fn(WARMUP_S)
     results: dict[str, list[float]] = {label: [] for label, _ in rows}

@@ -37,7 +37,6 @@ import argparse
 import random
 import sys
 import time
-
 from pathlib import Path
 
 import numpy as np
@@ -45,6 +44,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # measure this checkout, not an installed copy
 
 import harness  # noqa: E402
+
 from schnapsen_env import GameState, RuleSet  # noqa: E402
 
 GOAL = 3.0
@@ -138,8 +138,10 @@ def main(argv: list[str] | None = None) -> int:
     np.random.seed(args.seed)
 
     budget = f"{args.hands} hands" if args.hands is not None else f"{args.seconds:g} s"
-    print(f"engine benchmark: random legal play, seed {args.seed}, median of {args.rounds} interleaved rounds of "
-          f"{budget} per row, {harness.versions()}")
+    print(
+        f"engine benchmark: random legal play, seed {args.seed}, median of {args.rounds} interleaved rounds of "
+        f"{budget} per row, {harness.versions()}"
+    )
     rows = []
     for name in ("schnapsen20", "sixtysix24"):
         rng = np.random.default_rng(args.seed)
@@ -153,8 +155,9 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((peer_label, peer))
     except ImportError as exc:
         print(f"peer not installed ({exc}); run with: bash scripts/bootstrap.sh --extras bench ...")
-    results = harness.interleaved({label: lambda fn=fn: fn(args.seconds, args.hands) for label, fn in rows},
-                                  args.rounds, progress=None)
+    results = harness.interleaved(
+        {label: lambda fn=fn: fn(args.seconds, args.hands) for label, fn in rows}, args.rounds, progress=None
+    )
 
     print(f"{'engine':<24} {'hands/s':>9} {'min':>8} {'max':>8} {'decisions/s':>12} {'dec/hand':>8}")
     rate: dict[str, list[float]] = {}

@@ -6,7 +6,7 @@ checked against the action mask.
 
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -14,8 +14,7 @@ from agents.scripted.random_agent import RandomAgent
 from schnapsen_env import schnapsen_v0
 
 
-def evaluate_vs_random(choose: Callable[[np.ndarray, np.ndarray], int], hands: int,
-                       seed: int) -> tuple[float, int]:
+def evaluate_vs_random(choose: Callable[[np.ndarray, np.ndarray], int], hands: int, seed: int) -> tuple[float, int]:
     """Mean game points per hand of ``choose`` and the number of illegal actions it chose (0 for a masked policy).
 
     Args:

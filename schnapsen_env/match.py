@@ -78,8 +78,9 @@ class Match:
         hands_played: hands finished so far.
     """
 
-    def __init__(self, rules: RuleSet, rng: np.random.Generator, deck: list[str] | None = None,
-                 dealer: int | None = None) -> None:
+    def __init__(
+        self, rules: RuleSet, rng: np.random.Generator, deck: list[str] | None = None, dealer: int | None = None
+    ) -> None:
         """Start a match and deal its first hand.
 
         Args:
@@ -100,7 +101,7 @@ class Match:
         self.state = self._deal(deck, dealer)
 
     @classmethod
-    def from_state(cls, rules: RuleSet, rng: np.random.Generator, state: GameState) -> "Match":
+    def from_state(cls, rules: RuleSet, rng: np.random.Generator, state: GameState) -> Match:
         """A match whose current hand is ``state`` (its ``match_points`` and ``carry`` are the score)."""
         m = cls.__new__(cls)
         m.rules = rules

@@ -30,7 +30,7 @@ from typing import Any
 
 import numpy as np
 
-from schnapsen_env.cards import SUIT_LETTERS, iter_bits, bits_of, bits_to_array
+from schnapsen_env.cards import SUIT_LETTERS, bits_of, bits_to_array, iter_bits
 from schnapsen_env.errors import IllegalActionError, InvalidPositionError
 from schnapsen_env.position import load_position, to_position
 from schnapsen_env.ruleset import RuleSet, SpecialAction
@@ -48,11 +48,23 @@ _EXCHANGE, _CLOSE, _CLAIM = int(SpecialAction.EXCHANGE), int(SpecialAction.CLOSE
 #: (:func:`schnapsen_env.state_layout.from_game_state`). Besides them a state keeps ``history`` (its completed tricks),
 #: ``deal`` and ``actions`` (its record) and caches derived from the fields (:meth:`GameState._derive`).
 PLAY_FIELDS = (
-    ("hands", True, 0), ("won", True, 0), ("card_points", True, 0), ("tricks", True, 0),
-    ("marriage_points", True, 0), ("marriage_suits", True, 0), ("bonus", True, 0), ("known", True, 0),
-    ("stock", False, ()), ("leader", False, 0), ("to_move", False, 0), ("table", False, -1),
-    ("closed_by", False, -1), ("closing_snapshot", False, None), ("announced", False, -1),
-    ("exchanged", False, False), ("result", False, None),
+    ("hands", True, 0),
+    ("won", True, 0),
+    ("card_points", True, 0),
+    ("tricks", True, 0),
+    ("marriage_points", True, 0),
+    ("marriage_suits", True, 0),
+    ("bonus", True, 0),
+    ("known", True, 0),
+    ("stock", False, ()),
+    ("leader", False, 0),
+    ("to_move", False, 0),
+    ("table", False, -1),
+    ("closed_by", False, -1),
+    ("closing_snapshot", False, None),
+    ("announced", False, -1),
+    ("exchanged", False, False),
+    ("result", False, None),
 )
 HAND_FIELDS = (("trump", False, 0), ("dealer", False, 1), ("match_points", True, 0), ("carry", False, 0))
 FIELDS = PLAY_FIELDS + HAND_FIELDS
@@ -70,8 +82,10 @@ def _undo_functions():
     ``__init__``) so that the hot path of search reads and writes the fields inline."""
     parts = [f"s.{name}[0], s.{name}[1]" if per_seat else f"s.{name}" for name, per_seat, _ in PLAY_FIELDS]
     fields = ", ".join(parts)
-    source = (f"def save(s):\n    return ({fields}, len(s.history))\n"
-              f"def restore(s, saved):\n    ({fields}, n_history) = saved\n    del s.history[n_history:]\n")
+    source = (
+        f"def save(s):\n    return ({fields}, len(s.history))\n"
+        f"def restore(s, saved):\n    ({fields}, n_history) = saved\n    del s.history[n_history:]\n"
+    )
     namespace: dict = {}
     exec(source, namespace)  # noqa: S102 (source built above from the constant field table only)
     return namespace["save"], namespace["restore"]
@@ -108,8 +122,11 @@ class GameState:
     The fields are declared once, in :data:`FIELDS`.
     """
 
-    __slots__ = ("rules", "deck") + tuple(name for name, _, _ in FIELDS) + (
-        "history", "deal", "actions", "_stack", "_exchange_card")
+    __slots__ = (
+        ("rules", "deck")
+        + tuple(name for name, _, _ in FIELDS)
+        + ("history", "deal", "actions", "_stack", "_exchange_card")
+    )
 
     def __init__(self, rules: RuleSet | None = None) -> None:
         """An empty state; use :meth:`new_hand`, :meth:`from_deck`, :meth:`from_position` or :meth:`from_fields`."""
@@ -129,7 +146,7 @@ class GameState:
         self._exchange_card = self.rules.exchange_card(self.trump)
 
     @classmethod
-    def from_fields(cls, rules: RuleSet, **fields: Any) -> "GameState":
+    def from_fields(cls, rules: RuleSet, **fields: Any) -> GameState:
         """A state with the given fields (names of :data:`FIELDS`, plus ``history``); the others keep their
         defaults. Per-seat fields take two-element sequences. The builder behind positions, determinisation and
         the compiled core's conversion: it checks names and per-seat sizes only, so use :meth:`from_position`
@@ -159,7 +176,7 @@ class GameState:
 
     # ------------------------------------------------------------------ dealing
     @classmethod
-    def from_deck(cls, rules: RuleSet, deck: list[str], dealer: str | int) -> "GameState":
+    def from_deck(cls, rules: RuleSet, deck: list[str], dealer: str | int) -> GameState:
         """Deal a hand from a full deck order (R2, R66-2).
 
         Args:
@@ -189,8 +206,9 @@ class GameState:
         return cls._deal(rules, ids, dseat)
 
     @classmethod
-    def new_hand(cls, rules: RuleSet | None = None, rng: np.random.Generator | None = None,
-                 dealer: int | None = None) -> "GameState":
+    def new_hand(
+        cls, rules: RuleSet | None = None, rng: np.random.Generator | None = None, dealer: int | None = None
+    ) -> GameState:
         """Shuffle with ``rng`` and deal (R1, R2). ``dealer=None`` draws the dealer from ``rng`` too.
 
         Args:
@@ -199,8 +217,9 @@ class GameState:
             dealer: seat 0/1 or None.
         """
         rules = rules if rules is not None else RuleSet.make()
-        if dealer is not None and (not isinstance(dealer, (int, np.integer)) or isinstance(dealer, bool)
-                                   or dealer not in (0, 1)):
+        if dealer is not None and (
+            not isinstance(dealer, (int, np.integer)) or isinstance(dealer, bool) or dealer not in (0, 1)
+        ):
             raise InvalidPositionError(f"dealer must be seat 0, 1 or None, got {dealer!r}")
         rng = rng if rng is not None else np.random.default_rng()
         order = rng.permutation(rules.deck.size).tolist()
@@ -209,15 +228,22 @@ class GameState:
         return cls._deal(rules, order, dealer)
 
     @classmethod
-    def _deal(cls, rules: RuleSet, ids: list[int], dealer: int) -> "GameState":
+    def _deal(cls, rules: RuleSet, ids: list[int], dealer: int) -> GameState:
         hs = rules.hand_size
         second = hs - 3
         non_dealer = 1 - dealer
         hands = [0, 0]
-        hands[non_dealer] = bits_of(ids[0:3] + ids[7:7 + second])
-        hands[dealer] = bits_of(ids[3:6] + ids[7 + second:7 + 2 * second])
-        s = cls.from_fields(rules, hands=hands, stock=tuple(ids[7 + 2 * second:]) + (ids[6],),
-                            trump=rules.deck.suit[ids[6]], dealer=dealer, leader=non_dealer, to_move=non_dealer)
+        hands[non_dealer] = bits_of(ids[0:3] + ids[7 : 7 + second])
+        hands[dealer] = bits_of(ids[3:6] + ids[7 + second : 7 + 2 * second])
+        s = cls.from_fields(
+            rules,
+            hands=hands,
+            stock=tuple(ids[7 + 2 * second :]) + (ids[6],),
+            trump=rules.deck.suit[ids[6]],
+            dealer=dealer,
+            leader=non_dealer,
+            to_move=non_dealer,
+        )
         s.deal = (tuple(ids), dealer)
         return s
 
@@ -285,7 +311,8 @@ class GameState:
         claim = 0
         if rules.claim_mode == "manual":  # R21
             if (self.announced >= 0 or self.tricks[0] + self.tricks[1]) and (  # W2 / W1 (R20)
-                    rules.false_claim != "reject" or self.counted(me) >= rules.claim_target):  # R21a
+                rules.false_claim != "reject" or self.counted(me) >= rules.claim_target
+            ):  # R21a
                 claim = 1 << (n + _CLAIM)
         pairs = d.pair_bits
         if self.announced >= 0:
@@ -363,7 +390,8 @@ class GameState:
             raise IllegalActionError(f"the hand is over ({self.result}); no action is legal")
         if not 0 <= action_id < rules.n_actions:
             raise IllegalActionError(
-                f"action id {action_id} out of range: expected 0..{rules.n_actions - 1} for {rules.name}")
+                f"action id {action_id} out of range: expected 0..{rules.n_actions - 1} for {rules.name}"
+            )
         if not self.legal_bits() >> action_id & 1:
             raise IllegalActionError(
                 f"illegal action {rules.action_names[action_id]!r} (id {action_id}) for {PLAYERS[self.to_move]} "
@@ -374,8 +402,7 @@ class GameState:
     def _situation(self) -> str:
         d = self.deck
         if self.table >= 0:
-            return (f"following {d.codes[self.table]} in the {'STRICT' if self.is_strict else 'OPEN'} phase, "
-                    "R9-R11")
+            return f"following {d.codes[self.table]} in the {'STRICT' if self.is_strict else 'OPEN'} phase, R9-R11"
         if self.announced >= 0:
             return f"after announcing marriage {SUIT_LETTERS[self.announced]}, R4"
         return f"leading trick {self.trick_number}, R3"
@@ -389,8 +416,10 @@ class GameState:
                 is unchanged.
         """
         if not 0 <= action < self.rules.n_actions:
-            raise ValueError(f"push({action!r}): not an action id of {self.rules.name}, expected 0.."
-                             f"{self.rules.n_actions - 1} (use step() for checked input)")
+            raise ValueError(
+                f"push({action!r}): not an action id of {self.rules.name}, expected 0.."
+                f"{self.rules.n_actions - 1} (use step() for checked input)"
+            )
         self._stack.append(_save(self))
         self.actions.append(action)
         me = self.to_move
@@ -522,8 +551,11 @@ class GameState:
         o = 1 - w
         if self.closed_by < 0:
             if rules.shape.family == "schnapsen":  # R22 (schnapsen20, schnapsen10)
-                value = 1 if rules.unclaimed_last_trick_value == "one" else rules.game_value(
-                    self.counted(o), self.tricks[o])
+                value = (
+                    1
+                    if rules.unclaimed_last_trick_value == "one"
+                    else rules.game_value(self.counted(o), self.tricks[o])
+                )
                 self.result = Result(w, value, Reason.LAST_TRICK)
             elif self.counted(o) >= rules.claim_target:  # R66-10
                 self.result = Result(o, rules.game_value(self.counted(w), self.tricks[w]), Reason.COUNT)
@@ -566,7 +598,7 @@ class GameState:
         return t.result
 
     # ------------------------------------------------------------------ copying
-    def copy(self) -> "GameState":
+    def copy(self) -> GameState:
         """An independent copy (the undo stack included)."""
         s = GameState.__new__(GameState)
         for name in GameState.__slots__:
@@ -577,7 +609,8 @@ class GameState:
     def _key(self) -> tuple:
         """The fields (:data:`FIELDS`) and history, per-seat lists as tuples: what equality compares."""
         return (self.rules, tuple(self.history)) + tuple(
-            tuple(getattr(self, name)) if per_seat else getattr(self, name) for name, per_seat, _ in FIELDS)
+            tuple(getattr(self, name)) if per_seat else getattr(self, name) for name, per_seat, _ in FIELDS
+        )
 
     def __eq__(self, other: object) -> bool:
         """Value equality of the game: the fields and the history (not the record of ``deal`` and ``actions``,
@@ -590,9 +623,11 @@ class GameState:
 
     def __repr__(self) -> str:
         p = self.position()
-        return (f"GameState({self.rules.name}, trump={p['trump']}, to_move={PLAYERS[self.to_move]}, "
-                f"hands={p['hands']}, stock={p['stock']}, table={p['table']}, points={p['points']}, "
-                f"result={p['result']})")
+        return (
+            f"GameState({self.rules.name}, trump={p['trump']}, to_move={PLAYERS[self.to_move]}, "
+            f"hands={p['hands']}, stock={p['stock']}, table={p['table']}, points={p['points']}, "
+            f"result={p['result']})"
+        )
 
     # ------------------------------------------------------------------ positions
     def position(self) -> dict[str, Any]:
@@ -603,7 +638,7 @@ class GameState:
         return to_position(self)
 
     @classmethod
-    def from_position(cls, rules: RuleSet, position: dict[str, Any]) -> "GameState":
+    def from_position(cls, rules: RuleSet, position: dict[str, Any]) -> GameState:
         """Load a position dict (see :meth:`position` for the keys;
         :func:`schnapsen_env.position.load_position`).
 
@@ -616,5 +651,18 @@ class GameState:
         return load_position(cls, rules, position)
 
 
-__all__ = ["CLAIM_TARGET", "FIELDS", "HAND_FIELDS", "PLAY_FIELDS", "PLAYERS", "RESULT_REASONS", "GameState",
-           "Reason", "Result", "Trick", "game_value", "bits_to_array", "seat_of"]
+__all__ = [
+    "CLAIM_TARGET",
+    "FIELDS",
+    "HAND_FIELDS",
+    "PLAY_FIELDS",
+    "PLAYERS",
+    "RESULT_REASONS",
+    "GameState",
+    "Reason",
+    "Result",
+    "Trick",
+    "game_value",
+    "bits_to_array",
+    "seat_of",
+]

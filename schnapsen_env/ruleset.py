@@ -20,8 +20,14 @@ from typing import Any
 
 from schnapsen_env.cards import DECK10, DECK20, DECK24, SUIT_LETTERS, Deck
 from schnapsen_env.errors import IllegalActionError, RulesError
-from schnapsen_env.scoring import (CLAIM_TARGET, MARRIAGE_POINTS, SCHNEIDER_BELOW, TRUMP_MARRIAGE_POINTS, game_value,
-                                   marriage_points)
+from schnapsen_env.scoring import (
+    CLAIM_TARGET,
+    MARRIAGE_POINTS,
+    SCHNEIDER_BELOW,
+    TRUMP_MARRIAGE_POINTS,
+    game_value,
+    marriage_points,
+)
 
 RULESETS = ("schnapsen20", "sixtysix24", "schnapsen10")
 
@@ -50,7 +56,9 @@ class Shape:
 
 #: Per ruleset, its :class:`Shape` (RULES.md sections 1, 2, 3 and 3a).
 SHAPES: dict[str, Shape] = {
-    "schnapsen20": Shape(DECK20, 5, CLAIM_TARGET, SCHNEIDER_BELOW, (MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS), "schnapsen"),
+    "schnapsen20": Shape(
+        DECK20, 5, CLAIM_TARGET, SCHNEIDER_BELOW, (MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS), "schnapsen"
+    ),
     "sixtysix24": Shape(DECK24, 6, CLAIM_TARGET, SCHNEIDER_BELOW, (MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS), "sixtysix"),
     "schnapsen10": Shape(DECK10, 4, 33, 17, (10, 20), "schnapsen"),  # RS1-RS3
 }
@@ -191,15 +199,15 @@ class RuleSet:
         for key in _NOT_IN[self.name]:
             if getattr(self, key) is not None:
                 raise RulesError(
-                    f"rule key {key!r} has no effect in {self.name} (RULES.md section 5 marks it '—'); "
-                    "do not pass it"
+                    f"rule key {key!r} has no effect in {self.name} (RULES.md section 5 marks it '—'); do not pass it"
                 )
         for key, allowed in _CHOICES.items():
             if key in _NOT_IN[self.name]:
                 continue
             value = getattr(self, key)
-            if not any(value is a if isinstance(a, bool) else (value == a and not isinstance(value, bool))
-                       for a in allowed):
+            if not any(
+                value is a if isinstance(a, bool) else (value == a and not isinstance(value, bool)) for a in allowed
+            ):
                 raise RulesError(f"rule key {key!r} got {value!r}: expected one of {list(allowed)}")
         if self.exchange_rank == "9" and deck.ranks_per_suit == 5:
             raise RulesError(f"rule key 'exchange_rank' got '9', but {self.name} has no nines: expected 'J'")
@@ -222,7 +230,7 @@ class RuleSet:
 
     # ----------------------------------------------------------------- presets
     @classmethod
-    def make(cls, ruleset: str = "schnapsen20", **overrides: Any) -> "RuleSet":
+    def make(cls, ruleset: str = "schnapsen20", **overrides: Any) -> RuleSet:
         """Build a rule set from a preset plus knob overrides.
 
         Args:
@@ -240,33 +248,30 @@ class RuleSet:
         knobs = dict(_PRESETS[ruleset])
         for key, value in overrides.items():
             if key not in knobs:
-                raise RulesError(
-                    f"unknown rule key {key!r}: expected one of {', '.join(sorted(knobs))}"
-                )
+                raise RulesError(f"unknown rule key {key!r}: expected one of {', '.join(sorted(knobs))}")
             if key in _NOT_IN[ruleset]:
                 raise RulesError(
-                    f"rule key {key!r} has no effect in {ruleset} (RULES.md section 5 marks it '—'); "
-                    "do not pass it"
+                    f"rule key {key!r} has no effect in {ruleset} (RULES.md section 5 marks it '—'); do not pass it"
                 )
             knobs[key] = value
         return cls(name=ruleset, **knobs)
 
     @classmethod
-    def schnapsen20(cls, **overrides: Any) -> "RuleSet":
+    def schnapsen20(cls, **overrides: Any) -> RuleSet:
         """The default ruleset, 20-card Austrian Schnapsen (RULES.md section 2)."""
         return cls.make("schnapsen20", **overrides)
 
     @classmethod
-    def sixtysix24(cls, **overrides: Any) -> "RuleSet":
+    def sixtysix24(cls, **overrides: Any) -> RuleSet:
         """24-card Sixty-Six (RULES.md section 3)."""
         return cls.make("sixtysix24", **overrides)
 
     @classmethod
-    def schnapsen10(cls, **overrides: Any) -> "RuleSet":
+    def schnapsen10(cls, **overrides: Any) -> RuleSet:
         """10-card Schnapsen, the small variant for exact evaluation (RULES.md section 3a)."""
         return cls.make("schnapsen10", **overrides)
 
-    def replace(self, **overrides: Any) -> "RuleSet":
+    def replace(self, **overrides: Any) -> RuleSet:
         """A copy with some knobs changed (validated as in :meth:`make`)."""
         return RuleSet.make(self.name, **{**self.knobs(), **overrides})
 
@@ -282,7 +287,7 @@ class RuleSet:
         return {"ruleset": self.name, **self.knobs()}
 
     @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> "RuleSet":
+    def from_dict(cls, data: dict[str, Any]) -> RuleSet:
         """Inverse of :meth:`to_dict`. Raises :class:`RulesError` on bad keys or values."""
         if not isinstance(data, dict) or not all(isinstance(k, str) for k in data):
             raise RulesError(f"rules must be a dict like {{'ruleset': 'schnapsen20', knob: value, ...}}, got {data!r}")

@@ -30,7 +30,7 @@ def _aec_keys(rng: np.random.Generator) -> set[str]:
         for episode in ("hand", "match"):
             env = schnapsen_v0.raw_env(ruleset=ruleset, episode=episode)
             env.reset(seed=int(rng.integers(1000)))
-            for agent in env.agent_iter():
+            for _agent in env.agent_iter():
                 obs, _, term, trunc, info = env.last()
                 keys |= set(info)
                 env.step(None if term or trunc else int(rng.choice(np.flatnonzero(obs["action_mask"]))))

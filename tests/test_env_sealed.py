@@ -68,7 +68,7 @@ def _choose(st: GameState, rng: np.random.Generator) -> int:
     return int(rng.choice(legal))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _samples(config_id: str) -> tuple[RuleSet, list[tuple[dict, frozenset]]]:
     """(rules, [(position dict, tags)]) at every decision point of seeded random playouts."""
     _, name, knobs = CONFIGS[CONFIG_IDS.index(config_id)]
@@ -108,7 +108,7 @@ def _samples(config_id: str) -> tuple[RuleSet, list[tuple[dict, frozenset]]]:
     return rules, out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _env(config_id: str):
     _, name, knobs = CONFIGS[CONFIG_IDS.index(config_id)]
     return schnapsen_v0.raw_env(ruleset=name, **knobs)
@@ -176,7 +176,7 @@ def _diff_slices(rules: RuleSet, a: np.ndarray, b: np.ndarray) -> list[str]:
     return [name for name, sl in lay.items() if not np.array_equal(a[sl], b[sl])]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _original_view(config_id: str, index: int, seat: int) -> tuple[np.ndarray, np.ndarray, dict]:
     """(state vector, encoding.observation, env.observe) of sample ``index`` for ``seat``."""
     rules, samples = _samples(config_id)
@@ -195,12 +195,15 @@ def _assert_same_view(config_id: str, rules: RuleSet, index: int, var: dict, sea
     o2 = encoding.observation(sv, seat)
     assert np.array_equal(o1, o2), (
         f"{what}: observation of {PLAYERS[seat]} differs in {_diff_slices(rules, o1, o2)}\n"
-        f"original: {pos}\nvariant:  {var}")
+        f"original: {pos}\nvariant:  {var}"
+    )
     e2 = _env_obs(config_id, var, seat)
     assert np.array_equal(e1["observation"], e2["observation"]), (
-        f"{what}: env.observe({PLAYERS[seat]}) differs in {_diff_slices(rules, e1['observation'], e2['observation'])}")
+        f"{what}: env.observe({PLAYERS[seat]}) differs in {_diff_slices(rules, e1['observation'], e2['observation'])}"
+    )
     assert np.array_equal(e1["action_mask"], e2["action_mask"]), (
-        f"{what}: action mask of {PLAYERS[seat]} differs: {e1['action_mask']} vs {e2['action_mask']}")
+        f"{what}: action mask of {PLAYERS[seat]} differs: {e1['action_mask']} vs {e2['action_mask']}"
+    )
 
 
 # ------------------------------------------------------------------------------------------------ (a) (b) (c)
@@ -256,10 +259,17 @@ def test_sealed_stock_order_and_opponent_hand(config_id):
 
 
 S42 = {  # RULES.md S42 (B = player_1 leads, trump S)
-    "trump": "S", "stock": "TH KH QH JH AD TD KD AC TC AS".split(), "closed_by": None, "closing_snapshot": None,
+    "trump": "S",
+    "stock": "TH KH QH JH AD TD KD AC TC AS".split(),
+    "closed_by": None,
+    "closing_snapshot": None,
     "hands": {"player_0": "JD QD KC QC JC".split(), "player_1": "JS TS KS QS AH".split()},
-    "won": {"player_0": [], "player_1": []}, "marriages": {"player_0": [], "player_1": []}, "announced": None,
-    "leader": "player_1", "table": None, "dealer": "player_0",
+    "won": {"player_0": [], "player_1": []},
+    "marriages": {"player_0": [], "player_1": []},
+    "announced": None,
+    "leader": "player_1",
+    "table": None,
+    "dealer": "player_0",
 }
 
 
@@ -279,7 +289,7 @@ def test_sealed_hand_made_exchange_close_marriage():
     assert np.array_equal(base, base_env)
     face_down = pos["stock"][:-1]
     n = 0
-    for i, hidden in enumerate(("TS", "AH")):
+    for _i, hidden in enumerate(("TS", "AH")):
         for j, dead in enumerate(face_down):
             var = _copy(pos)
             var["stock"][j] = hidden
@@ -390,7 +400,8 @@ def test_observation_differs_when_visible_state_differs(config_id):
                     continue  # e.g. the new card changes the trick winner or breaks a marriage
                 o = encoding.observation(sv, seat)
                 assert not np.array_equal(base[lay[slice_name]], o[lay[slice_name]]), (
-                    f"{kind}: slice {slice_name!r} of {PLAYERS[seat]} unchanged\n{pos}\n{var}")
+                    f"{kind}: slice {slice_name!r} of {PLAYERS[seat]} unchanged\n{pos}\n{var}"
+                )
                 e = _env_obs(config_id, var, seat)["observation"]
                 assert np.array_equal(e, o)
                 counts[kind] = counts.get(kind, 0) + 1

@@ -9,7 +9,8 @@ import pytest
 from scipy.stats import chisquare
 
 from agents.search.rollout import RolloutAgent, rollout_score, score
-from agents.search.rollout_core import random_action, score as core_score
+from agents.search.rollout_core import random_action
+from agents.search.rollout_core import score as core_score
 from helpers.knob_cases import CASES
 from helpers.lockstep import case_id, case_rules, play_hand
 from schnapsen_env import encoding, jit, rules_core
@@ -61,8 +62,9 @@ def _reference_values(agent: RolloutAgent, observation: dict, n: int, rng: np.ra
     return {a: v / n for a, v in totals.items()}
 
 
-@pytest.mark.parametrize("ruleset, seed, plies", [("schnapsen20", 0, 0), ("schnapsen20", 5, 6), ("sixtysix24", 2, 3),
-                                                  ("schnapsen20", 9, 13)])
+@pytest.mark.parametrize(
+    "ruleset, seed, plies", [("schnapsen20", 0, 0), ("schnapsen20", 5, 6), ("sixtysix24", 2, 3), ("schnapsen20", 9, 13)]
+)
 def test_compiled_action_values_match_the_reference_playouts(ruleset, seed, plies):
     rules = RuleSet.make(ruleset)
     rng = np.random.default_rng(seed)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers.areas import A, B, DECK20, DECK24, fresh20, hand, rs
+from helpers.areas import DECK20, DECK24, A, B, fresh20, hand, rs
 from schnapsen_env import GameState
 
 

@@ -7,7 +7,7 @@ from RULES.md; the rule is cited in each test name. Shared position helpers: :mo
 
 from __future__ import annotations
 
-from helpers.areas import A, B, DECK24, at, fresh20, legal, load, play, res, rs, s39, s40, s42, sixtysix_trick
+from helpers.areas import DECK24, A, B, at, fresh20, legal, load, play, res, rs, s39, s40, s42, sixtysix_trick
 from schnapsen_env import GameState
 
 
@@ -24,8 +24,7 @@ def test_r12_optional_declaration_allows_plain_lead_s45():
 
 
 def test_r12_marriage_40_in_trumps_20_otherwise():
-    pos = dict(trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD",
-               won_a="TH TD TC TS")
+    pos = dict(trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD", won_a="TH TD TC TS")
     s = load(rs(), **pos)
     assert legal(s) == {"marriage C", "marriage S", "play AS", "close"}
     s.step("marriage S")
@@ -36,8 +35,7 @@ def test_r12_marriage_40_in_trumps_20_otherwise():
 
 
 def test_r4_after_announcement_only_k_or_q_and_one_marriage_per_lead():
-    s = load(rs(), trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD",
-             won_a="TH TD TC TS")
+    s = load(rs(), trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD", won_a="TH TD TC TS")
     s.step("marriage S")
     assert legal(s) == {"play KS", "play QS"}  # 60 < 66: no claim, no second marriage, no close
     s.step("play QS")
@@ -46,8 +44,7 @@ def test_r4_after_announcement_only_k_or_q_and_one_marriage_per_lead():
 
 
 def test_r4_claim_after_announcement_when_correct_r20_w2():
-    s = load(rs(), trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD",
-             won_a="TH TD TC TS")
+    s = load(rs(), trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD", won_a="TH TD TC TS")
     s.step("marriage C")
     assert legal(s) == {"play KC", "play QC", "claim"}
     s.step("claim")
@@ -68,8 +65,15 @@ def test_r14_pending_marriage_s03():
 
 
 def test_r14_pending_marriage_never_counts_for_no_trick_test():
-    s = load(rs(), trump="H", stock="", a="JC JD AH", b="KH TH JH",
-             won_a="AS TS KS QS AC TC KC QC AD TD KD QD QH JS", mar_b="H")
+    s = load(
+        rs(),
+        trump="H",
+        stock="",
+        a="JC JD AH",
+        b="KH TH JH",
+        won_a="AS TS KS QS AC TC KC QC AD TD KD QD QH JS",
+        mar_b="H",
+    )
     assert s.counted(B) == 0 and s.counted(A) == 89
     s.step("claim")
     assert res(s) == (A, 3, "claim")

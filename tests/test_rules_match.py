@@ -9,7 +9,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from helpers.areas import A, B, DECK20, DECK24, hand, play, rs, s29, s34, s39, t06, t09
+from helpers.areas import DECK20, DECK24, A, B, hand, play, rs, s29, s34, s39, t06, t09
 from schnapsen_env import Result
 from schnapsen_env.match import Match, countdown, next_dealer, score_hand
 
@@ -55,14 +55,17 @@ def test_r26_m02_dealer_alternates(winner):
     assert hand(s, A) == set("AS TS KS KH QH".split())
 
 
-@pytest.mark.parametrize("knob, result, expect", [
-    ("alternate", Result(A, 2, "claim"), B),
-    ("alternate", Result(B, 2, "claim"), B),
-    ("loser", Result(A, 2, "claim"), B),
-    ("loser", Result(B, 2, "claim"), A),
-    ("winner", Result(A, 2, "claim"), A),
-    ("winner", Result(B, 2, "claim"), B),
-])
+@pytest.mark.parametrize(
+    "knob, result, expect",
+    [
+        ("alternate", Result(A, 2, "claim"), B),
+        ("alternate", Result(B, 2, "claim"), B),
+        ("loser", Result(A, 2, "claim"), B),
+        ("loser", Result(B, 2, "claim"), A),
+        ("winner", Result(A, 2, "claim"), A),
+        ("winner", Result(B, 2, "claim"), B),
+    ],
+)
 def test_r26_next_dealer_knob(knob, result, expect):
     assert next_dealer(rs(next_dealer=knob), A, result) == expect
 

@@ -17,7 +17,8 @@ import functools
 import os
 import sys
 import typing
-from typing import Any, Callable, NoReturn, TypeVar
+from collections.abc import Callable
+from typing import Any, NoReturn, TypeVar
 
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
 from schnapsen_env.errors import one_line
@@ -63,7 +64,7 @@ _ASCII_FALLBACK = {**dict(zip(SUIT_SYMBOLS, SUIT_LETTERS)), "±": "+/-", "—": 
 def _ascii_fallback(e: UnicodeError) -> tuple[str, int]:
     if not isinstance(e, UnicodeEncodeError):
         raise e
-    return "".join(_ASCII_FALLBACK.get(c, "?") for c in e.object[e.start:e.end]), e.end
+    return "".join(_ASCII_FALLBACK.get(c, "?") for c in e.object[e.start : e.end]), e.end
 
 
 codecs.register_error("schnapsen-ascii-fallback", _ascii_fallback)
@@ -123,6 +124,7 @@ def console_main(prog: str) -> Callable[[_Main], _Main]:
     they fail, and standard output is flushed before ``main()`` returns, so that its last bytes are checked here and
     not by Python at exit. What ``main()`` saves to files is up to it: it should save before it prints.
     """
+
     def wrap(main: _Main) -> _Main:
         @functools.wraps(main)
         def run(*args: Any, **kwargs: Any) -> int:
@@ -152,7 +154,9 @@ def console_main(prog: str) -> Callable[[_Main], _Main]:
             finally:
                 if stream is not None and isinstance(sys.stdout, _GuardedStdout):
                     sys.stdout = stream
+
         return typing.cast(_Main, run)
+
     return wrap
 
 

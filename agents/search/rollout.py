@@ -35,9 +35,9 @@ from agents.search.options import check_int
 from agents.search.rollout_core import rollout_totals
 from agents.search.worlds import draw_worlds, world_setup
 from schnapsen_env.jit import bitgen_addresses
+from schnapsen_env.rules import GameState
 from schnapsen_env.rules_core import legal_bits
 from schnapsen_env.state_layout import rule_table
-from schnapsen_env.rules import GameState
 
 
 def _random_bit(bits: int, rng: np.random.Generator) -> int:
@@ -115,8 +115,10 @@ class RolloutAgent:
         actions = legal_ids(observation).astype(np.int64)
         template, unseen, k, _ = world_setup(observation, self.rules)
         if sum(1 << int(a) for a in actions) != legal_bits(template, self._R):
-            raise ValueError(f"action_mask must mark exactly the legal actions of the observation ({self.rules.name}),"
-                             f" got {actions.tolist()}")
+            raise ValueError(
+                f"action_mask must mark exactly the legal actions of the observation ({self.rules.name}),"
+                f" got {actions.tolist()}"
+            )
         # Stock exhausted: every world is the true position, only the rollouts are random.
         worlds = draw_worlds(unseen, self.n_samples, self.rng)
         totals = np.zeros(len(actions), dtype=np.float64)

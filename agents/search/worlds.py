@@ -17,9 +17,9 @@ import numpy as np
 from numba import njit
 
 from schnapsen_env.jit import drop_stale_cache
-from schnapsen_env.state_layout import F, from_game_state
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.sampler import Determinizer
+from schnapsen_env.state_layout import F, from_game_state
 
 
 def world_setup(observation, rules: RuleSet) -> tuple[np.ndarray, np.ndarray, int, int]:
