@@ -26,7 +26,8 @@ Example::
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, cast
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def _check_seat(seat: Any, what: str) -> None:
         raise ValueError(f"{what}({seat!r}): expected a seat, 0 or 1")
 
 
-def _undo_functions():
+def _undo_functions() -> tuple[Callable[[GameState], tuple], Callable[[GameState, tuple], None]]:
     """``(save, restore)`` for :data:`PLAY_FIELDS`, generated from the table (as :mod:`dataclasses` generates
     ``__init__``) so that the hot path of search reads and writes the fields inline."""
     parts = [f"s.{name}[0], s.{name}[1]" if per_seat else f"s.{name}" for name, per_seat, _ in PLAY_FIELDS]
@@ -127,6 +128,31 @@ class GameState:
         + tuple(name for name, _, _ in FIELDS)
         + ("history", "deal", "actions", "_stack", "_exchange_card")
     )
+
+    # The types of the FIELDS for the type checker: __init__ sets the fields from the table with setattr, which
+    # mypy cannot follow. Bare annotations create no class attributes, so they do not clash with __slots__; keep
+    # them in step with FIELDS (tests/test_lint.py checks that they name the same fields).
+    hands: list[int]
+    won: list[int]
+    card_points: list[int]
+    tricks: list[int]
+    marriage_points: list[int]
+    marriage_suits: list[int]
+    bonus: list[int]
+    known: list[int]
+    stock: tuple[int, ...]
+    leader: int
+    to_move: int
+    table: int
+    closed_by: int
+    closing_snapshot: tuple[int, int] | None
+    announced: int
+    exchanged: bool
+    result: Result | None
+    trump: int
+    dealer: int
+    match_points: list[int]
+    carry: int
 
     def __init__(self, rules: RuleSet | None = None) -> None:
         """An empty state; use :meth:`new_hand`, :meth:`from_deck`, :meth:`from_position` or :meth:`from_fields`."""
@@ -506,7 +532,9 @@ class GameState:
         if self.rules.closing_reference == "at_end":
             other = 1 - self.closed_by
             return self.rules.game_value(self.counted(other), self.tricks[other])
-        points, tricks = self.closing_snapshot
+        snapshot = self.closing_snapshot
+        assert snapshot is not None  # closed (closed_by >= 0, R19): the close stored the snapshot
+        points, tricks = snapshot
         return self.rules.game_value(points, tricks)
 
     def _failed_close_value(self) -> int:
@@ -595,7 +623,8 @@ class GameState:
         t = self.copy()
         t.result = None
         getattr(t, end)(seat)
-        return t.result
+        # the end method always sets a result; mypy still sees the None assigned above (a call does not undo narrowing)
+        return cast(Result, t.result)
 
     # ------------------------------------------------------------------ copying
     def copy(self) -> GameState:
@@ -619,7 +648,7 @@ class GameState:
             return NotImplemented
         return self._key() == other._key()
 
-    __hash__ = None  # mutable
+    __hash__ = None  # type: ignore[assignment]  # mutable: unhashable, the idiom mypy types as a clash with object
 
     def __repr__(self) -> str:
         p = self.position()

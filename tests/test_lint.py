@@ -34,3 +34,16 @@ def test_ruff_format_leaves_the_code_as_it_is():
 def test_mypy_passes_on_the_public_api():
     out = _run("mypy")
     assert out.returncode == 0, out.stdout[-5000:] + out.stderr[-2000:]
+
+
+def test_the_game_state_annotations_name_its_fields():
+    """GameState declares its FIELDS' types in the class body for mypy (it sets them from the table with setattr):
+    the annotations name exactly the fields, and every field is still a slot."""
+    from schnapsen_env.rules import FIELDS, GameState
+
+    names = [name for name, _, _ in FIELDS]
+    declared = set(GameState.__annotations__)
+    assert set(names) <= declared, sorted(set(names) - declared)
+    assert declared - set(names) <= {"rules", "deck", "history", "deal", "actions", "_stack", "_exchange_card"}
+    assert set(names) <= set(GameState.__slots__)
+    assert not hasattr(GameState(), "__dict__")
