@@ -192,12 +192,14 @@ def _scalars(s: GameState, me: int) -> list[float]:
     trump[s.trump] = 1.0
     if s.closed_by >= 0:
         mine = s.closed_by == me
+        snapshot = s.closing_snapshot
+        assert snapshot is not None  # a closed hand holds its closing snapshot (R19)
         closing = [
             1.0,
             float(mine),
             float(not mine),
-            s.closing_snapshot[0] / POINTS_SCALE,
-            s.closing_snapshot[1] / n_tricks,
+            snapshot[0] / POINTS_SCALE,
+            snapshot[1] / n_tricks,
         ]
     else:
         closing = [0.0, 0.0, 0.0, 0.0, 0.0]

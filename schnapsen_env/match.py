@@ -160,5 +160,7 @@ class Match:
             raise ValueError(f"the match is over: player_{self.winner} won {self.points[0]}-{self.points[1]}")
         if self._scored is not self.state:
             raise ValueError("score the current hand with finish_hand() first")
-        self.state = self._deal(deck, next_dealer(self.rules, self.state.dealer, self.state.result))
+        result = self.state.result
+        assert result is not None  # finish_hand() scored this hand, so it has its result
+        self.state = self._deal(deck, next_dealer(self.rules, self.state.dealer, result))
         return self.state

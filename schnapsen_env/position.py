@@ -444,7 +444,9 @@ def _check_reachable(s: GameState, pos: dict, played_out: bool) -> None:
     if s.closed_by >= 0:
         size = len(s.stock)
         other = 1 - s.closed_by
-        snap_points, snap_tricks = s.closing_snapshot
+        snapshot = s.closing_snapshot
+        assert snapshot is not None  # load_position gives a closed hand its snapshot (checked with closed_by)
+        snap_points, snap_tricks = snapshot
         if size < rules.close_min_stock:
             raise _bad(f"closed with {size} stock cards, but close_min_stock is {rules.close_min_stock} (R18)")
         if snap_tricks > s.tricks[other] or snap_points > s.counted(other) or (snap_tricks == 0 and snap_points):
@@ -471,6 +473,7 @@ def _check_reachable(s: GameState, pos: dict, played_out: bool) -> None:
 def _check_result(s: GameState, played_out: bool) -> None:
     """The given result must be what the rules give for this position (R20-R23a, R66-10)."""
     given = s.result
+    assert given is not None  # load_position sets the result before checking it
     if played_out:
         expected = s.result_of_last_trick(s.leader)  # after the last trick its winner leads
         if expected != given:
@@ -483,7 +486,9 @@ def _check_result(s: GameState, played_out: bool) -> None:
         )
     if given.reason == "false_claim" and s.rules.false_claim == "reject":
         raise _bad("result reason 'false_claim' cannot happen under false_claim='reject' (R21a)")
-    claimant = given.winner if given.reason == "claim" else 1 - given.winner
+    winner = given.winner
+    assert winner is not None  # only a tie has no winner (load_position checks it), and a tie is no claim
+    claimant = winner if given.reason == "claim" else 1 - winner
     expected = s.result_of_claim(claimant)
     if expected != given:
         raise _bad(f"result {given} disagrees with a claim by {PLAYERS[claimant]} here, which gives {expected}")

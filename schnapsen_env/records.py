@@ -124,9 +124,11 @@ def record_of(state: GameState, players: dict[str, str] | None = None) -> HandRe
         ValueError: the state has no deal (it was loaded from a position or built from fields).
     """
     names = state.rules.action_names
+    deck = deck_of(state)  # raises ValueError for a state without a deal
+    assert state.deal is not None
     return HandRecord(
         state.rules.to_dict(),
-        deck_of(state),
+        deck,
         PLAYERS[state.deal[1]],
         [names[a] for a in state.actions],
         _result_dict(state.result),
@@ -228,6 +230,7 @@ def replay_to_end(record: HandRecord | dict, where: str = "record") -> GameState
     state = None
     for state, _ in replay(record, where):  # noqa: B007 - the loop runs the replay; its last state is the answer
         pass
+    assert state is not None  # replay yields the dealt state first, or raises
     return state
 
 
