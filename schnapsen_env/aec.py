@@ -179,7 +179,12 @@ class raw_env(AECEnv, EzPickle):
         ValueError: a bad ``episode``, ``reward`` or ``render_mode``.
     """
 
-    metadata = {"render_modes": ["human", "ansi"], "name": "schnapsen_v0", "is_parallelizable": False, "render_fps": 1}
+    metadata: dict[str, Any] = {
+        "render_modes": ["human", "ansi"],
+        "name": "schnapsen_v0",
+        "is_parallelizable": False,
+        "render_fps": 1,
+    }
 
     def __init__(
         self,
@@ -390,6 +395,7 @@ class raw_env(AECEnv, EzPickle):
         ``GameState.step``, the reference's message; the hand is unchanged (a copy of it is asked)."""
         game = self._game
         if game is None:
+            assert self._start is not None  # step() checked that reset() dealt a hand
             game = self._start.copy()
             for a in self._actions:
                 game.push(a)
@@ -413,6 +419,7 @@ class raw_env(AECEnv, EzPickle):
                 self.rewards[PLAYERS[p]] = gained[p] - gained[1 - p]
         if self.match.over:
             w = self.match.winner
+            assert w is not None  # a match that is over has its winner
             if self.reward_kind == "match":
                 self.rewards[PLAYERS[w]] = 1
                 self.rewards[PLAYERS[1 - w]] = -1
@@ -446,7 +453,7 @@ class raw_env(AECEnv, EzPickle):
         p0, p1 = PLAYERS  # written out, not comprehensions: this runs at every step
         if g is None:
             st = self._st
-            info = {
+            info: dict[str, Any] = {
                 "points": {p0: int(rules_core.counted(st, 0)), p1: int(rules_core.counted(st, 1))},
                 "tricks": {p0: int(st[F.tricks]), p1: int(st[F.tricks + 1])},
             }
@@ -464,7 +471,9 @@ class raw_env(AECEnv, EzPickle):
 
     def _require_reset(self) -> GameState:
         self._check_reset()
-        return self.game
+        game = self.game
+        assert game is not None  # reset() dealt a hand (checked above), so the game property builds it
+        return game
 
     def last(self, observe: bool = True):
         """PettingZoo's ``last()``: the observation, cumulative reward, termination, truncation and info of the agent
