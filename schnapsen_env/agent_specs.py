@@ -110,7 +110,9 @@ def _annotations(factory: Callable) -> dict[str, Any]:
     function's); {} when they cannot be read."""
     while isinstance(factory, functools.partial):
         factory = factory.func
-    target = factory.__init__ if isinstance(factory, type) else factory
+    # mypy warns of reading __init__ through an instance (an unsound call); here the class's own __init__ is wanted
+    # for its annotations, not called
+    target = factory.__init__ if isinstance(factory, type) else factory  # type: ignore[misc]
     try:
         return typing.get_type_hints(target)
     except Exception:  # unresolvable forward references, builtins without annotations
