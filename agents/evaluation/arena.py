@@ -172,6 +172,7 @@ class _InOrder:
             r = self.pending.pop(self.next)
             self.next += 1
             if self.writer.error is None:
+                assert r.records is not None  # a match with a records file plays its deals with records=True
                 try:
                     for hand in r.records:
                         self.writer.write(hand)

@@ -82,7 +82,11 @@ class MatchResult:
 
     @property
     def ci_half_width(self) -> float | None:
-        return None if self.ci_low is None else (self.ci_high - self.ci_low) / 2
+        low, high = self.ci_low, self.ci_high
+        if low is None:
+            return None
+        assert high is not None  # the bounds are set together
+        return (high - low) / 2
 
     def table(self) -> str:
         """A readable plain-text summary."""
@@ -142,6 +146,9 @@ def summarise(
     else:
         units = [r.points / r.hands for r in deals]
     mean = statistics.fmean(units) if units else 0.0
+    sd: float | None
+    ci_low: float | None
+    ci_high: float | None
     if n >= 2:
         sd = statistics.stdev(units)
         half = statistics.NormalDist().inv_cdf(0.5 + CONFIDENCE / 2) * sd / math.sqrt(n)
