@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import copy
 from enum import Enum
-from typing import Any, cast
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -28,7 +28,7 @@ from schnapsen_env.aec import ILLEGAL_REWARD, raw_env
 from schnapsen_env.agent_specs import Fixed, NameFactory, act_fn, build, check_options, resolve_agent
 from schnapsen_env.errors import IllegalActionError
 from schnapsen_env.render import render_text
-from schnapsen_env.rules import PLAYERS, GameState, seat_of
+from schnapsen_env.rules import PLAYERS, seat_of
 from schnapsen_env.ruleset import RuleSet
 
 SEATS = ("alternate", "random", "player_0", "player_1")
@@ -272,10 +272,10 @@ class SchnapsenGymEnv(gymnasium.Env):
         if self.render_mode is None:
             gymnasium.logger.warn("You are calling render method without specifying any render mode.")
             return None
-        # the game is None only before reset(), where render_text fails (AttributeError) as it always did
-        text = render_text(
-            cast(GameState, self.aec.game), seat_of(self.learner, "learner"), reveal=self.aec.render_reveal
-        )
+        game = self.aec.game
+        if game is None:
+            raise RuntimeError("call reset() before render()")
+        text = render_text(game, seat_of(self.learner, "learner"), reveal=self.aec.render_reveal)
         if self.render_mode == "human":
             print(text)
             return None

@@ -85,3 +85,14 @@ def test_gym_infos_are_fresh_and_observations_exact(kwargs):
         assert info == info_copy
         for key in ("observation", "action_mask"):
             np.testing.assert_array_equal(obs[key], values[key])
+
+
+def test_render_before_reset_says_to_reset():
+    import gymnasium
+    import pytest
+
+    import schnapsen_env  # noqa: F401  (registers the envs)
+
+    env = gymnasium.make("schnapsen_env/Schnapsen-v0", render_mode="ansi")
+    with pytest.raises(RuntimeError, match=r"call reset\(\) before render\(\)"):
+        env.unwrapped.render()
