@@ -5,12 +5,8 @@ benchmarks/ (scripts) and examples/ (run by tests/test_examples.py) are never co
 import importlib.util
 
 # module or folder -> the package of its extra (pyproject.toml: rllib, web, openspiel)
-OPTIONAL = {
-    "agents/training/rllib_module.py": "ray",
-    "agents/web": "fastapi",
-    "schnapsen_env/openspiel.py": "pyspiel",
-    "agents/search/openspiel_bots.py": "pyspiel",
-}
+OPTIONAL = {"agents/training/rllib_module.py": "ray", "agents/web": "fastapi", "schnapsen_env/openspiel.py": "pyspiel",
+            "agents/search/openspiel_bots.py": "pyspiel"}
 
 collect_ignore = ["conftest.py", "benchmarks", "examples"]  # this file: it has no examples
 collect_ignore += [path for path, package in OPTIONAL.items() if importlib.util.find_spec(package) is None]

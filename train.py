@@ -61,21 +61,16 @@ from agents.learned.checkpoint import load_checkpoint  # noqa: E402
 from agents.learned.policy_net import ActorCritic, resolve_precision  # noqa: E402
 from agents.training import command_line, resume, trainer_flags  # noqa: E402
 from agents.training.recipe import DEFAULT_TOTAL_STEPS, PPOArgs, cores, rules_of  # noqa: E402
-from agents.training.reporting import (
+from agents.training.reporting import (  # noqa: E402
     close_writer,
     evaluation_table,
     measure_nash_conv,
-    next_steps,  # noqa: E402
+    next_steps,
     rules_text,
     tensorboard_writer,
 )
 from agents.training.run_files import RunFiles, run_folder  # noqa: E402
-from agents.training.self_play import (
-    SAMPLER_NICE,
-    batch_tensors,
-    sampler_capacity,  # noqa: E402
-    start_samplers,
-)
+from agents.training.self_play import SAMPLER_NICE, batch_tensors, sampler_capacity, start_samplers  # noqa: E402
 from schnapsen_env.encoding import obs_size, state_size  # noqa: E402
 
 
@@ -133,6 +128,7 @@ class Args(PPOArgs):
     for time-boxed jobs; --resume continues the run exactly"""
 
 
+
 # ----------------------------------------------------------------------------------------- PPO
 def ppo_losses(new_logp, old_logp, advantages, new_values, old_values, returns, entropy, clip_coef):
     """The PPO loss pieces (all tensors ``(B,)``; returns scalars).
@@ -152,13 +148,8 @@ def ppo_losses(new_logp, old_logp, advantages, new_values, old_values, returns, 
     with torch.no_grad():
         approx_kl = ((ratio - 1) - log_ratio).mean()
         clipfrac = ((ratio - 1.0).abs() > clip_coef).float().mean()
-    return {
-        "pg_loss": pg_loss,
-        "v_loss": v_loss,
-        "entropy": entropy.mean(),
-        "approx_kl": approx_kl,
-        "clipfrac": clipfrac,
-    }
+    return {"pg_loss": pg_loss, "v_loss": v_loss, "entropy": entropy.mean(), "approx_kl": approx_kl,
+            "clipfrac": clipfrac}
 
 
 def teacher_loss(log_probs: torch.Tensor, best: torch.Tensor, taught: torch.Tensor) -> torch.Tensor:
@@ -175,9 +166,8 @@ def teacher_loss(log_probs: torch.Tensor, best: torch.Tensor, taught: torch.Tens
     return -torch.logsumexp(lp, dim=1).mean()
 
 
-def ppo_update(
-    model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rng: np.random.Generator, args: Args
-) -> dict[str, list[float]]:
+def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rng: np.random.Generator,
+               args: Args) -> dict[str, list[float]]:
     """One PPO update on the batch ``b`` (:func:`agents.training.self_play.batch_tensors`): ``args.update_epochs``
     epochs over minibatches of ``args.minibatch_size`` rows in the order of ``rng``'s permutations, each minibatch
     one Adam step on the clipped surrogate, the entropy bonus, the value loss and (``args.endgame_teacher_coef``) the
@@ -192,24 +182,15 @@ def ppo_update(
     for _ in range(args.update_epochs):
         perm = torch.from_numpy(rng.permutation(n)).to(b["actions"].device)
         for start in range(0, n, args.minibatch_size):
-            mb = perm[start : start + args.minibatch_size]
+            mb = perm[start:start + args.minibatch_size]
             pick = lambda t, mb=mb: t.index_select(0, mb)  # the rows of the minibatch (faster than t[mb])
             critic = None if b["critic"] is None else pick(b["critic"])
             _, new_logp, entropy, new_values, log_probs = model.get_action_and_value(
-                pick(b["obs"]), pick(b["masks"]), pick(b["actions"]), critic, return_log_probs=True
-            )
+                pick(b["obs"]), pick(b["masks"]), pick(b["actions"]), critic, return_log_probs=True)
             mb_adv = pick(b["adv"])
             mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std(unbiased=False) + 1e-8)  # a minibatch may hold 1 row
-            parts = ppo_losses(
-                new_logp,
-                pick(b["logp"]),
-                mb_adv,
-                new_values,
-                pick(b["values"]),
-                pick(b["ret"]),
-                entropy,
-                args.clip_coef,
-            )
+            parts = ppo_losses(new_logp, pick(b["logp"]), mb_adv, new_values, pick(b["values"]), pick(b["ret"]),
+                               entropy, args.clip_coef)
             loss = parts["pg_loss"] - args.ent_coef * parts["entropy"] + args.vf_coef * parts["v_loss"]
             if args.endgame_teacher_coef:
                 parts["teacher"] = teacher_loss(log_probs, pick(b["teach"]), pick(b["taught"]))
@@ -246,10 +227,8 @@ def main(args: Args) -> dict:
     resume_ckpt = None
     if not args.resume:
         args = dataclasses.replace(
-            args,
-            total_steps=DEFAULT_TOTAL_STEPS if args.total_steps is None else args.total_steps,
-            samplers=cores() if args.samplers is None else args.samplers,
-        )  # 0 is refused by validate, not replaced
+            args, total_steps=DEFAULT_TOTAL_STEPS if args.total_steps is None else args.total_steps,
+            samplers=cores() if args.samplers is None else args.samplers)  # 0 is refused by validate, not replaced
     else:
         resume_ckpt = load_checkpoint(args.resume)
         args = resume.resumed_args(resume_ckpt, args)
@@ -283,43 +262,33 @@ def main(args: Args) -> dict:
     sampler_states = None
     next_request = None  # the samplers' next batch, drawn before the last update (--overlap-sampling)
     if resume_ckpt is not None:
-        tr = resume.restore(
-            resume_ckpt, args, model, optimizer, rng, obs_size(rules), rules.n_actions, capacity, max(critic_dim, 1)
-        )
+        tr = resume.restore(resume_ckpt, args, model, optimizer, rng, obs_size(rules), rules.n_actions, capacity,
+                            max(critic_dim, 1))
         pool = list(tr["pool"])
         next_request = tr.get("next_request")
         sampler_states = tr["samplers"]
         global_step, update, hands, evals = tr["global_step"], tr["update"], tr["hands"], tr["evals"]
         history = list(tr["history"])
         if global_step >= args.total_steps and (run_dir / "policy.pt").exists():  # else: write the final policy
-            raise ValueError(
-                f"the run in {str(run_dir)!r} already finished at {global_step:,} learner decisions "
-                f"(--total-steps {args.total_steps:,}): pass a larger --total-steps to extend it"
-            )
+            raise ValueError(f"the run in {str(run_dir)!r} already finished at {global_step:,} learner decisions "
+                             f"(--total-steps {args.total_steps:,}): pass a larger --total-steps to extend it")
     files = RunFiles(run_dir, last_good=(update, global_step) if resume_ckpt is not None else None)
 
     if args.progress:  # the bar stays at 0 while the samplers start, which can take a minute the first time
-        print(
-            f"starting {args.samplers} sampler(s); on a machine's first run numba compiles the engine first "
-            "(up to a minute)",
-            flush=True,
-        )
+        print(f"starting {args.samplers} sampler(s); on a machine's first run numba compiles the engine first "
+              "(up to a minute)", flush=True)
     samplers = start_samplers(args, rules, model.config())
     try:
         if sampler_states is not None:
             resume.restore_samplers(samplers, sampler_states, resume_ckpt, args.resume)
-        writer = tensorboard_writer(args, rules, run_dir, resumed_step=global_step if resume_ckpt is not None else None)
+        writer = tensorboard_writer(args, rules, run_dir,
+                                    resumed_step=global_step if resume_ckpt is not None else None)
         print(f"run {run_dir}  seed {args.seed}  samplers {args.samplers}  rules {rules_text(rules)}", flush=True)
 
         n_updates_total = max(1, args.total_steps // args.batch_size)
-        bar = tqdm(
-            total=args.total_steps,
-            initial=min(global_step, args.total_steps),
-            disable=None if args.progress else True,  # None: no bar where the output is not a terminal
-            unit=" decisions",
-            unit_scale=True,
-            dynamic_ncols=True,
-        )
+        bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps),
+                   disable=None if args.progress else True,  # None: no bar where the output is not a terminal
+                   unit=" decisions", unit_scale=True, dynamic_ncols=True)
         latest_eval = ""
         t_start, steps_at_start = time.time(), global_step
         rows_trained, pending, per_sampler = 0, 0, [0] * args.samplers
@@ -360,9 +329,8 @@ def main(args: Args) -> dict:
             # flight would change) the request waits in the checkpoint, so a resumed run plays the same batches.
             if args.overlap_sampling and global_step < args.total_steps:
                 next_request = sampling_request(model, pool, rng)
-                if (update + 1) % args.checkpoint_every != 0 and (
-                    args.stop_after_updates is None or updates_this_call + 1 < args.stop_after_updates
-                ):
+                if ((update + 1) % args.checkpoint_every != 0
+                        and (args.stop_after_updates is None or updates_this_call + 1 < args.stop_after_updates)):
                     samplers.submit(next_request["weights"], next_request["opponent"], rows_per_sampler)
                     in_flight = True
                     overlapped += 0 if args.inline_samplers else 1  # inline samplers play it when gathered
@@ -386,7 +354,7 @@ def main(args: Args) -> dict:
             sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
             if update % args.pool_every == 0:
                 pool.append({k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
-                pool = pool[len(pool) - args.pool_size :] if len(pool) > args.pool_size else pool
+                pool = pool[len(pool) - args.pool_size:] if len(pool) > args.pool_size else pool
             if writer is not None:
                 writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
                 writer.add_scalar("charts/SPS", sps, global_step)
@@ -397,9 +365,8 @@ def main(args: Args) -> dict:
                     writer.add_scalar(f"losses/{k}", float(np.mean(v)), global_step)
                 writer.add_scalar("losses/explained_variance", explained_var, global_step)
                 if args.endgame_teacher_coef:
-                    writer.add_scalar(
-                        "charts/teacher_labelled_share", float(tensors["taught"].float().mean()), global_step
-                    )
+                    writer.add_scalar("charts/teacher_labelled_share", float(tensors["taught"].float().mean()),
+                                      global_step)
 
             # ------------------------------------------------------------ evaluation and checkpoints
             final = global_step >= args.total_steps
@@ -411,10 +378,8 @@ def main(args: Args) -> dict:
                 res = files.evaluate(model, rules, args, opponents, args.eval_deals, seed=10_000 + evals)
                 history.append({"step": global_step, **{k: v.mean for k, v in res.items()}})
                 latest_eval = " ".join(f"{k} {v.mean:+.2f}" for k, v in res.items())
-                tqdm.write(
-                    f"eval at {global_step:,} steps: "
-                    + ", ".join(f"{k} {v.mean:+.3f} gp/hand (win {v.hand_win_rate:.1%})" for k, v in res.items())
-                )
+                tqdm.write(f"eval at {global_step:,} steps: " + ", ".join(
+                    f"{k} {v.mean:+.3f} gp/hand (win {v.hand_win_rate:.1%})" for k, v in res.items()))
                 if writer is not None:
                     for k, v in res.items():
                         writer.add_scalar(f"eval/{k}_game_points_per_hand", v.mean, global_step)
@@ -423,67 +388,25 @@ def main(args: Args) -> dict:
                 exact_tree = measure_nash_conv(model, rules, exact_tree, global_step, history, writer)
             bar.set_postfix_str(latest_eval)  # the bar shows the rate itself
             if update % args.checkpoint_every == 0 or final:
-                files.save_checkpoint(
-                    model,
-                    rules,
-                    args,
-                    resume.trainer_state(
-                        optimizer,
-                        samplers,
-                        rng,
-                        pool=pool,
-                        global_step=global_step,
-                        update=update,
-                        hands=hands,
-                        evals=evals,
-                        history=history,
-                        next_request=next_request,
-                    ),
-                )
+                files.save_checkpoint(model, rules, args, resume.trainer_state(
+                    optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands,
+                    evals=evals, history=history, next_request=next_request))
         bar.close()
         sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
-        print(
-            f"trained {global_step:,} learner decisions, {hands:,} hands, {update} updates, {sps:,.0f} decisions/s",
-            flush=True,
-        )
-        files.save_checkpoint(
-            model,
-            rules,
-            args,
-            resume.trainer_state(
-                optimizer,
-                samplers,
-                rng,
-                pool=pool,
-                global_step=global_step,
-                update=update,
-                hands=hands,
-                evals=evals,
-                history=history,
-                next_request=next_request,
-            ),
-        )
+        print(f"trained {global_step:,} learner decisions, {hands:,} hands, {update} updates, {sps:,.0f} decisions/s",
+              flush=True)
+        files.save_checkpoint(model, rules, args, resume.trainer_state(
+            optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands, evals=evals,
+            history=history, next_request=next_request))
     finally:
         samplers.close()
-    summary = {
-        "run_dir": str(run_dir),
-        "steps": global_step,
-        "steps_per_second": sps,
-        "samplers": args.samplers,
-        "sampler_decisions": per_sampler,
-        "sampler_pids": sorted(pids),
-        "decisions_trained": rows_trained,
-        "decisions_pending": pending,
-        "sampling_seconds": sampling_s,
-        "update_seconds": update_s,
-        "batches_overlapped": overlapped,
-        "nash_conv": [
-            {"step": h["step"], "nash_conv": h["nash_conv"], "exploitability": h["exploitability"]}
-            for h in history
-            if "nash_conv" in h
-        ],
-        "evaluation": {},
-    }
+    summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "samplers": args.samplers,
+               "sampler_decisions": per_sampler, "sampler_pids": sorted(pids), "decisions_trained": rows_trained,
+               "decisions_pending": pending, "sampling_seconds": sampling_s, "update_seconds": update_s,
+               "batches_overlapped": overlapped,
+               "nash_conv": [{"step": h["step"], "nash_conv": h["nash_conv"], "exploitability": h["exploitability"]}
+                             for h in history if "nash_conv" in h],
+               "evaluation": {}}
     if global_step < args.total_steps:
         print(f"stopped after {updates_this_call} updates; continue with --resume {files.checkpoint}")
         close_writer(writer)
@@ -491,21 +414,10 @@ def main(args: Args) -> dict:
     files.save_policy(model, rules, args)
     if args.final_eval_deals:
         if args.progress:
-            print(
-                f"final evaluation: {args.final_eval_deals:,} duplicate deals against each of "
-                f"{', '.join(args.final_eval_opponents)}",
-                flush=True,
-            )
-        res = files.evaluate(
-            model,
-            rules,
-            args,
-            list(args.final_eval_opponents),
-            args.final_eval_deals,
-            seed=999_999,
-            label="policy.pt",
-            progress=args.progress,
-        )
+            print(f"final evaluation: {args.final_eval_deals:,} duplicate deals against each of "
+                  f"{', '.join(args.final_eval_opponents)}", flush=True)
+        res = files.evaluate(model, rules, args, list(args.final_eval_opponents), args.final_eval_deals, seed=999_999,
+                             label="policy.pt", progress=args.progress)
         summary["evaluation"] = {k: v.to_dict() for k, v in res.items()}
         print(evaluation_table(run_dir / "policy.pt", res), flush=True)
         if writer is not None:

@@ -56,19 +56,17 @@ def validate(args: RLlibArgs) -> None:
     what it takes."""
     validate_recipe(args)
     if args.env_runners < 0 or args.envs_per_runner < 1:
-        raise ValueError(
-            f"--env-runners must be >= 0 and --envs-per-runner >= 1, got {args.env_runners} and {args.envs_per_runner}"
-        )
+        raise ValueError(f"--env-runners must be >= 0 and --envs-per-runner >= 1, got {args.env_runners} and "
+                         f"{args.envs_per_runner}")
     if args.minibatch_size > args.batch_size:
-        raise ValueError(f"--minibatch-size ({args.minibatch_size}) must not exceed --batch-size ({args.batch_size})")
+        raise ValueError(f"--minibatch-size ({args.minibatch_size}) must not exceed --batch-size "
+                         f"({args.batch_size})")
     if args.update_epochs < 1:
         raise ValueError(f"--update-epochs must be >= 1 with RLlib, got {args.update_epochs}")
     cpus = os.cpu_count() or 1
     if args.ray_address is None and args.env_runners > cpus:
-        raise ValueError(
-            f"--env-runners {args.env_runners} needs {args.env_runners} CPUs, but the local Ray on "
-            f"this machine has {cpus}: use at most {cpus}, or --ray-address for a cluster"
-        )
+        raise ValueError(f"--env-runners {args.env_runners} needs {args.env_runners} CPUs, but the local Ray on "
+                         f"this machine has {cpus}: use at most {cpus}, or --ray-address for a cluster")
 
 
 def main(args: RLlibArgs) -> dict:
@@ -89,17 +87,13 @@ def main(args: RLlibArgs) -> dict:
         from ray.rllib.core.rl_module.rl_module import RLModuleSpec
         from ray.tune.registry import register_env
     except ImportError:
-        raise ValueError(
-            'train_rllib.py needs Ray RLlib: pip install -e ".[rllib]" '
-            "(or: bash scripts/bootstrap.sh --extras rllib python train_rllib.py)"
-        ) from None
+        raise ValueError('train_rllib.py needs Ray RLlib: pip install -e ".[rllib]" '
+                         '(or: bash scripts/bootstrap.sh --extras rllib python train_rllib.py)') from None
     from agents.training import rllib_module as rm
 
     rules = rules_of(args)
     torch.set_num_threads(args.threads)
-    run_dir = Path(args.run_dir) / (
-        args.run_name or f"{rules.name}_rllib_s{args.seed}_{time.strftime('%Y%m%d-%H%M%S')}"
-    )
+    run_dir = Path(args.run_dir) / (args.run_name or f"{rules.name}_rllib_s{args.seed}_{time.strftime('%Y%m%d-%H%M%S')}")
     check_output_folder(run_dir, f"the run folder {str(run_dir)!r} (--run-dir, --run-name)")
     torch.manual_seed(args.seed)
     started_ray = not ray.is_initialized()
@@ -111,16 +105,11 @@ def main(args: RLlibArgs) -> dict:
         register_env("schnapsen_v0", rm.make_env)
         net = {"hidden": args.hidden, "layers": args.layers}
         specs = {rm.MAIN: RLModuleSpec(module_class=rm.MaskedActorCriticModule, model_config=net)}
-        specs.update(
-            {
-                rm.opponent_id(k): RLModuleSpec(module_class=rm.MaskedActorCriticModule, model_config=net)
-                for k in range(args.pool_size)
-            }
-        )
+        specs.update({rm.opponent_id(k): RLModuleSpec(module_class=rm.MaskedActorCriticModule, model_config=net)
+                      for k in range(args.pool_size)})
         if args.heuristic_prob > 0:
-            specs[rm.HEURISTIC] = RLModuleSpec(
-                module_class=rm.HeuristicModule, model_config={"seed": args.seed, "rules": rules.to_dict()}
-            )
+            specs[rm.HEURISTIC] = RLModuleSpec(module_class=rm.HeuristicModule,
+                                               model_config={"seed": args.seed, "rules": rules.to_dict()})
         lr = [[0, args.learning_rate], [args.total_steps, 0.0]] if args.anneal_lr else args.learning_rate
         mapping = rm.make_policy_mapping_fn(args.pool_size, args.pool_prob, args.heuristic_prob, seed=args.seed)
         config = (
@@ -131,38 +120,25 @@ def main(args: RLlibArgs) -> dict:
             .multi_agent(policies=set(specs), policies_to_train=[rm.MAIN], policy_mapping_fn=mapping)
             .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs=specs))
             # As the torch backend: no KL penalty (RLlib's default adds one), the same PPO coefficients.
-            .training(
-                lr=lr,
-                gamma=args.gamma,
-                lambda_=args.gae_lambda,
-                clip_param=args.clip_coef,
-                entropy_coeff=args.ent_coef,
-                vf_loss_coeff=args.vf_coef,
-                grad_clip=args.max_grad_norm,
-                use_kl_loss=False,
-                train_batch_size_per_learner=args.batch_size,
-                minibatch_size=args.minibatch_size,
-                num_epochs=args.update_epochs,
-            )
+            .training(lr=lr, gamma=args.gamma, lambda_=args.gae_lambda, clip_param=args.clip_coef,
+                      entropy_coeff=args.ent_coef, vf_loss_coeff=args.vf_coef, grad_clip=args.max_grad_norm,
+                      use_kl_loss=False, train_batch_size_per_learner=args.batch_size,
+                      minibatch_size=args.minibatch_size, num_epochs=args.update_epochs)
             .fault_tolerance(restart_failed_env_runners=False)  # an illegal action must stop the run, not be retried
             .debugging(seed=args.seed)
         )
         algo = config.build_algo()
         run_dir.mkdir(parents=True, exist_ok=True)
-        print(
-            f"run {run_dir}  rllib  seed {args.seed}  env runners {args.env_runners}  "
-            f"rules {json.dumps(rules.to_dict())}",
-            flush=True,
-        )
+        print(f"run {run_dir}  rllib  seed {args.seed}  env runners {args.env_runners}  "
+              f"rules {json.dumps(rules.to_dict())}", flush=True)
 
         def snapshot(slots):
             """Copy "main"'s weights into the given opponent slots, on the learner and on every env runner."""
             state = algo.learner_group.get_state(components=f"learner/rl_module/{rm.MAIN}")
             main_state = state["learner"]["rl_module"][rm.MAIN]
             algo.learner_group.foreach_learner(lambda ln: [ln.module[s].set_state(main_state) for s in slots])
-            algo.env_runner_group.foreach_env_runner(
-                lambda er: [er.module[s].set_state(main_state) for s in slots], local_env_runner=True
-            )
+            algo.env_runner_group.foreach_env_runner(lambda er: [er.module[s].set_state(main_state) for s in slots],
+                                                     local_env_runner=True)
 
         snapshot([rm.opponent_id(k) for k in range(args.pool_size)])  # the pool starts as the initial policy
         writer = tensorboard_writer(args, rules, run_dir)
@@ -200,20 +176,12 @@ def main(args: RLlibArgs) -> dict:
             algo.stop()
         if started_ray:
             ray.shutdown()
-    summary = {
-        "run_dir": str(run_dir),
-        "steps": steps,
-        "iterations": it,
-        "steps_per_second": sps,
-        "env_runners": args.env_runners,
-        "envs_per_runner": args.envs_per_runner,
-        "module_steps": {k: int(v) for k, v in module_steps.items()},
-        "evaluation": {},
-    }
+    summary = {"run_dir": str(run_dir), "steps": steps, "iterations": it,
+               "steps_per_second": sps, "env_runners": args.env_runners, "envs_per_runner": args.envs_per_runner,
+               "module_steps": {k: int(v) for k, v in module_steps.items()}, "evaluation": {}}
     if args.final_eval_deals:
-        res = evaluate(
-            model, rules, args, list(args.final_eval_opponents), args.final_eval_deals, seed=999_999, run_dir=run_dir
-        )
+        res = evaluate(model, rules, args, list(args.final_eval_opponents), args.final_eval_deals,
+                       seed=999_999, run_dir=run_dir)
         summary["evaluation"] = {k: v.to_dict() for k, v in res.items()}
         print(evaluation_table(run_dir / "policy.pt", res), flush=True)
     atomic_write(run_dir / "summary.json", json.dumps(summary, indent=2, default=str) + "\n")

@@ -59,8 +59,7 @@ if openspiel_available():
 else:
     for _name in OPENSPIEL_AGENTS:
         agent_registry.register_unavailable(
-            _name, f"agent {_name!r} needs OpenSpiel, which is not installed: {INSTALL_HINT}"
-        )
+            _name, f"agent {_name!r} needs OpenSpiel, which is not installed: {INSTALL_HINT}")
 agent_registry.register_checkpoint_loader(load_checkpoint_agent)
 
 moved.install()  # old module paths (agents.pimc, ...) work for one release, with a warning
@@ -108,22 +107,5 @@ def can_play(name: str, rules: RuleSet | str) -> bool:
     return name not in SCHNAPSEN20_ONLY or as_rules(rules).name == SHIPPED_RULESET
 
 
-__all__ = [
-    "SCHNAPSEN20_ONLY",
-    "SHIPPED_POLICIES",
-    "SHIPPED_RULESET",
-    "STRONGEST_POLICY",
-    "Agent",
-    "ExpertAgent",
-    "HeuristicAgent",
-    "OpenSpielISMCTSAgent",
-    "OpenSpielMCTSAgent",
-    "PIMCAgent",
-    "PolicySearchAgent",
-    "RandomAgent",
-    "RolloutAgent",
-    "agent_names",
-    "can_play",
-    "legal_ids",
-    "make_agent",
-]
+__all__ = ["SCHNAPSEN20_ONLY", "SHIPPED_POLICIES", "SHIPPED_RULESET", "STRONGEST_POLICY", "Agent", "ExpertAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "PolicySearchAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
+           "legal_ids", "make_agent"]

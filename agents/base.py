@@ -62,4 +62,6 @@ def best_action(values: dict[int, float]) -> int:
     return max(values, key=lambda a: (values[a], -a))
 
 
+
+
 __all__ = ["Agent", "as_rules", "best_action", "legal_ids"]

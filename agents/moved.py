@@ -15,27 +15,16 @@ import warnings
 
 #: Old module path -> new module path (the modules moved when ``agents/`` was split by job).
 MOVED: dict[str, str] = {
-    f"agents.{old}": f"agents.{new}"
-    for old, new in {
-        "random_agent": "scripted.random_agent",
-        "heuristic": "scripted.heuristic",
+    f"agents.{old}": f"agents.{new}" for old, new in {
+        "random_agent": "scripted.random_agent", "heuristic": "scripted.heuristic",
         "heuristic_core": "scripted.heuristic_core",
-        "worlds": "search.worlds",
-        "solver_core": "search.solver_core",
-        "pimc": "search.pimc",
-        "rollout": "search.rollout",
-        "rollout_core": "search.rollout_core",
-        "expert": "search.expert",
-        "openspiel_bots": "search.openspiel_bots",
-        "policy_net": "learned.policy_net",
-        "policy": "learned.policy",
-        "checkpoint": "learned.checkpoint",
+        "worlds": "search.worlds", "solver_core": "search.solver_core",
+        "pimc": "search.pimc", "rollout": "search.rollout", "rollout_core": "search.rollout_core",
+        "expert": "search.expert", "openspiel_bots": "search.openspiel_bots",
+        "policy_net": "learned.policy_net", "policy": "learned.policy", "checkpoint": "learned.checkpoint",
         "hybrid": "learned.hybrid",
-        "duplicate": "evaluation.duplicate",
-        "arena": "evaluation.arena",
-        "ratings": "evaluation.ratings",
-        "self_play": "training.self_play",
-        "rllib_module": "training.rllib_module",
+        "duplicate": "evaluation.duplicate", "arena": "evaluation.arena", "ratings": "evaluation.ratings",
+        "self_play": "training.self_play", "rllib_module": "training.rllib_module",
         "exact": "game_theory.exact",
     }.items()
 }
@@ -48,11 +37,8 @@ class _MovedModuleLoader(importlib.abc.Loader):
         self.old, self.new = old, new
 
     def create_module(self, spec):
-        warnings.warn(
-            f"{self.old} moved to {self.new}; import it from there (the old path is removed in {REMOVED_IN})",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warnings.warn(f"{self.old} moved to {self.new}; import it from there (the old path is removed in "
+                      f"{REMOVED_IN})", DeprecationWarning, stacklevel=2)
         module = importlib.import_module(self.new)
         self.spec = module.__spec__
         return module

@@ -3,29 +3,18 @@
 module is its name in the agents package."""
 
 from schnapsen_env.agent_specs import (
-    CallableFactory,
-    CheckpointFactory,
-    Fixed,
-    NameFactory,
-    act_fn,
-    build,
-    check_options,
-    fits_hint,
-    parse_value,
-    resolve_agent,
-    spec_forms,
+                                       CallableFactory,
+                                       CheckpointFactory,
+                                       Fixed,
+                                       NameFactory,
+                                       act_fn,
+                                       build,
+                                       check_options,
+                                       fits_hint,
+                                       parse_value,
+                                       resolve_agent,
+                                       spec_forms,
 )
 
-__all__ = [
-    "CallableFactory",
-    "CheckpointFactory",
-    "Fixed",
-    "NameFactory",
-    "act_fn",
-    "build",
-    "check_options",
-    "fits_hint",
-    "parse_value",
-    "resolve_agent",
-    "spec_forms",
-]
+__all__ = ["CallableFactory", "CheckpointFactory", "Fixed", "NameFactory", "act_fn", "build", "check_options",
+           "fits_hint", "parse_value", "resolve_agent", "spec_forms"]

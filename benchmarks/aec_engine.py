@@ -66,11 +66,9 @@ class TwoEnginesEnv(aec.raw_env):
 
 def wrapped(cls):
     """``schnapsen_v0.env()``'s wrappers around ``cls``."""
-
     def make(**kwargs):
         with mock.patch.object(aec, "raw_env", cls):
             return aec.env(**kwargs)
-
     return make
 
 
@@ -121,12 +119,10 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((name, row(module.env)))
         peers.append(name)
 
-    print(
-        f"AEC engine benchmark: random legal play, {RULESET}, seed {args.seed}, median of {args.rounds} "
-        f"interleaved rounds of {args.seconds:g} s per row, Python {sys.version.split()[0]}, numpy "
-        f"{np.__version__}, schnapsen_env from {Path(schnapsen_env.__file__).parent}; both ways play the same "
-        "observations, masks and rewards (checked first)"
-    )
+    print(f"AEC engine benchmark: random legal play, {RULESET}, seed {args.seed}, median of {args.rounds} "
+          f"interleaved rounds of {args.seconds:g} s per row, Python {sys.version.split()[0]}, numpy "
+          f"{np.__version__}, schnapsen_env from {Path(schnapsen_env.__file__).parent}; both ways play the same "
+          "observations, masks and rewards (checked first)")
     for _label, fn in rows:
         fn(WARMUP_S)
     results: dict[str, list[float]] = {label: [] for label, _ in rows}

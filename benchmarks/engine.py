@@ -138,10 +138,8 @@ def main(argv: list[str] | None = None) -> int:
     np.random.seed(args.seed)
 
     budget = f"{args.hands} hands" if args.hands is not None else f"{args.seconds:g} s"
-    print(
-        f"engine benchmark: random legal play, seed {args.seed}, median of {args.rounds} interleaved rounds of "
-        f"{budget} per row, {harness.versions()}"
-    )
+    print(f"engine benchmark: random legal play, seed {args.seed}, median of {args.rounds} interleaved rounds of "
+          f"{budget} per row, {harness.versions()}")
     rows = []
     for name in ("schnapsen20", "sixtysix24"):
         rng = np.random.default_rng(args.seed)
@@ -155,9 +153,8 @@ def main(argv: list[str] | None = None) -> int:
         rows.append((peer_label, peer))
     except ImportError as exc:
         print(f"peer not installed ({exc}); run with: bash scripts/bootstrap.sh --extras bench ...")
-    results = harness.interleaved(
-        {label: lambda fn=fn: fn(args.seconds, args.hands) for label, fn in rows}, args.rounds, progress=None
-    )
+    results = harness.interleaved({label: lambda fn=fn: fn(args.seconds, args.hands) for label, fn in rows},
+                                  args.rounds, progress=None)
 
     print(f"{'engine':<24} {'hands/s':>9} {'min':>8} {'max':>8} {'decisions/s':>12} {'dec/hand':>8}")
     rate: dict[str, list[float]] = {}

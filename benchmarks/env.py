@@ -145,17 +145,14 @@ def main(argv: list[str] | None = None) -> int:
     for n in VECTOR_SIZES:
         rows.append((f"vector N={n}", lambda seconds, n=n: run_vector(n, args.seed, seconds)))
 
-    print(
-        f"env benchmark: random legal play, {RULESET}, seed {args.seed}, median of {args.rounds} interleaved "
-        f"rounds of {args.seconds:g} s per row (after an untimed warm-up), {harness.versions()}, "
-        f"pettingzoo {version('pettingzoo')}, schnapsen_env from "
-        f"{Path(schnapsen_env.__file__).parent}"
-    )
+    print(f"env benchmark: random legal play, {RULESET}, seed {args.seed}, median of {args.rounds} interleaved "
+          f"rounds of {args.seconds:g} s per row (after an untimed warm-up), {harness.versions()}, "
+          f"pettingzoo {version('pettingzoo')}, schnapsen_env from "
+          f"{Path(schnapsen_env.__file__).parent}")
     for _label, fn in rows:
         fn(WARMUP_S)
-    results = harness.interleaved(
-        {label: lambda fn=fn: fn(args.seconds) for label, fn in rows}, args.rounds, progress=None
-    )
+    results = harness.interleaved({label: lambda fn=fn: fn(args.seconds) for label, fn in rows}, args.rounds,
+                                  progress=None)
 
     print(f"{'env':<20} {'decisions/s':>12} {'min':>10} {'max':>10} {'cpu':>5} {'episodes':>9} {'dec/episode':>11}")
     rate: dict[str, float] = {}
@@ -167,21 +164,15 @@ def main(argv: list[str] | None = None) -> int:
         episodes = sum(n for n, _d, _t, _c in runs)
         decisions = sum(d for _n, d, _t, _c in runs)
         per_ep = f"{decisions / episodes:.1f}" if episodes and not label.startswith("vector") else "-"
-        print(
-            f"{label:<20} {rate[label]:>12,.0f} {min(rates):>10,.0f} {max(rates):>10,.0f} {cpu:>5.0%} "
-            f"{episodes // len(runs):>9d} {per_ep:>11}"
-        )
-    print(
-        f"(median decisions/s over {args.rounds} rounds, with the slowest and fastest round; cpu = median process\n"
-        " CPU time / wall time, below 100% when the process was descheduled; episodes per round (vector: hands\n"
-        " finished))"
-    )
+        print(f"{label:<20} {rate[label]:>12,.0f} {min(rates):>10,.0f} {max(rates):>10,.0f} {cpu:>5.0%} "
+              f"{episodes // len(runs):>9d} {per_ep:>11}")
+    print(f"(median decisions/s over {args.rounds} rounds, with the slowest and fastest round; cpu = median process\n"
+          " CPU time / wall time, below 100% when the process was descheduled; episodes per round (vector: hands\n"
+          " finished))")
 
     def per_round(num: str, den: list[str]) -> str:
-        ratios = [
-            results[num][r][1] / results[num][r][2] / max(results[x][r][1] / results[x][r][2] for x in den)
-            for r in range(args.rounds)
-        ]
+        ratios = [results[num][r][1] / results[num][r][2]
+                  / max(results[x][r][1] / results[x][r][2] for x in den) for r in range(args.rounds)]
         return f"per round {min(ratios):.2f}x..{max(ratios):.2f}x"
 
     ours = rate["ours env() wrapped"]
@@ -189,15 +180,11 @@ def main(argv: list[str] | None = None) -> int:
         best_peer = max(peers, key=lambda p: rate[p])
         for label, goal in (("ours env() wrapped", GOAL_PEERS), ("ours raw_env()", GOAL_RAW)):
             ratio = rate[label] / rate[best_peer]
-            print(
-                f"ratio {label} / max(peers) = / {best_peer} (median decisions/s): {ratio:.2f}x "
-                f"({per_round(label, peers)}); {harness.verdict(ratio, goal)}"
-            )
+            print(f"ratio {label} / max(peers) = / {best_peer} (median decisions/s): {ratio:.2f}x "
+                  f"({per_round(label, peers)}); {harness.verdict(ratio, goal)}")
     ratio = rate["vector N=1024"] / ours
-    print(
-        f"ratio vector N=1024 / ours env() wrapped (median decisions/s): {ratio:.2f}x "
-        f"({per_round('vector N=1024', ['ours env() wrapped'])}); {harness.verdict(ratio, GOAL_VECTOR)}"
-    )
+    print(f"ratio vector N=1024 / ours env() wrapped (median decisions/s): {ratio:.2f}x "
+          f"({per_round('vector N=1024', ['ours env() wrapped'])}); {harness.verdict(ratio, GOAL_VECTOR)}")
     return 0
 
 

@@ -118,26 +118,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rounds < 1 or args.seconds <= 0:
         parser.error("--rounds must be >= 1 and --seconds > 0")
-    results = harness.against_peer(
-        parser,
-        args.peer,
-        ["schnapsen_env"],
-        {row: row for row in args.rows},
-        lambda tree, row: measure(tree, row, args.seconds, args.seed),
-        args.rounds,
-    )
+    results = harness.against_peer(parser, args.peer, ["schnapsen_env"], {row: row for row in args.rows},
+                                   lambda tree, row: measure(tree, row, args.seconds, args.seed), args.rounds)
     rates = {label: [rate for rate, _cpu in runs] for label, runs in results.items()}
-    print(
-        f"Gymnasium env steps/s (gym: learner steps; raw_env: AEC decisions), median of {args.rounds} interleaved "
-        f"rounds of {args.seconds:g} s (peer: commit {args.peer})"
-    )
+    print(f"Gymnasium env steps/s (gym: learner steps; raw_env: AEC decisions), median of {args.rounds} interleaved "
+          f"rounds of {args.seconds:g} s (peer: commit {args.peer})")
     print(f"{'row':<14}{'median':>12}{'min':>12}{'max':>12}{'cpu':>6}")
     for label, values in rates.items():
         med, low, high = harness.spread(values)
-        print(
-            f"{label:<14}{med:>12,.0f}{low:>12,.0f}{high:>12,.0f}"
-            f"{np.median([cpu for _rate, cpu in results[label]]):>6.0%}"
-        )
+        print(f"{label:<14}{med:>12,.0f}{low:>12,.0f}{high:>12,.0f}"
+              f"{np.median([cpu for _rate, cpu in results[label]]):>6.0%}")
     for row in args.rows:
         ours, peer = rates[f"ours {row}"], rates[f"peer {row}"]
         goal = f"; {harness.verdict(harness.ratio(ours, peer)[0], GOAL_GYM)}" if row == "gym" else ""

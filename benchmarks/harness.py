@@ -42,31 +42,21 @@ def peer_tree(commit: str, paths: Iterable[str], into: Path) -> Path:
     ``commit`` names no commit of this clone, or when the commit lacks one of ``paths``."""
     paths = list(paths)
     try:
-        found = subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        found = subprocess.run(["git", "rev-parse", "--verify", "--quiet", "--end-of-options", f"{commit}^{{commit}}"],
+                               cwd=ROOT, capture_output=True, text=True, check=False)
     except OSError as e:  # no git on PATH
-        raise PeerError(
-            f"cannot run git ({e.strerror or e}): the peer is read from this clone's history, expected git on PATH"
-        ) from None
+        raise PeerError(f"cannot run git ({e.strerror or e}): the peer is read from this clone's history, expected "
+                        "git on PATH") from None
     if found.returncode:
-        raise PeerError(
-            f"--peer {commit!r} names no commit of this clone: expected a commit of its history (a clone "
-            f"with history, not an export of the files; {ROOT})"
-        )
+        raise PeerError(f"--peer {commit!r} names no commit of this clone: expected a commit of its history (a clone "
+                        f"with history, not an export of the files; {ROOT})")
     try:
-        data = subprocess.run(
-            ["git", "archive", found.stdout.strip(), *paths], cwd=ROOT, check=True, capture_output=True
-        ).stdout
+        data = subprocess.run(["git", "archive", found.stdout.strip(), *paths], cwd=ROOT, check=True,
+                              capture_output=True).stdout
     except subprocess.CalledProcessError as e:
-        raise PeerError(
-            f"cannot read commit {commit!r} from git ({e.stderr.decode().strip()}): expected a commit "
-            f"that has {', '.join(paths[:-1]) + ' and ' + paths[-1] if len(paths) > 1 else paths[0]}"
-        ) from None
+        raise PeerError(f"cannot read commit {commit!r} from git ({e.stderr.decode().strip()}): expected a commit "
+                        f"that has {', '.join(paths[:-1]) + ' and ' + paths[-1] if len(paths) > 1 else paths[0]}"
+                        ) from None
     with tarfile.open(fileobj=BytesIO(data)) as tar:
         tar.extractall(into, filter="data")
     return into
@@ -83,13 +73,8 @@ def run_worker(script: str, tree: Path, args: Iterable[object], what: str) -> di
     in ``tree``, so that the peer's row measures the peer's code. Exits with the worker's error otherwise; ``what``
     names the measurement in that message."""
     name = f"benchmarks/{Path(script).name}"
-    out = subprocess.run(
-        [sys.executable, script, "--worker", *map(str, args)],
-        env=on_path(tree),
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    out = subprocess.run([sys.executable, script, "--worker", *map(str, args)], env=on_path(tree),
+                         capture_output=True, text=True, check=False)
     if out.returncode != 0:
         raise SystemExit(f"{name}: a measurement failed ({tree}, {what}):\n{out.stderr[-2000:]}")
     result = json.loads(out.stdout.strip().splitlines()[-1])
@@ -109,14 +94,8 @@ def peer_options(parser: argparse.ArgumentParser, peer: str) -> None:
     parser.add_argument("--worker", nargs=3, help=argparse.SUPPRESS)
 
 
-def against_peer(
-    parser: argparse.ArgumentParser,
-    commit: str,
-    paths: Iterable[str],
-    rows: dict[str, object],
-    measure: Callable[[Path, object], object],
-    rounds: int,
-) -> dict[str, list]:
+def against_peer(parser: argparse.ArgumentParser, commit: str, paths: Iterable[str], rows: dict[str, object],
+                 measure: Callable[[Path, object], object], rounds: int) -> dict[str, list]:
     """Check out ``paths`` of the peer ``commit`` (:func:`peer_tree`; a bad commit is a ``parser.error``) and
     measure every row twice a round, ``"ours KEY"`` with this checkout and ``"peer KEY"`` with the peer's tree, by
     ``measure(tree, rows[KEY])``, the rounds interleaved (:func:`interleaved`)."""
@@ -125,26 +104,18 @@ def against_peer(
             peer = peer_tree(commit, paths, Path(tmp))
         except PeerError as e:
             parser.error(str(e))
-        return interleaved(
-            {
-                f"{who} {key}": lambda tree=tree, arg=arg: measure(tree, arg)
-                for key, arg in rows.items()
-                for who, tree in (("ours", ROOT), ("peer", peer))
-            },
-            rounds,
-        )
+        return interleaved({f"{who} {key}": lambda tree=tree, arg=arg: measure(tree, arg)
+                            for key, arg in rows.items() for who, tree in (("ours", ROOT), ("peer", peer))}, rounds)
 
 
 def timing_parser(description: str, seconds: float = 0.7, rounds: int = 7) -> argparse.ArgumentParser:
     """A parser with the flags every timing script shares: ``--seconds`` per measurement, ``--rounds`` (interleaved,
     the median kept) and ``--seed``; check them with :func:`check_timing`."""
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument(
-        "--seconds", type=float, default=seconds, help=f"wall time per measurement (default {seconds:g})"
-    )
-    parser.add_argument(
-        "--rounds", type=int, default=rounds, help=f"interleaved rounds per row, median kept (default {rounds})"
-    )
+    parser.add_argument("--seconds", type=float, default=seconds,
+                        help=f"wall time per measurement (default {seconds:g})")
+    parser.add_argument("--rounds", type=int, default=rounds,
+                        help=f"interleaved rounds per row, median kept (default {rounds})")
     parser.add_argument("--seed", type=int, default=0, help="seed for every generator (default 0)")
     return parser
 
@@ -198,9 +169,8 @@ def round_done(r: int, rounds: int) -> None:
     print(f"round {r + 1}/{rounds} done", file=sys.stderr)
 
 
-def interleaved(
-    rows: dict[str, Callable[[], object]], rounds: int, progress: Callable[[int, int], None] | None = round_done
-) -> dict[str, list]:
+def interleaved(rows: dict[str, Callable[[], object]], rounds: int,
+                progress: Callable[[int, int], None] | None = round_done) -> dict[str, list]:
     """Call every row's measurement once a round, the rounds interleaved (round 1 of every row, then round 2, ...),
     so that a change in the machine's load falls on all rows alike; every row's results in round order. After each
     round ``progress(r, rounds)`` (``None``: nothing)."""
@@ -255,13 +225,8 @@ def commit() -> str | None:
     """The commit of this checkout (``None`` outside a git clone), with ``+changes`` when its files differ from it."""
     try:
         head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False)
-        dirty = subprocess.run(
-            ["git", "status", "--porcelain", "--untracked-files=no"],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=False,
-        )
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT,
+                               capture_output=True, text=True, check=False)
     except OSError:
         return None
     if head.returncode:
@@ -271,7 +236,8 @@ def commit() -> str | None:
 
 def record(figures: dict, machine_text: str | None = None) -> dict:
     """``figures`` with what makes them reproducible: the command, this checkout's commit and the machine."""
-    return {**figures, "command": sys.argv, "commit": commit(), "machine": machine_text or machine()}
+    return {**figures, "command": sys.argv, "commit": commit(),
+            "machine": machine_text or machine()}
 
 
 def write_json(path: str | Path, figures: dict, machine_text: str | None = None) -> None:

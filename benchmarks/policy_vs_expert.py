@@ -37,15 +37,8 @@ from agents.evaluation.arena import resolve_agent
 from agents.search.expert import ExpertAgent
 from schnapsen_env import schnapsen_v0
 
-PHASES = (
-    "opening lead",
-    "open stock: lead",
-    "open stock: follow",
-    "closed: lead",
-    "closed: follow",
-    "exhausted: lead",
-    "exhausted: follow",
-)
+PHASES = ("opening lead", "open stock: lead", "open stock: follow", "closed: lead", "closed: follow",
+          "exhausted: lead", "exhausted: follow")
 
 
 def phase(position: dict) -> str:
@@ -95,11 +88,8 @@ def judge(policy_spec: str, hands: int, seed: int, progress: bool = True) -> dic
     for p in PHASES:
         agree = [a for a, _ in rows[p]]
         cost = [c for _, c in rows[p]]
-        result["phases"][p] = {
-            "decisions": len(rows[p]),
-            "agree": float(np.mean(agree)) if agree else None,
-            "cost_per_hand": float(np.sum(cost)) / hands,
-        }
+        result["phases"][p] = {"decisions": len(rows[p]), "agree": float(np.mean(agree)) if agree else None,
+                               "cost_per_hand": float(np.sum(cost)) / hands}
     return result
 
 
@@ -128,9 +118,8 @@ def main(argv: list[str] | None = None) -> dict:
         try:
             Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
         except OSError as e:  # the table is printed above; the file could not be written
-            raise SystemExit(
-                f"policy_vs_expert.py: --json {args.json}: {e.strerror or e}: the results are printed above"
-            ) from None
+            raise SystemExit(f"policy_vs_expert.py: --json {args.json}: {e.strerror or e}: the results are printed "
+                             "above") from None
     return out
 
 

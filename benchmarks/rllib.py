@@ -32,14 +32,12 @@ import train_rllib  # noqa: E402
 
 def measure(backend: str, steps: int, runners: int = 1, envs_per_runner: int = 1, batch: int = 4000) -> float:
     """Env steps (rllib) or learner decisions (torch: train.py) per second of one fresh training run."""
-    common = dict(
-        total_steps=steps, batch_size=batch, final_eval_deals=0, run_name="bench", progress=False, tensorboard=False
-    )
+    common = dict(total_steps=steps, batch_size=batch, final_eval_deals=0, run_name="bench", progress=False,
+                  tensorboard=False)
     with tempfile.TemporaryDirectory() as tmp:
         if backend == "rllib":
-            args = train_rllib.RLlibArgs(
-                env_runners=runners, envs_per_runner=envs_per_runner, minibatch_size=500, run_dir=tmp, **common
-            )
+            args = train_rllib.RLlibArgs(env_runners=runners, envs_per_runner=envs_per_runner, minibatch_size=500,
+                                         run_dir=tmp, **common)
             return float(train_rllib.main(args)["steps_per_second"])
         return float(train.main(train.Args(eval_every=0, run_dir=tmp, **common))["steps_per_second"])
 
@@ -63,12 +61,12 @@ def main(argv: list[str] | None = None) -> dict:
     print(f"median of {args.rounds} round(s)")
     print(f"{'trainer':<28}{'steps/s':>10}{'min':>10}{'max':>10}{'vs train.py':>12}")
     labels = {"torch": "train.py (default samplers)"}
-    labels.update(
-        {f"rllib_{n}x{k}": f"rllib, {n} runner(s) x {k} env(s)" for n in args.runners for k in args.envs_per_runner}
-    )
+    labels.update({f"rllib_{n}x{k}": f"rllib, {n} runner(s) x {k} env(s)" for n in args.runners
+                   for k in args.envs_per_runner})
     for key, label in labels.items():
         med, low, high = harness.spread(rounds[key])
-        print(f"{label:<28}{med:>10,.0f}{low:>10,.0f}{high:>10,.0f}{out[key] / out['torch']:>12.3f}")
+        print(f"{label:<28}{med:>10,.0f}{low:>10,.0f}{high:>10,.0f}"
+              f"{out[key] / out['torch']:>12.3f}")
     if args.json:
         harness.write_json(args.json, {**out, "rounds": rounds})
     return out

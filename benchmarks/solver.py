@@ -199,7 +199,7 @@ def write_nodes(seed: int) -> None:
     counts = node_counts(seed, NODES_POSITIONS)
     data = {
         "about": "Solver().solve node counts on the first positions of benchmarks/solver.py "
-        "(exhausted stock, seeded random play); compare with: python benchmarks/solver.py --check",
+                 "(exhausted stock, seeded random play); compare with: python benchmarks/solver.py --check",
         "seed": seed,
         "positions": NODES_POSITIONS,
         **counts,
@@ -207,10 +207,8 @@ def write_nodes(seed: int) -> None:
     text = "{\n" + ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in data.items()) + "\n}\n"
     NODES_FILE.write_text(text)
     totals = ", ".join(f"{name} {sum(counts[name])}" for name in RULESETS)
-    print(
-        f"node counts written to {NODES_FILE.name}: seed {seed}, first {NODES_POSITIONS} positions per "
-        f"rule set, total nodes {totals}"
-    )
+    print(f"node counts written to {NODES_FILE.name}: seed {seed}, first {NODES_POSITIONS} positions per "
+          f"rule set, total nodes {totals}")
 
 
 def check_nodes() -> bool:
@@ -236,10 +234,8 @@ def check_nodes() -> bool:
             ok = False
             shown = ", ".join(f"#{i}: {a} -> {b}" for i, a, b in diffs[:10])
             more = f" (+{len(diffs) - 10} more)" if len(diffs) > 10 else ""
-            print(
-                f"node check {name}: {len(diffs)} of {n} positions differ; total nodes {sum(stored)} -> "
-                f"{sum(now)}; {shown}{more}"
-            )
+            print(f"node check {name}: {len(diffs)} of {n} positions differ; total nodes {sum(stored)} -> "
+                  f"{sum(now)}; {shown}{more}")
         else:
             print(f"node check {name}: all {n} counts match (seed {seed}, total nodes {sum(now)})")
     return ok
@@ -258,10 +254,8 @@ def main(argv: list[str] | None = None) -> int:
     n = args.positions
 
     if n > 0:
-        print(
-            f"solver benchmark: one move decision on exhausted-stock positions, seed {args.seed}, {n} positions "
-            f"per row, Python {sys.version.split()[0]}, numpy {np.__version__}"
-        )
+        print(f"solver benchmark: one move decision on exhausted-stock positions, seed {args.seed}, {n} positions "
+              f"per row, Python {sys.version.split()[0]}, numpy {np.__version__}")
         rows = []
         for name in RULESETS:
             states = exhausted_positions(name, args.seed, n)
@@ -270,29 +264,25 @@ def main(argv: list[str] | None = None) -> int:
         peer_label = None
         try:
             from importlib.metadata import version
-
             peer_label = f"peer AlphaBetaBot schnapsen {version('schnapsen')}"
             rows.append((peer_label,) + time_peer(args.seed, n))
         except ImportError as exc:
             print(f"peer not installed ({exc}); run with: bash scripts/bootstrap.sh --extras bench ...")
             peer_label = None
 
-        print(f"{'row':<36} {'median ms':>9} {'min ms':>8} {'p90 ms':>8} {'max ms':>8} {'median nodes':>12} {'cpu':>5}")
+        print(f"{'row':<36} {'median ms':>9} {'min ms':>8} {'p90 ms':>8} {'max ms':>8} {'median nodes':>12} "
+              f"{'cpu':>5}")
         med = {}
         for label, ms, nodes, cpu_share in rows:
             m, mn, p90, mx = summary(ms)
             med[label] = m
-            print(
-                f"{label:<36} {m:>9.2f} {mn:>8.2f} {p90:>8.2f} {mx:>8.2f} {np.median(nodes):>12.0f} {cpu_share:>5.0%}"
-            )
+            print(f"{label:<36} {m:>9.2f} {mn:>8.2f} {p90:>8.2f} {mx:>8.2f} {np.median(nodes):>12.0f} "
+                  f"{cpu_share:>5.0%}")
         if peer_label is not None:
             for label in ("ours Solver schnapsen20", "ours PIMC schnapsen20"):
                 print(f"ratio peer / {label} (median ms): {med[peer_label] / med[label]:.1f}x")
-        verdicts = "; ".join(
-            f"{label[5:]} {med[label]:.2f} ms {'holds' if med[label] < GOAL_MS else 'MISSED'}"
-            for label in med
-            if label.startswith("ours")
-        )
+        verdicts = "; ".join(f"{label[5:]} {med[label]:.2f} ms {'holds' if med[label] < GOAL_MS else 'MISSED'}"
+                             for label in med if label.startswith("ours"))
         print(f"goal: our median < {GOAL_MS:g} ms per move: {verdicts}")
 
     if args.write:

@@ -99,45 +99,29 @@ def speed(args) -> None:
     rows = {
         "trick 1, compiled": (lambda: compiled, first),
         "trick 1, compiled, closing": (lambda: closing, first),
-        "trick 1, reference": (Solver, first[: args.reference_deals]),
-        "trick 1, compiled (same deals)": (lambda: compiled, first[: args.reference_deals]),
+        "trick 1, reference": (Solver, first[:args.reference_deals]),
+        "trick 1, compiled (same deals)": (lambda: compiled, first[:args.reference_deals]),
         "trick 4, compiled": (lambda: compiled, fourth),
         "trick 4, reference": (Solver, fourth),
     }
-    rounds = harness.interleaved(
-        {name: lambda make=make, states=states: time_row(make, states) for name, (make, states) in rows.items()},
-        args.rounds,
-    )
-    results = {
-        name: (
-            [m for ms, _ in runs for m in ms],
-            [k for _, nodes in runs for k in nodes],
-            [float(np.median(ms)) for ms, _ in runs],
-        )
-        for name, runs in rounds.items()
-    }
+    rounds = harness.interleaved({name: lambda make=make, states=states: time_row(make, states)
+                                  for name, (make, states) in rows.items()}, args.rounds)
+    results = {name: ([m for ms, _ in runs for m in ms], [k for _, nodes in runs for k in nodes],
+                      [float(np.median(ms)) for ms, _ in runs]) for name, runs in rounds.items()}
     print(f"full solves (schnapsen20, default knobs), {args.rounds} interleaved rounds")
     print(f"{'row':<32}{'positions':>10}{'median ms':>11}{'round medians':>20}{'median nodes':>14}{'Mnodes/s':>10}")
     rate = {}
     for name, (ms, nodes, medians) in results.items():
         rate[name] = sum(nodes) / (sum(ms) / 1e3) / 1e6
-        print(
-            f"{name:<32}{len(rows[name][1]):>10}{np.median(ms):>11.2f}"
-            f"{f'{min(medians):.2f}..{max(medians):.2f}':>20}{np.median(nodes):>14,.0f}{rate[name]:>10.3f}"
-        )
+        print(f"{name:<32}{len(rows[name][1]):>10}{np.median(ms):>11.2f}"
+              f"{f'{min(medians):.2f}..{max(medians):.2f}':>20}{np.median(nodes):>14,.0f}{rate[name]:>10.3f}")
     med = {name: float(np.median(v[0])) for name, v in results.items()}
-    print(
-        f"node rate compiled / reference, trick 1: {rate['trick 1, compiled (same deals)'] / rate['trick 1, reference']:.1f}x;"
-        f" trick 4: {rate['trick 4, compiled'] / rate['trick 4, reference']:.1f}x (goal >= 50x)"
-    )
-    print(
-        f"median ms reference / compiled, trick 1: {med['trick 1, reference'] / med['trick 1, compiled (same deals)']:.1f}x;"
-        f" trick 4: {med['trick 4, reference'] / med['trick 4, compiled']:.1f}x"
-    )
-    print(
-        f"full solve from trick 1: median {med['trick 1, compiled']:.2f} ms, with closing below the root "
-        f"{med['trick 1, compiled, closing']:.2f} ms (goal <= 10 ms)"
-    )
+    print(f"node rate compiled / reference, trick 1: {rate['trick 1, compiled (same deals)'] / rate['trick 1, reference']:.1f}x;"
+          f" trick 4: {rate['trick 4, compiled'] / rate['trick 4, reference']:.1f}x (goal >= 50x)")
+    print(f"median ms reference / compiled, trick 1: {med['trick 1, reference'] / med['trick 1, compiled (same deals)']:.1f}x;"
+          f" trick 4: {med['trick 4, reference'] / med['trick 4, compiled']:.1f}x")
+    print(f"full solve from trick 1: median {med['trick 1, compiled']:.2f} ms, with closing below the root "
+          f"{med['trick 1, compiled, closing']:.2f} ms (goal <= 10 ms)")
 
 
 def expert_moves(n: int) -> None:
@@ -147,10 +131,10 @@ def expert_moves(n: int) -> None:
     rules = RuleSet.make()
     ms, worlds, nodes = [], [], []
     for seed in [-1] + list(range(n)):  # first an untimed hand with another expert: numba's compilation or cache
-        warm_up = seed == -1  # load is not a move, and the timed expert's draws stay those of seed 0
+        warm_up = seed == -1            # load is not a move, and the timed expert's draws stay those of seed 0
         if warm_up:
             expert = make_agent("expert", rules, seed=1)
-            seed = 10**6
+            seed = 10 ** 6
         elif seed == 0:
             expert = make_agent("expert", rules, seed=0)
         g = GameState.new_hand(rules, rng=np.random.default_rng(seed))
@@ -169,11 +153,9 @@ def expert_moves(n: int) -> None:
                 worlds.append(expert.last_worlds)
                 nodes.append(expert.last_nodes)
             g.push(a)
-    print(
-        f"expert (defaults) vs heuristic, {n} hands, {len(ms)} timed moves: median {np.median(ms):.1f} ms, "
-        f"p90 {np.percentile(ms, 90):.1f} ms, max {max(ms):.1f} ms a move; median {np.median(worlds):.0f} worlds, "
-        f"{np.median(nodes):,.0f} nodes (goal: median <= 250 ms)"
-    )
+    print(f"expert (defaults) vs heuristic, {n} hands, {len(ms)} timed moves: median {np.median(ms):.1f} ms, "
+          f"p90 {np.percentile(ms, 90):.1f} ms, max {max(ms):.1f} ms a move; median {np.median(worlds):.0f} worlds, "
+          f"{np.median(nodes):,.0f} nodes (goal: median <= 250 ms)")
 
 
 def exactness(n: int, seed: int) -> int:
@@ -191,10 +173,8 @@ def exactness(n: int, seed: int) -> int:
                 differ += 1
                 print("differs:", rules.to_dict(), g.position(), file=sys.stderr)
             checked += 1
-    print(
-        f"exactness: {checked} positions ({by_phase}), both rulesets, random knob sets of "
-        f"tests/helpers/knob_cases.py: {differ} with a differing action value"
-    )
+    print(f"exactness: {checked} positions ({by_phase}), both rulesets, random knob sets of "
+          f"tests/helpers/knob_cases.py: {differ} with a differing action value")
     return 1 if differ else 0
 
 
@@ -211,11 +191,8 @@ def main(argv: list[str] | None = None) -> int:
     if min(args.deals, args.reference_deals, args.rounds) < 1 or min(args.exactness, args.expert) < 0:
         parser.error("--deals, --reference-deals and --rounds must be >= 1, --exactness and --expert >= 0")
     if args.record_nodes:
-        data = {
-            "about": "agents.search.solver_core.perft_nodes(): [value, nodes] of full solves from trick 1 of seeded "
-            "deals; checked by tests/test_solver_core.py",
-            "core": perft_nodes(),
-        }
+        data = {"about": "agents.search.solver_core.perft_nodes(): [value, nodes] of full solves from trick 1 of seeded "
+                         "deals; checked by tests/test_solver_core.py", "core": perft_nodes()}
         NODES_FILE.write_text(json.dumps(data, indent=1) + "\n")
         print(f"wrote {NODES_FILE}")
         return 0

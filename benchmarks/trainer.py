@@ -70,21 +70,16 @@ spec = importlib.util.spec_from_file_location("train", {tree!r} + "/train.py")
 train = sys.modules["train"] = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(train)
 """
-WORKER = (
-    LOAD_TRAIN
-    + """
+WORKER = LOAD_TRAIN + """
 import json, tempfile
 kw = json.loads({kw!r})
 with tempfile.TemporaryDirectory() as tmp:
     out = train.main(train.Args(run_dir=tmp, **kw))
 print("RESULT " + json.dumps({{k: out.get(k) for k in ("steps", "steps_per_second", "sampling_seconds", "sampler_decisions")}}))
 """
-)
 #: --ceiling: this checkout's PPO update alone (train.ppo_update on --threads), on one batch that a sampler of the
 #: same recipe played first (not timed); the rate is the batch's decisions times the updates over their seconds.
-WORKER_UPDATE = (
-    LOAD_TRAIN
-    + """
+WORKER_UPDATE = LOAD_TRAIN + """
 import json, time
 import numpy as np, torch
 from agents.learned.policy_net import ActorCritic, resolve_precision
@@ -109,46 +104,35 @@ for _ in range({updates}):
 rate = len(tensors["actions"]) * {updates} / (time.perf_counter() - start)
 print("RESULT " + json.dumps({{"steps_per_second": rate}}))
 """
-)
 
 
 def check_flags(tree: Path, kw: dict, commit: str) -> None:
     """Exit with one line when the trainer in ``tree`` lacks an argument ``kw`` sets (``--peer-like-ours`` with a
     peer from before the sampler processes), instead of the worker's TypeError."""
     code = "import dataclasses, json, train; print(json.dumps([f.name for f in dataclasses.fields(train.Args)]))"
-    proc = subprocess.run(
-        [sys.executable, "-c", code],
-        cwd=tree,
-        env={**os.environ, "PYTHONPATH": str(tree)},
-        capture_output=True,
-        text=True,
-    )
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tree, env={**os.environ, "PYTHONPATH": str(tree)},
+                          capture_output=True, text=True)
     if proc.returncode:
         last = (proc.stderr.strip().splitlines() or ["(no message)"])[-1]
         sys.exit(f"trainer.py: error: the train.py of commit {commit!r} does not import: {last}")
     missing = sorted(set(kw) - set(json.loads(proc.stdout.splitlines()[-1])))
     if missing:
         flags = ", ".join("--" + k.replace("_", "-") for k in missing)
-        sys.exit(
-            f"trainer.py: error: the train.py of commit {commit!r} has no {flags}: expected a commit with "
-            "sampler processes (bcf5418 or later) for --peer-like-ours, or leave that flag out"
-        )
+        sys.exit(f"trainer.py: error: the train.py of commit {commit!r} has no {flags}: expected a commit with "
+                 "sampler processes (bcf5418 or later) for --peer-like-ours, or leave that flag out")
 
 
 def run(tree: Path, kw: dict, updates: int | None = None) -> dict:
     """One training run in a fresh subprocess with ``tree`` first on the path; its summary's figures. With
     ``updates``: that many PPO updates alone (:data:`WORKER_UPDATE`), its rate as ``steps_per_second``."""
-    code = (
-        WORKER.format(tree=str(tree), kw=json.dumps(kw))
-        if updates is None
-        else WORKER_UPDATE.format(tree=str(tree), kw=json.dumps(kw), updates=updates)
-    )
+    code = (WORKER.format(tree=str(tree), kw=json.dumps(kw)) if updates is None
+            else WORKER_UPDATE.format(tree=str(tree), kw=json.dumps(kw), updates=updates))
     env = {**os.environ, "PYTHONPATH": str(tree)}
     proc = subprocess.run([sys.executable, "-c", code], cwd=tree, env=env, capture_output=True, text=True)
     lines = [ln for ln in proc.stdout.splitlines() if ln.startswith("RESULT ")]
     if proc.returncode or not lines:
         sys.exit(f"trainer.py: error: a run in {tree} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(lines[-1][len("RESULT ") :])
+    return json.loads(lines[-1][len("RESULT "):])
 
 
 def machine() -> str:
@@ -169,24 +153,16 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--updates", type=int, default=6, help="PPO updates per measurement (default: 6)")
     p.add_argument("--rounds", type=int, default=3, help="interleaved rounds (default: 3)")
     p.add_argument("--ray", action="store_true", help="also measure 1 and 2 Ray sampler actors")
-    p.add_argument(
-        "--variants",
-        action="store_true",
-        help="also measure ours with --precision fp32, with --endgame-teacher-coef 0 and with --no-overlap-sampling",
-    )
-    p.add_argument(
-        "--ceiling",
-        action="store_true",
-        help="also time this checkout's PPO update alone, on the threads ours' learner takes, with nothing "
-        "else running: the learner rate that no arrangement of the samplers can pass on this machine",
-    )
-    p.add_argument(
-        "--peer-like-ours",
-        action="store_true",
-        help="run the peer with ours' flags (2 samplers x 128 hands) instead of the single-process "
-        "trainer's (one process, 256 hands): for a peer commit that has sampler processes "
-        "(bcf5418 and later), to measure a change of this checkout against it",
-    )
+    p.add_argument("--variants", action="store_true",
+                   help="also measure ours with --precision fp32, with --endgame-teacher-coef 0 and with "
+                        "--no-overlap-sampling")
+    p.add_argument("--ceiling", action="store_true",
+                   help="also time this checkout's PPO update alone, on the threads ours' learner takes, with nothing "
+                        "else running: the learner rate that no arrangement of the samplers can pass on this machine")
+    p.add_argument("--peer-like-ours", action="store_true",
+                   help="run the peer with ours' flags (2 samplers x 128 hands) instead of the single-process "
+                        "trainer's (one process, 256 hands): for a peer commit that has sampler processes "
+                        "(bcf5418 and later), to measure a change of this checkout against it")
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args(argv)
     if args.updates < 1 or args.rounds < 1:
@@ -206,11 +182,8 @@ def main(argv: list[str] | None = None) -> dict:
             peer = harness.peer_tree(args.peer, ["train.py", "agents", "schnapsen_env"], Path(tmp) / "peer")
         except harness.PeerError as e:
             sys.exit(f"trainer.py: error: {e}")
-        peer_kw = (
-            dict(COMMON, total_steps=steps, num_envs=128, samplers=2)
-            if args.peer_like_ours
-            else dict(COMMON, total_steps=steps, num_envs=256)
-        )
+        peer_kw = (dict(COMMON, total_steps=steps, num_envs=128, samplers=2) if args.peer_like_ours
+                   else dict(COMMON, total_steps=steps, num_envs=256))
         check_flags(peer, peer_kw, args.peer)
         configs = {
             "peer": (peer, peer_kw),
@@ -218,22 +191,14 @@ def main(argv: list[str] | None = None) -> dict:
         }
         if args.variants:  # where the gain comes from: ours in float32, and ours without the endgame teacher
             configs["ours_fp32"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2, precision="fp32"))
-            configs["ours_no_teacher"] = (
-                ROOT,
-                dict(COMMON, total_steps=steps, num_envs=128, samplers=2, endgame_teacher_coef=0.0),
-            )
-            configs["ours_no_overlap"] = (
-                ROOT,
-                dict(COMMON, total_steps=steps, num_envs=128, samplers=2, overlap_sampling=False),
-            )
+            configs["ours_no_teacher"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2,
+                                                     endgame_teacher_coef=0.0))
+            configs["ours_no_overlap"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2,
+                                                     overlap_sampling=False))
         if args.ray:
             for n in (1, 2):
-                configs[f"ray{n}"] = (
-                    ROOT,
-                    dict(
-                        COMMON, total_steps=steps, num_envs=128, samplers=n, ray_address="local", overlap_sampling=False
-                    ),
-                )
+                configs[f"ray{n}"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=n,
+                                                 ray_address="local", overlap_sampling=False))
         if args.ceiling:  # the update with as many threads as ours' learner takes beside its 2 samplers
             configs["update_alone"] = (ROOT, dict(COMMON, samplers=1, num_envs=256, threads=ceiling_threads))
         for key, (tree, kw) in configs.items():  # warm-up: numba caches of both trees, imports
@@ -246,30 +211,15 @@ def main(argv: list[str] | None = None) -> dict:
                 print(f"round {r + 1} {key}: {rounds[key][-1]['steps_per_second']:,.0f} decisions/s", flush=True)
     rate = {k: [x["steps_per_second"] for x in v] for k, v in rounds.items()}
     print(f"\nmedian of {args.rounds} interleaved rounds, {args.updates} updates of {batch:,} decisions each")
-    print(
-        row(
-            f"peer {args.peer} " + ("(2 samplers, as ours)" if args.peer_like_ours else "(1 process, 1 thread)"),
-            rate["peer"],
-        )
-    )
+    print(row(f"peer {args.peer} " + ("(2 samplers, as ours)" if args.peer_like_ours else "(1 process, 1 thread)"),
+              rate["peer"]))
     print(row("ours (2 samplers, overlapped learner)", rate["ours"]))
     ratio, low, high = harness.ratio(rate["ours"], rate["peer"])
     print(f"ours / peer: {ratio:.2f}x (per round {low:.2f}x..{high:.2f}x; goal {GOAL_TRAINER}x)")
-    out = {
-        "peer": args.peer,
-        "peer_like_ours": args.peer_like_ours,
-        "updates": args.updates,
-        "rounds": args.rounds,
-        "batch": batch,
-        "machine": machine(),
-        "rate": rate,
-        "ratio": ratio,
-    }
-    for key, label in (
-        ("ours_fp32", "ours, --precision fp32"),
-        ("ours_no_teacher", "ours, --endgame-teacher-coef 0"),
-        ("ours_no_overlap", "ours, --no-overlap-sampling"),
-    ):
+    out = {"peer": args.peer, "peer_like_ours": args.peer_like_ours, "updates": args.updates, "rounds": args.rounds,
+           "batch": batch, "machine": machine(), "rate": rate, "ratio": ratio}
+    for key, label in (("ours_fp32", "ours, --precision fp32"), ("ours_no_teacher", "ours, --endgame-teacher-coef 0"),
+                       ("ours_no_overlap", "ours, --no-overlap-sampling")):
         if key in rate:
             print(row(label, rate[key]))
             print(f"  {label} / peer: {np.median(rate[key]) / np.median(rate['peer']):.2f}x")
@@ -280,9 +230,8 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"  {label} / peer: {ceiling:.2f}x (the ceiling of ours / peer on this machine)")
         out.update(ceiling=ceiling, ceiling_threads=ceiling_threads)
     if args.ray:
-        sampler_rate = {
-            k: [sum(x["sampler_decisions"]) / x["sampling_seconds"] for x in rounds[k]] for k in ("ray1", "ray2")
-        }
+        sampler_rate = {k: [sum(x["sampler_decisions"]) / x["sampling_seconds"] for x in rounds[k]]
+                        for k in ("ray1", "ray2")}
         for k in ("ray1", "ray2"):
             print(row(f"Ray, {k[-1]} sampler actor(s): sampler rate", sampler_rate[k]))
             print(row(f"Ray, {k[-1]} sampler actor(s): training rate", rate[k]))

@@ -78,18 +78,10 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if args.rounds < 1 or args.seconds <= 0 or any(n < 1 for n in args.sizes):
         parser.error("--rounds and --sizes must be >= 1 and --seconds > 0")
-    rates = harness.against_peer(
-        parser,
-        args.peer,
-        ["schnapsen_env"],
-        {f"N={n}": n for n in args.sizes},
-        lambda tree, n: measure(tree, n, args.seconds, args.seed),
-        args.rounds,
-    )
-    print(
-        f"vector env decisions/s, median of {args.rounds} interleaved rounds of {args.seconds:g} s "
-        f"(peer: commit {args.peer})"
-    )
+    rates = harness.against_peer(parser, args.peer, ["schnapsen_env"], {f"N={n}": n for n in args.sizes},
+                                 lambda tree, n: measure(tree, n, args.seconds, args.seed), args.rounds)
+    print(f"vector env decisions/s, median of {args.rounds} interleaved rounds of {args.seconds:g} s "
+          f"(peer: commit {args.peer})")
     print(f"{'row':<14}{'median':>14}{'min':>14}{'max':>14}")
     for label, values in rates.items():
         med, low, high = harness.spread(values)

@@ -14,7 +14,8 @@ from agents.scripted.random_agent import RandomAgent
 from schnapsen_env import schnapsen_v0
 
 
-def evaluate_vs_random(choose: Callable[[np.ndarray, np.ndarray], int], hands: int, seed: int) -> tuple[float, int]:
+def evaluate_vs_random(choose: Callable[[np.ndarray, np.ndarray], int], hands: int,
+                       seed: int) -> tuple[float, int]:
     """Mean game points per hand of ``choose`` and the number of illegal actions it chose (0 for a masked policy).
 
     Args:

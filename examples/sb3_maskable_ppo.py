@@ -45,10 +45,8 @@ def main(argv: list[str] | None = None) -> dict:
     model = MaskablePPO("MultiInputPolicy", env, n_steps=512, batch_size=128, seed=args.seed, verbose=0)
     model.learn(total_timesteps=args.timesteps)
     mean, illegal = evaluate(model, args.opponent, args.eval_hands, seed=10_000 + args.seed)
-    print(
-        f"MaskablePPO after {args.timesteps} steps vs {args.opponent}: {mean:+.3f} game points per hand over "
-        f"{args.eval_hands} hands; illegal actions chosen: {illegal}"
-    )
+    print(f"MaskablePPO after {args.timesteps} steps vs {args.opponent}: {mean:+.3f} game points per hand over "
+          f"{args.eval_hands} hands; illegal actions chosen: {illegal}")
     return {"mean": mean, "illegal": illegal}
 
 

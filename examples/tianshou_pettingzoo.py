@@ -53,13 +53,8 @@ def build(env: PettingZooEnv, lr: float = 1e-3) -> tuple[MultiAgentOffPolicyAlgo
     obs_size = env.observation_space["observation"].shape[0]
     net = Net(state_shape=obs_size, action_shape=env.action_space.n, hidden_sizes=[128, 128])
     policy = DiscreteQLearningPolicy(model=net, action_space=env.action_space, eps_training=0.3, eps_inference=0.0)
-    learner = DQN(
-        policy=policy,
-        optim=AdamOptimizerFactory(lr=lr),
-        gamma=1.0,
-        n_step_return_horizon=HAND_HORIZON,
-        target_update_freq=0,
-    )
+    learner = DQN(policy=policy, optim=AdamOptimizerFactory(lr=lr), gamma=1.0,
+                  n_step_return_horizon=HAND_HORIZON, target_update_freq=0)
     opponent = MARLRandomDiscreteMaskedOffPolicyAlgorithm(action_space=env.action_space)
     # one algorithm per agent, in the order of env.agents: ["player_0", "player_1"]
     return MultiAgentOffPolicyAlgorithm(algorithms=[learner, opponent], env=env), policy
@@ -80,20 +75,10 @@ def train(steps: int, seed: int, n_envs: int = 4) -> DiscreteQLearningPolicy:
     def decay_eps(epoch: int, env_step: int) -> None:  # 0.3 -> 0.05 over the first half of training
         policy.set_eps_training(0.3 - 0.25 * min(1.0, env_step / max(1, steps // 2)))
 
-    algorithm.run_training(
-        OffPolicyTrainerParams(
-            training_collector=collector,
-            max_epochs=1,
-            epoch_num_steps=steps,
-            collection_step_num_env_steps=64,
-            batch_size=128,
-            update_step_num_gradient_steps_per_sample=0.25,
-            training_fn=decay_eps,
-            multi_agent_return_reduction=lambda returns: returns[:, 0],
-            verbose=False,
-            show_progress=False,
-        )
-    )
+    algorithm.run_training(OffPolicyTrainerParams(
+        training_collector=collector, max_epochs=1, epoch_num_steps=steps, collection_step_num_env_steps=64,
+        batch_size=128, update_step_num_gradient_steps_per_sample=0.25, training_fn=decay_eps,
+        multi_agent_return_reduction=lambda returns: returns[:, 0], verbose=False, show_progress=False))
     stored = collector.buffer[collector.buffer.sample_indices(0)]  # every transition still in the buffer
     mine = stored.obs.agent_id == "player_0"
     assert mine.any() and stored.obs.mask[mine, stored.act[mine]].all(), "the learner chose an illegal action"
@@ -123,10 +108,8 @@ def main(argv: list[str] | None = None) -> dict:
     policy = train(args.steps, args.seed)
     mean, illegal = evaluate(policy, args.eval_hands, seed=10_000 + args.seed)
     seconds = time.perf_counter() - t0
-    print(
-        f"Tianshou DQN after {args.steps} steps vs random: {mean:+.3f} game points per hand over "
-        f"{args.eval_hands} hands; illegal actions chosen: {illegal}; {seconds:.0f} s"
-    )
+    print(f"Tianshou DQN after {args.steps} steps vs random: {mean:+.3f} game points per hand over "
+          f"{args.eval_hands} hands; illegal actions chosen: {illegal}; {seconds:.0f} s")
     return {"mean": mean, "illegal": illegal, "seconds": seconds}
 
 

@@ -35,41 +35,26 @@ from torchrl.objectives import ClipPPOLoss, ValueEstimators
 from schnapsen_env import schnapsen_v0
 
 OBS = ("agents", "observation", "observation")  # the Dict space minus "action_mask", which the wrapper moves:
-LEGAL = ("agents", "action_mask")  # legal actions of the acting seat
-ACTING = ("agents", "mask")  # which seat acts at this step
+LEGAL = ("agents", "action_mask")               # legal actions of the acting seat
+ACTING = ("agents", "mask")                     # which seat acts at this step
 ACTION, LOGP, VALUE = ("agents", "action"), ("agents", "action_log_prob"), ("agents", "state_value")
 
 
 def make_env(seed: int) -> PettingZooWrapper:
     with warnings.catch_warnings():  # "tested with PettingZoo 1.24.3"; 1.27 works
         warnings.simplefilter("ignore", UserWarning)
-        return PettingZooWrapper(
-            schnapsen_v0.without_infos(schnapsen_v0.env()),
-            use_mask=True,
-            seed=seed,
-            group_map=MarlGroupMapType.ALL_IN_ONE_GROUP,
-            categorical_actions=True,
-        )
+        return PettingZooWrapper(schnapsen_v0.without_infos(schnapsen_v0.env()), use_mask=True, seed=seed,
+                                 group_map=MarlGroupMapType.ALL_IN_ONE_GROUP, categorical_actions=True)
 
 
 def build(obs_size: int, n_actions: int, hidden: int = 128) -> tuple[ProbabilisticActor, TensorDictModule]:
     """Actor (logits -> MaskedCategorical over legal actions) and critic, each an MLP shared by both seats."""
-    logits = TensorDictModule(
-        MLP(in_features=obs_size, out_features=n_actions, num_cells=[hidden, hidden]),
-        in_keys=[OBS],
-        out_keys=[("agents", "logits")],
-    )
-    actor = ProbabilisticActor(
-        logits,
-        in_keys={"logits": ("agents", "logits"), "mask": LEGAL},
-        out_keys=[ACTION],
-        distribution_class=MaskedCategorical,
-        return_log_prob=True,
-        log_prob_key=LOGP,
-    )
-    critic = TensorDictModule(
-        MLP(in_features=obs_size, out_features=1, num_cells=[hidden, hidden]), in_keys=[OBS], out_keys=[VALUE]
-    )
+    logits = TensorDictModule(MLP(in_features=obs_size, out_features=n_actions, num_cells=[hidden, hidden]),
+                              in_keys=[OBS], out_keys=[("agents", "logits")])
+    actor = ProbabilisticActor(logits, in_keys={"logits": ("agents", "logits"), "mask": LEGAL}, out_keys=[ACTION],
+                               distribution_class=MaskedCategorical, return_log_prob=True, log_prob_key=LOGP)
+    critic = TensorDictModule(MLP(in_features=obs_size, out_features=1, num_cells=[hidden, hidden]),
+                              in_keys=[OBS], out_keys=[VALUE])
     return actor, critic
 
 
@@ -80,28 +65,20 @@ def train(steps: int, seed: int, batch: int = 1024, epochs: int = 4, minibatch: 
     obs_size = env.observation_spec[OBS].shape[-1]
     actor, critic = build(obs_size, env.full_action_spec[ACTION].space.n)
     loss = ClipPPOLoss(actor, critic, clip_epsilon=0.2, entropy_coeff=0.01)
-    loss.set_keys(
-        action=ACTION,
-        sample_log_prob=LOGP,
-        value=VALUE,
-        reward=("agents", "reward"),
-        done=("agents", "done"),
-        terminated=("agents", "terminated"),
-    )
+    loss.set_keys(action=ACTION, sample_log_prob=LOGP, value=VALUE, reward=("agents", "reward"),
+                  done=("agents", "done"), terminated=("agents", "terminated"))
     loss.loss_mask_key = ACTING  # only the acting seat's step counts
     loss.make_value_estimator(ValueEstimators.GAE, gamma=1.0, lmbda=1.0)
     optim = torch.optim.Adam(loss.parameters(), lr=3e-4)
-    collector = Collector(
-        env, actor, frames_per_batch=batch, total_frames=max(steps, batch), auto_register_policy_transforms=False
-    )
+    collector = Collector(env, actor, frames_per_batch=batch, total_frames=max(steps, batch),
+                          auto_register_policy_transforms=False)
     rng = np.random.default_rng(seed)
     for data in collector:
         chosen = data[LEGAL].gather(-1, data[ACTION].unsqueeze(-1)).squeeze(-1)
         assert bool(chosen[data[ACTING]].all()), "an acting seat chose an illegal action"
         with torch.no_grad():  # writes "advantage" and "value_target", shape (batch, 2 seats, 1)
-            loss.value_estimator(
-                data, params=loss.critic_network_params, target_params=loss.target_critic_network_params
-            )
+            loss.value_estimator(data, params=loss.critic_network_params,
+                                 target_params=loss.target_critic_network_params)
         for _ in range(epochs):
             for idx in np.array_split(rng.permutation(batch), max(1, batch // minibatch)):
                 out = loss(data[torch.as_tensor(idx)])
@@ -139,10 +116,8 @@ def main(argv: list[str] | None = None) -> dict:
     actor = train(args.steps, args.seed, batch=args.batch, minibatch=min(256, args.batch))
     mean, illegal = evaluate(actor, args.eval_hands, seed=10_000 + args.seed)
     seconds = time.perf_counter() - t0
-    print(
-        f"TorchRL PPO self-play after {args.steps} steps vs random: {mean:+.3f} game points per hand over "
-        f"{args.eval_hands} hands; illegal actions chosen: {illegal}; {seconds:.0f} s"
-    )
+    print(f"TorchRL PPO self-play after {args.steps} steps vs random: {mean:+.3f} game points per hand over "
+          f"{args.eval_hands} hands; illegal actions chosen: {illegal}; {seconds:.0f} s")
     return {"mean": mean, "illegal": illegal, "seconds": seconds}
 
 

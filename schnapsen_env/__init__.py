@@ -23,23 +23,9 @@ def __getattr__(name: str):
         return importlib.import_module(f"schnapsen_env.{name}")
     raise AttributeError(f"module 'schnapsen_env' has no attribute {name!r}")
 
-
 __all__ = [
-    "DECK20",
-    "DECK24",
-    "Deck",
-    "GameState",
-    "IllegalActionError",
-    "InvalidPositionError",
-    "PLAYERS",
-    "RULESETS",
-    "Rank",
-    "Result",
-    "RuleSet",
-    "RulesError",
-    "Suit",
-    "Trick",
-    "game_value",
+    "DECK20", "DECK24", "Deck", "GameState", "IllegalActionError", "InvalidPositionError", "PLAYERS", "RULESETS",
+    "Rank", "Result", "RuleSet", "RulesError", "Suit", "Trick", "game_value",
 ]
 
 
@@ -47,11 +33,8 @@ def _register() -> None:
     import gymnasium
 
     if "schnapsen_env/Schnapsen-v0" not in gymnasium.registry:
-        gymnasium.register(
-            id="schnapsen_env/Schnapsen-v0",
-            entry_point="schnapsen_env.gym_env:SchnapsenGymEnv",
-            disable_env_checker=False,
-        )
+        gymnasium.register(id="schnapsen_env/Schnapsen-v0", entry_point="schnapsen_env.gym_env:SchnapsenGymEnv",
+                           disable_env_checker=False)
 
 
 _register()

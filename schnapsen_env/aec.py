@@ -157,9 +157,7 @@ def without_infos(env: AECEnv) -> AECEnv:
         TypeError: ``env`` is not a PettingZoo AEC env.
     """
     if not isinstance(env, AECEnv):
-        raise TypeError(
-            f"without_infos expects a PettingZoo AEC env such as schnapsen_v0.env(), got {type(env).__name__}"
-        )
+        raise TypeError(f"without_infos expects a PettingZoo AEC env such as schnapsen_v0.env(), got {type(env).__name__}")
     return WithoutInfos(env)
 
 
@@ -179,31 +177,13 @@ class raw_env(AECEnv, EzPickle):
         ValueError: a bad ``episode``, ``reward`` or ``render_mode``.
     """
 
-    metadata: dict[str, Any] = {
-        "render_modes": ["human", "ansi"],
-        "name": "schnapsen_v0",
-        "is_parallelizable": False,
-        "render_fps": 1,
-    }
+    metadata: dict[str, Any] = {"render_modes": ["human", "ansi"], "name": "schnapsen_v0",
+                                 "is_parallelizable": False, "render_fps": 1}
 
-    def __init__(
-        self,
-        ruleset: str = "schnapsen20",
-        episode: str = "hand",
-        reward: str = "match",
-        render_mode: str | None = None,
-        render_reveal: bool = False,
-        **knobs: Any,
-    ) -> None:
-        EzPickle.__init__(
-            self,
-            ruleset=ruleset,
-            episode=episode,
-            reward=reward,
-            render_mode=render_mode,
-            render_reveal=render_reveal,
-            **knobs,
-        )
+    def __init__(self, ruleset: str = "schnapsen20", episode: str = "hand", reward: str = "match",
+                 render_mode: str | None = None, render_reveal: bool = False, **knobs: Any) -> None:
+        EzPickle.__init__(self, ruleset=ruleset, episode=episode, reward=reward, render_mode=render_mode,
+                          render_reveal=render_reveal, **knobs)
         super().__init__()
         self.rules = RuleSet.make(ruleset, **knobs)
         if episode not in EPISODES:
@@ -211,7 +191,8 @@ class raw_env(AECEnv, EzPickle):
         if reward not in REWARDS:
             raise ValueError(f"reward must be one of {REWARDS}, got {reward!r}")
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
-            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got {render_mode!r}")
+            raise ValueError(f"render_mode must be None or one of {self.metadata['render_modes']}, got "
+                             f"{render_mode!r}")
         self.episode = episode
         self.reward_kind = reward
         self.render_mode = render_mode
@@ -221,12 +202,10 @@ class raw_env(AECEnv, EzPickle):
         self.action_names = list(self.rules.action_names)
         n_actions = self.rules.n_actions
         low, high = encoding.obs_bounds(self.rules)
-        obs_space = spaces.Dict(
-            {
-                "observation": spaces.Box(low=low, high=high, dtype=np.float32),
-                "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8),
-            }
-        )
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(low=low, high=high, dtype=np.float32),
+            "action_mask": spaces.Box(low=0, high=1, shape=(n_actions,), dtype=np.int8),
+        })
         self.observation_spaces = {a: obs_space for a in PLAYERS}
         self.action_spaces = {a: _Discrete(n_actions) for a in PLAYERS}
         s_high = np.concatenate([np.ones(4 * self.rules.n_cards, dtype=np.float32), high])
@@ -274,11 +253,8 @@ class raw_env(AECEnv, EzPickle):
         if unknown:
             # PettingZoo's api_test calls reset(options={"options": 1}) to check the signature, so unknown
             # keys warn (naming them) instead of raising; malformed known keys raise below.
-            warnings.warn(
-                f"reset() ignores unknown option key(s) {unknown}: expected {{'deck': [...], "
-                "'dealer': ...} or {'position': {...}}",
-                stacklevel=2,
-            )
+            warnings.warn(f"reset() ignores unknown option key(s) {unknown}: expected {{'deck': [...], "
+                          "'dealer': ...} or {'position': {...}}", stacklevel=2)
         if "position" in options and ("deck" in options or "dealer" in options):
             raise ValueError("options take either 'position' or 'deck' with 'dealer', not both")
         if ("deck" in options) != ("dealer" in options):
@@ -359,12 +335,8 @@ class raw_env(AECEnv, EzPickle):
         legal = self._legal
         if type(action) is int and 0 <= action < 64 and legal >> action & 1:  # the common case, checked cheaply
             pass
-        elif (
-            isinstance(action, (int, np.integer))
-            and not isinstance(action, bool)
-            and 0 <= action < 64
-            and legal >> int(action) & 1
-        ):
+        elif isinstance(action, (int, np.integer)) and not isinstance(action, bool) and 0 <= action < 64 \
+                and legal >> int(action) & 1:
             action = int(action)
         else:  # raises IllegalActionError (naming action and legal ones), changes nothing; or an action name
             action = self._action_id(action)
@@ -442,21 +414,16 @@ class raw_env(AECEnv, EzPickle):
 
     def _result_info(self) -> dict:
         r = self._result()
-        return {
-            "winner": None if r.winner is None else PLAYERS[r.winner],
-            "game_points": r.game_points,
-            "reason": str(r.reason),
-        }
+        return {"winner": None if r.winner is None else PLAYERS[r.winner], "game_points": r.game_points,
+                "reason": str(r.reason)}
 
     def _public_info(self) -> dict:
         g = self._game
         p0, p1 = PLAYERS  # written out, not comprehensions: this runs at every step
         if g is None:
             st = self._st
-            info: dict[str, Any] = {
-                "points": {p0: int(rules_core.counted(st, 0)), p1: int(rules_core.counted(st, 1))},
-                "tricks": {p0: int(st[F.tricks]), p1: int(st[F.tricks + 1])},
-            }
+            info: dict[str, Any] = {"points": {p0: int(rules_core.counted(st, 0)), p1: int(rules_core.counted(st, 1))},
+                                    "tricks": {p0: int(st[F.tricks]), p1: int(st[F.tricks + 1])}}
         else:
             info = {"points": {p0: g.counted(0), p1: g.counted(1)}, "tricks": {p0: g.tricks[0], p1: g.tricks[1]}}
         if self.match is not None:
@@ -494,9 +461,8 @@ class raw_env(AECEnv, EzPickle):
         # The array, brought equal to the live game first if there is one (a caller may have moved it by hand).
         st = self._st if game is None else self._mirror.sync(game)
         # An agent PettingZoo's loop has removed (its None step) is out of terminations: it is done, nothing is legal.
-        legal = (
-            self._legal if not st[F.over] and st[F.to_move] == seat and not self.terminations.get(agent, True) else 0
-        )
+        legal = self._legal if not st[F.over] and st[F.to_move] == seat and not self.terminations.get(agent, True) \
+            else 0
         # Equal to encoding.observation(game, seat) and bits_to_array(legal), in new arrays (never shared with
         # an earlier or later observation, as PettingZoo's classic envs), from the compiled core.
         obs = np.empty(self._obs_size, dtype=np.float32)

@@ -62,11 +62,11 @@ def register_agent(name: str, factory: Callable[..., Any], replace: bool = False
         TypeError: ``factory`` is not callable.
     """
     if not isinstance(name, str) or not name or ":" in name or name != name.strip():
-        raise ValueError(f"an agent name must be a non-empty string without ':' or surrounding spaces, got {name!r}")
+        raise ValueError(f"an agent name must be a non-empty string without ':' or surrounding spaces, "
+                         f"got {name!r}")
     if not callable(factory):
-        raise TypeError(
-            f"agent {name!r}: the factory must be callable as factory(rules=, seed=, **options), got {factory!r}"
-        )
+        raise TypeError(f"agent {name!r}: the factory must be callable as factory(rules=, seed=, **options), "
+                        f"got {factory!r}")
     old = _FACTORIES.get(name)
     if old is not None and old is not factory and not replace:
         raise ValueError(f"agent name {name!r} is already registered ({old!r}): pass replace=True to replace it")
@@ -116,10 +116,8 @@ def load_checkpoint(path: str, rules: RuleSet | str, seed: int | None = None) ->
     if not _CHECKPOINT_LOADERS:
         _load_plugins()
     if not _CHECKPOINT_LOADERS:
-        raise ValueError(
-            f"agent {path!r} is a checkpoint path, but no installed agent package loads checkpoints "
-            f"(this project's: import agents, or reinstall it: pip install -e .)"
-        )
+        raise ValueError(f"agent {path!r} is a checkpoint path, but no installed agent package loads checkpoints "
+                         f"(this project's: import agents, or reinstall it: pip install -e .)")
     return _CHECKPOINT_LOADERS[-1](path, rules=rules, seed=seed)
 
 
@@ -133,10 +131,8 @@ def _load_plugins() -> None:
         try:
             ep.load()
         except Exception as e:
-            raise ImportError(
-                f"the agent plugin {ep.name!r} = {ep.value!r} (entry point group "
-                f"{ENTRY_POINT_GROUP!r}) failed to load: {type(e).__name__}: {e}"
-            ) from e
+            raise ImportError(f"the agent plugin {ep.name!r} = {ep.value!r} (entry point group "
+                              f"{ENTRY_POINT_GROUP!r}) failed to load: {type(e).__name__}: {e}") from e
 
 
 def agent_names() -> list[str]:
@@ -163,12 +159,10 @@ def agent_factory(name: str) -> Callable[..., Any]:
     names = sorted(_FACTORIES)
     if names:
         raise ValueError(f"unknown agent {name!r}: expected one of {names}") from None
-    raise ValueError(
-        f"unknown agent {name!r}: no agents are registered. Agent packages register theirs when "
-        f"imported (this project's: import agents) or through the entry-point group "
-        f"{ENTRY_POINT_GROUP!r} of an installed distribution; if this project's metadata predates "
-        "that entry point, reinstall it (pip install -e .)"
-    ) from None
+    raise ValueError(f"unknown agent {name!r}: no agents are registered. Agent packages register theirs when "
+                     f"imported (this project's: import agents) or through the entry-point group "
+                     f"{ENTRY_POINT_GROUP!r} of an installed distribution; if this project's metadata predates "
+                     "that entry point, reinstall it (pip install -e .)") from None
 
 
 def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **options: Any) -> Any:
@@ -189,21 +183,10 @@ def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **optio
     if isinstance(rules, str):
         rules = RuleSet.make(rules)
     if not isinstance(rules, RuleSet):
-        raise TypeError(
-            f"agent {name!r} needs the env's rules: expected rules= a RuleSet (e.g. env.rules) or a "
-            f"ruleset name in {list(RULESETS)}, got {rules!r}"
-        )
+        raise TypeError(f"agent {name!r} needs the env's rules: expected rules= a RuleSet (e.g. env.rules) or a "
+                        f"ruleset name in {list(RULESETS)}, got {rules!r}")
     return factory(rules=rules, seed=seed, **options)
 
 
-__all__ = [
-    "ENTRY_POINT_GROUP",
-    "agent_factory",
-    "agent_names",
-    "load_checkpoint",
-    "make_agent",
-    "register_agent",
-    "register_checkpoint_loader",
-    "register_unavailable",
-    "unregister_agent",
-]
+__all__ = ["ENTRY_POINT_GROUP", "agent_factory", "agent_names", "load_checkpoint", "make_agent", "register_agent",
+           "register_checkpoint_loader", "register_unavailable", "unregister_agent"]

@@ -64,10 +64,8 @@ def fits_hint(value: Any, hint: Any) -> bool:
 
 def spec_forms() -> str:
     """The forms of an agent spec, for error messages (the registered names listed)."""
-    return (
-        f"a registered name (one of {agent_registry.agent_names()}), name:key=value,... with its options, a path "
-        "to a .pt checkpoint, an object with act(observation), or a factory taking seed= (and rules=)"
-    )
+    return (f"a registered name (one of {agent_registry.agent_names()}), name:key=value,... with its options, a path "
+            "to a .pt checkpoint, an object with act(observation), or a factory taking seed= (and rules=)")
 
 
 def as_rules(rules: RuleSet | str) -> RuleSet:
@@ -82,10 +80,8 @@ def as_rules(rules: RuleSet | str) -> RuleSet:
         return rules
     if isinstance(rules, str):
         return RuleSet.make(rules)
-    raise TypeError(
-        f"an agent needs the env's rules: expected rules= a RuleSet (e.g. env.rules) or a ruleset name "
-        f"in {list(RULESETS)}, got {rules!r}; agents do not infer the rules from the observation"
-    )
+    raise TypeError(f"an agent needs the env's rules: expected rules= a RuleSet (e.g. env.rules) or a ruleset name "
+                    f"in {list(RULESETS)}, got {rules!r}; agents do not infer the rules from the observation")
 
 
 def parse_value(text: str) -> Any:
@@ -185,9 +181,8 @@ def _parse_name_spec(spec: str) -> tuple[str, dict]:
     for item in filter(None, (t.strip() for t in arg_text.split(","))):
         key, eq, value = item.partition("=")
         if not eq or not key.strip().isidentifier():
-            raise ValueError(
-                f"bad agent argument {short_repr(item)} in {short_repr(spec)}: expected name:key=value,key=value"
-            )
+            raise ValueError(f"bad agent argument {short_repr(item)} in {short_repr(spec)}: expected "
+                             "name:key=value,key=value")
         if key.strip() in kwargs:
             raise ValueError(f"agent {short_repr(spec)} gives {key.strip()} twice: expected each argument once")
         kwargs[key.strip()] = parse_value(value.strip())
@@ -207,9 +202,8 @@ def check_options(name: str, kwargs: dict, spec: str | None = None) -> None:
     spec = spec if spec is not None else name
     for own in ("seed", "rules"):
         if own in kwargs:
-            raise ValueError(
-                f"agent {short_repr(spec)}: every agent is given its {own} by the program that builds it; drop {own}="
-            )
+            raise ValueError(f"agent {short_repr(spec)}: every agent is given its {own} by the program that builds "
+                             f"it; drop {own}=")
     try:
         params = inspect.signature(factory).parameters
     except (TypeError, ValueError):  # a factory without a signature: let it check its own options
@@ -225,7 +219,8 @@ def check_options(name: str, kwargs: dict, spec: str | None = None) -> None:
         if key in hints and not fits_hint(value, hints[key]):
             kind = type(value).__name__
             what = "None" if value is None else f"{'an' if kind[0] in 'aeiou' else 'a'} {kind}"
-            raise ValueError(f"agent {name!r}: {key}={short_repr(value)} is {what}, expected {_type_name(hints[key])}")
+            raise ValueError(f"agent {name!r}: {key}={short_repr(value)} is {what}, expected "
+                             f"{_type_name(hints[key])}")
 
 
 def build(factory: Callable[..., Any], label: str, seed: int | None = None) -> Any:
@@ -268,9 +263,8 @@ def resolve_agent(spec: Any, rules: RuleSet | str) -> tuple[str, Callable[..., A
         # "name:key=value" whose last value is a .pt path (policy+expert:policy=runs/x/policy.pt) is a name spec
         if spec.endswith(".pt") and not (":" in spec and spec.split(":", 1)[0] in agent_registry.agent_names()):
             if os.path.isdir(spec):
-                raise ValueError(
-                    f"agent {short_repr(spec)} is a folder, not a .pt checkpoint file: expected {spec_forms()}"
-                )
+                raise ValueError(f"agent {short_repr(spec)} is a folder, not a .pt checkpoint file: expected "
+                                 f"{spec_forms()}")
             if not os.path.isfile(spec):
                 raise ValueError(f"no checkpoint file {short_repr(spec)}: expected {spec_forms()}")
             return os.path.basename(spec), CheckpointFactory(spec, rules)
@@ -305,17 +299,5 @@ def act_fn(agent: Any) -> Callable[[dict], int]:
     raise ValueError(f"the factory returned {agent!r}, which has no act() and is not callable")
 
 
-__all__ = [
-    "CallableFactory",
-    "CheckpointFactory",
-    "Fixed",
-    "NameFactory",
-    "act_fn",
-    "as_rules",
-    "build",
-    "check_options",
-    "fits_hint",
-    "parse_value",
-    "resolve_agent",
-    "spec_forms",
-]
+__all__ = ["CallableFactory", "CheckpointFactory", "Fixed", "NameFactory", "act_fn", "as_rules", "build",
+           "check_options", "fits_hint", "parse_value", "resolve_agent", "spec_forms"]

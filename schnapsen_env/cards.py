@@ -135,7 +135,9 @@ class Deck:
         try:
             return self._index[code]
         except (KeyError, TypeError):
-            raise InvalidPositionError(f"unknown card code {code!r}: expected one of {' '.join(self.codes)}") from None
+            raise InvalidPositionError(
+                f"unknown card code {code!r}: expected one of {' '.join(self.codes)}"
+            ) from None
 
     def bits(self, codes) -> int:
         """Bit set of a list of card codes (duplicates are not detected here)."""

@@ -63,36 +63,11 @@ from schnapsen_env.scoring import CLAIM_TARGET, TRUMP_MARRIAGE_POINTS
 #: trump marriage's 40 (R12, R14).
 POINTS_SCALE, PENDING_SCALE = float(CLAIM_TARGET), float(TRUMP_MARRIAGE_POINTS)
 
-PLANES = (
-    "hand",
-    "turn_up",
-    "me_lead",
-    "me_follow",
-    "opp_lead",
-    "opp_follow",
-    "table",
-    "opp_known",
-    "unseen",
-    "me_won",
-    "opp_won",
-)
-SCALARS = (
-    ("trump", 4),
-    ("stock_size", 1),
-    ("closed", 1),
-    ("closer", 2),
-    ("snapshot", 2),
-    ("points", 2),
-    ("tricks", 2),
-    ("pending", 2),
-    ("marriages", 8),
-    ("exchanged", 1),
-    ("announced", 4),
-    ("leader", 1),
-    ("dealer", 1),
-    ("trick", 1),
-    ("match", 3),
-)
+PLANES = ("hand", "turn_up", "me_lead", "me_follow", "opp_lead", "opp_follow", "table", "opp_known", "unseen",
+          "me_won", "opp_won")
+SCALARS = (("trump", 4), ("stock_size", 1), ("closed", 1), ("closer", 2), ("snapshot", 2), ("points", 2),
+           ("tricks", 2), ("pending", 2), ("marriages", 8), ("exchanged", 1), ("announced", 4), ("leader", 1),
+           ("dealer", 1), ("trick", 1), ("match", 3))
 _N_SCALARS = sum(k for _, k in SCALARS)
 _BIT_TABLE_F32 = BIT_TABLE.astype(np.float32)  # byte -> its 8 bits (little-endian) as float32
 #: Bumped whenever the observation layout changes; checkpoints store it and refuse a mismatch.
@@ -130,12 +105,8 @@ def layout(rules: RuleSet) -> dict[str, slice]:
 
 def layout_signature(rules: RuleSet) -> dict:
     """JSON-compatible description of the layout, stored in checkpoints to refuse a mismatch."""
-    return {
-        "version": LAYOUT_VERSION,
-        "ruleset": rules.name,
-        "obs_size": obs_size(rules),
-        "slices": [[name, sl.start, sl.stop] for name, sl in layout(rules).items()],
-    }
+    return {"version": LAYOUT_VERSION, "ruleset": rules.name, "obs_size": obs_size(rules),
+            "slices": [[name, sl.start, sl.stop] for name, sl in layout(rules).items()]}
 
 
 def obs_bounds(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
@@ -164,19 +135,8 @@ def _planes_int(s: GameState, me: int) -> int:
     opp_known = s.known[opp]
     hand = s.hands[me]
     unseen = s.deck.full & ~(hand | turn_up | s.won[0] | s.won[1] | table | opp_known)
-    planes = (
-        hand,
-        turn_up,
-        lead[me],
-        follow[me],
-        lead[opp],
-        follow[opp],
-        table,
-        opp_known,
-        unseen,
-        s.won[me],
-        s.won[opp],
-    )
+    planes = (hand, turn_up, lead[me], follow[me], lead[opp], follow[opp], table, opp_known, unseen,
+              s.won[me], s.won[opp])
     out = 0
     for k, m in enumerate(planes):
         out |= m << (k * n)
@@ -194,13 +154,7 @@ def _scalars(s: GameState, me: int) -> list[float]:
         mine = s.closed_by == me
         snapshot = s.closing_snapshot
         assert snapshot is not None  # a closed hand holds its closing snapshot (R19)
-        closing = [
-            1.0,
-            float(mine),
-            float(not mine),
-            snapshot[0] / POINTS_SCALE,
-            snapshot[1] / n_tricks,
-        ]
+        closing = [1.0, float(mine), float(not mine), snapshot[0] / POINTS_SCALE, snapshot[1] / n_tricks]
     else:
         closing = [0.0, 0.0, 0.0, 0.0, 0.0]
     ms_me, ms_opp = s.marriage_suits[me], s.marriage_suits[opp]
@@ -211,37 +165,14 @@ def _scalars(s: GameState, me: int) -> list[float]:
         if s.announced >= 0:
             announced[s.announced] = 1.0
     target = rules.match_target
-    return (
-        trump
-        + [len(s.stock) / rules.stock0]
-        + closing
-        + [
-            s.counted(me) / POINTS_SCALE,
-            s.counted(opp) / POINTS_SCALE,
-            s.tricks[me] / n_tricks,
-            s.tricks[opp] / n_tricks,
-            s.pending_marriage_points(me) / PENDING_SCALE,
-            s.pending_marriage_points(opp) / PENDING_SCALE,
-            float(ms_me & 1),
-            float(ms_me >> 1 & 1),
-            float(ms_me >> 2 & 1),
-            float(ms_me >> 3 & 1),
-            float(ms_opp & 1),
-            float(ms_opp >> 1 & 1),
-            float(ms_opp >> 2 & 1),
-            float(ms_opp >> 3 & 1),
-            exchanged,
-        ]
-        + announced
-        + [
-            float(s.leader == me),
-            float(s.dealer == me),
-            (s.tricks[0] + s.tricks[1]) / n_tricks,
-            s.match_points[me] / target,
-            s.match_points[opp] / target,
-            s.carry / target,
-        ]
-    )
+    return (trump + [len(s.stock) / rules.stock0] + closing + [
+        s.counted(me) / POINTS_SCALE, s.counted(opp) / POINTS_SCALE, s.tricks[me] / n_tricks, s.tricks[opp] / n_tricks,
+        s.pending_marriage_points(me) / PENDING_SCALE, s.pending_marriage_points(opp) / PENDING_SCALE,
+        float(ms_me & 1), float(ms_me >> 1 & 1), float(ms_me >> 2 & 1), float(ms_me >> 3 & 1),
+        float(ms_opp & 1), float(ms_opp >> 1 & 1), float(ms_opp >> 2 & 1), float(ms_opp >> 3 & 1),
+        exchanged] + announced + [
+        float(s.leader == me), float(s.dealer == me), (s.tricks[0] + s.tricks[1]) / n_tricks,
+        s.match_points[me] / target, s.match_points[opp] / target, s.carry / target])
 
 
 def observation(s: GameState, seat: int) -> np.ndarray:
@@ -289,7 +220,7 @@ def state_vector(s: GameState) -> np.ndarray:
     for k, c in enumerate(s.stock):
         out[2 * n + c] = 1.0
         out[3 * n + c] = (k + 1) / size
-    out[4 * n :] = observation(s, 0)
+    out[4 * n:] = observation(s, 0)
     return out
 
 
@@ -318,20 +249,15 @@ def decode_observation(obs: np.ndarray, rules: RuleSet) -> dict[str, Any]:
     closer = obs[lay["closer"]]
     out["closer"] = "me" if closer[0] > 0.5 else ("opp" if closer[1] > 0.5 else None)
     snap = obs[lay["snapshot"]]
-    out["snapshot"] = (
-        {"points": int(round(snap[0] * POINTS_SCALE)), "tricks": int(round(snap[1] * rules.n_tricks))}
-        if out["closed"]
-        else None
-    )
+    out["snapshot"] = ({"points": int(round(snap[0] * POINTS_SCALE)), "tricks": int(round(snap[1] * rules.n_tricks))}
+                       if out["closed"] else None)
     pts, tr, pend = obs[lay["points"]], obs[lay["tricks"]], obs[lay["pending"]]
     out["points"] = {"me": int(round(pts[0] * POINTS_SCALE)), "opp": int(round(pts[1] * POINTS_SCALE))}
     out["tricks"] = {"me": int(round(tr[0] * rules.n_tricks)), "opp": int(round(tr[1] * rules.n_tricks))}
     out["pending"] = {"me": int(round(pend[0] * PENDING_SCALE)), "opp": int(round(pend[1] * PENDING_SCALE))}
     mar = obs[lay["marriages"]]
-    out["marriages"] = {
-        "me": [SUIT_LETTERS[k] for k in range(4) if mar[k] > 0.5],
-        "opp": [SUIT_LETTERS[k] for k in range(4) if mar[4 + k] > 0.5],
-    }
+    out["marriages"] = {"me": [SUIT_LETTERS[k] for k in range(4) if mar[k] > 0.5],
+                        "opp": [SUIT_LETTERS[k] for k in range(4) if mar[4 + k] > 0.5]}
     out["exchanged"] = bool(obs[lay["exchanged"]][0] > 0.5)
     ann = obs[lay["announced"]]
     out["announced"] = SUIT_LETTERS[int(np.argmax(ann))] if ann.max() > 0.5 else None
@@ -340,25 +266,11 @@ def decode_observation(obs: np.ndarray, rules: RuleSet) -> dict[str, Any]:
     out["trick"] = int(round(float(obs[lay["trick"]][0]) * rules.n_tricks)) + 1
     m = obs[lay["match"]]
     target = rules.match_target
-    out["match"] = {
-        "me": int(round(m[0] * target)),
-        "opp": int(round(m[1] * target)),
-        "carry": int(round(m[2] * target)),
-    }
+    out["match"] = {"me": int(round(m[0] * target)), "opp": int(round(m[1] * target)),
+                    "carry": int(round(m[2] * target))}
     return out
 
 
-__all__ = [
-    "PLANES",
-    "SCALARS",
-    "decode_observation",
-    "layout",
-    "obs_bounds",
-    "obs_size",
-    "observation",
-    "plane_to_bits",
-    "observations_into",
-    "state_size",
-    "state_vector",
-    "PLAYERS",
-]
+__all__ = ["PLANES", "SCALARS", "decode_observation", "layout", "obs_bounds", "obs_size", "observation",
+           "plane_to_bits",
+           "observations_into", "state_size", "state_vector", "PLAYERS"]

@@ -24,7 +24,7 @@ class IllegalActionError(ValueError):
 def one_line(text: object, limit: int = 2000) -> str:
     """``text`` on one line (whitespace runs become one space), cut to ``limit`` characters."""
     line = " ".join(str(text).split())
-    return line if len(line) <= limit else line[: limit - 3] + "..."
+    return line if len(line) <= limit else line[:limit - 3] + "..."
 
 
 def short_repr(value: object, limit: int = 80) -> str:

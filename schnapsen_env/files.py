@@ -132,9 +132,8 @@ def check_output_folder(path: str | os.PathLike, what: str) -> None:
         while not existing.exists() and existing != existing.parent:
             existing = existing.parent
         if not existing.is_dir():
-            raise ValueError(
-                f"{what}: {str(existing)!r} is a file: expected a folder (or a path that can be created as one)"
-            )
+            raise ValueError(f"{what}: {str(existing)!r} is a file: expected a folder (or a path that can be "
+                             "created as one)")
         problem = _writable_folder_problem(existing)
     except OSError as e:
         problem = f"the path cannot be used ({describe_os_error(e)})"
@@ -142,10 +141,8 @@ def check_output_folder(path: str | os.PathLike, what: str) -> None:
         raise ValueError(f"{what}: {problem}: expected a writable folder")
 
 
-_CHECKPOINT_REFUSAL = (
-    "is an existing checkpoint (a zip archive, as torch.save writes): expected another file "
-    "(writing it would destroy the checkpoint)"
-)
+_CHECKPOINT_REFUSAL = ("is an existing checkpoint (a zip archive, as torch.save writes): expected another file "
+                       "(writing it would destroy the checkpoint)")
 
 
 def is_checkpoint(path: str | os.PathLike) -> bool:
@@ -268,7 +265,7 @@ def stale_temps(path: str | os.PathLike) -> list[Path]:
         names = os.listdir(folder)
     except OSError:
         return []
-    return sorted(folder / n for n in names if n.startswith(prefix) and _TEMP_TAIL.fullmatch(n[len(prefix) :]))
+    return sorted(folder / n for n in names if n.startswith(prefix) and _TEMP_TAIL.fullmatch(n[len(prefix):]))
 
 
 def remove_stale_temps(path: str | os.PathLike) -> list[Path]:
@@ -333,12 +330,9 @@ class LineWriter:
                 os.lseek(self._fd, self._size, os.SEEK_SET)
             except OSError:
                 pass
-            self.error = WriteError(
-                e.errno,
-                f"cannot write line {self.lines + 1} to {self.what}: "
-                f"{describe_os_error(e)}; the file holds the {self.lines} complete "
-                "line(s) written before it",
-            )
+            self.error = WriteError(e.errno, f"cannot write line {self.lines + 1} to {self.what}: "
+                                             f"{describe_os_error(e)}; the file holds the {self.lines} complete "
+                                             "line(s) written before it")
             raise self.error from None
         self._size += len(blob)
         self.lines += 1
@@ -364,15 +358,5 @@ class LineWriter:
         self.close()
 
 
-__all__ = [
-    "LineWriter",
-    "WriteError",
-    "atomic_write",
-    "check_output_file",
-    "check_output_folder",
-    "is_checkpoint",
-    "describe_os_error",
-    "remove_stale_temps",
-    "same_file",
-    "stale_temps",
-]
+__all__ = ["LineWriter", "WriteError", "atomic_write", "check_output_file", "check_output_folder", "is_checkpoint",
+           "describe_os_error", "remove_stale_temps", "same_file", "stale_temps"]

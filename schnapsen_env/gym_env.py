@@ -34,7 +34,8 @@ from schnapsen_env.ruleset import RuleSet
 SEATS = ("alternate", "random", "player_0", "player_1")
 
 
-def resolve_opponent(opponent: Any, seed: int | None, rules: RuleSet, options: dict | None = None) -> Any:
+def resolve_opponent(opponent: Any, seed: int | None, rules: RuleSet,
+                     options: dict | None = None) -> Any:
     """The opponent agent, from any agent spec (:mod:`schnapsen_env.agent_specs`, the forms the arena takes): a
     registered name or ``"name:key=value,..."``, a path to a ``.pt`` checkpoint, a factory, an object with
     ``act(obs)``, or a policy function ``obs -> action``; built for ``rules`` with ``seed`` (the agent contract of
@@ -57,9 +58,8 @@ def resolve_opponent(opponent: Any, seed: int | None, rules: RuleSet, options: d
     agent = build(factory, label, seed)
     own = getattr(agent, "rules", None)
     if isinstance(own, RuleSet) and own.name != rules.name:
-        raise ValueError(
-            f"the opponent agent plays {own.name}, but this env is {rules.name}: build it with the env's rules"
-        )
+        raise ValueError(f"the opponent agent plays {own.name}, but this env is {rules.name}: build it with the "
+                         "env's rules")
     return agent
 
 
@@ -114,18 +114,9 @@ class SchnapsenGymEnv(gymnasium.Env):
 
     metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
 
-    def __init__(
-        self,
-        opponent: Any = "random",
-        seat: str = "alternate",
-        illegal_action: str = "terminate",
-        ruleset: str = "schnapsen20",
-        episode: str = "hand",
-        reward: str = "match",
-        render_mode: str | None = None,
-        opponent_kwargs: dict | None = None,
-        **knobs: Any,
-    ) -> None:
+    def __init__(self, opponent: Any = "random", seat: str = "alternate", illegal_action: str = "terminate",
+                 ruleset: str = "schnapsen20", episode: str = "hand", reward: str = "match",
+                 render_mode: str | None = None, opponent_kwargs: dict | None = None, **knobs: Any) -> None:
         if seat not in SEATS:
             raise ValueError(f"seat must be one of {SEATS}, got {seat!r}")
         if illegal_action not in ("terminate", "raise"):
@@ -162,9 +153,8 @@ class SchnapsenGymEnv(gymnasium.Env):
             aec_seed = int(self.np_random.integers(2**63)) if seed is not None else None
             opponent = self.opponent
             if seed is not None and self._reseed:  # a name, a checkpoint or a factory: rebuilt with a drawn seed
-                opponent = resolve_opponent(
-                    self._opponent_spec, int(self.np_random.integers(2**31)), self.rules, self._opponent_kwargs
-                )
+                opponent = resolve_opponent(self._opponent_spec, int(self.np_random.integers(2**31)), self.rules,
+                                            self._opponent_kwargs)
             if self.seat_mode == "alternate":
                 learner = PLAYERS[episodes % 2]
             elif self.seat_mode == "random":
@@ -199,18 +189,13 @@ class SchnapsenGymEnv(gymnasium.Env):
             except BaseException:
                 self._done = True  # the learner's move is already played: this episode cannot go on
                 raise
-            if not (
-                isinstance(action, (int, np.integer))
-                and not isinstance(action, bool)
-                and 0 <= action < len(obs["action_mask"])
-                and obs["action_mask"][action]
-            ):
+            if not (isinstance(action, (int, np.integer)) and not isinstance(action, bool)
+                    and 0 <= action < len(obs["action_mask"]) and obs["action_mask"][action]):
                 self._done = True  # the learner's move is already played: this episode cannot go on
                 raise IllegalActionError(
                     f"the opponent returned {action!r}, not a legal action id for {opp} (legal: "
                     f"{[self.action_names[i] for i in np.flatnonzero(obs['action_mask'])]}); the episode is "
-                    "aborted, call reset()"
-                )
+                    "aborted, call reset()")
             aec.step(int(action))
             reward += aec.rewards[self.learner]
         return reward

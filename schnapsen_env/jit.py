@@ -78,7 +78,6 @@ def _as_pointer(typingctx, address):
 
     def codegen(context, builder, signature, args):
         return builder.inttoptr(args[0], cgutils.voidptr_t)
-
     return sig, codegen
 
 
@@ -105,10 +104,7 @@ def _next_uint32(typingctx, fn, state):
 
     def codegen(context, builder, signature, args):
         fnty = ir.FunctionType(ir.IntType(32), (cgutils.voidptr_t,))
-        return builder.call(
-            builder.inttoptr(args[0], fnty.as_pointer()), (builder.inttoptr(args[1], cgutils.voidptr_t),)
-        )
-
+        return builder.call(builder.inttoptr(args[0], fnty.as_pointer()), (builder.inttoptr(args[1], cgutils.voidptr_t),))
     return sig, codegen
 
 
@@ -165,7 +161,6 @@ def trailing_zeros(typingctx, bits):
     def codegen(context, builder, signature, args):
         fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64), ir.IntType(1)])
         return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 1)])
-
     return sig, codegen
 
 
@@ -176,7 +171,6 @@ def popcount(typingctx, bits):
 
     def codegen(context, builder, signature, args):
         return builder.call(builder.module.declare_intrinsic("llvm.ctpop", [ir.IntType(64)]), [args[0]])
-
     return sig, codegen
 
 
@@ -187,7 +181,6 @@ def float_bits(typingctx, x):
 
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.IntType(64))
-
     return sig, codegen
 
 
@@ -198,19 +191,8 @@ def bits_float(typingctx, x):
 
     def codegen(context, builder, signature, args):
         return builder.bitcast(args[0], ir.DoubleType())
-
     return sig, codegen
 
 
-__all__ = [
-    "PACKAGE",
-    "bitgen_addresses",
-    "bits_float",
-    "draw_deal",
-    "drop_stale_cache",
-    "float_bits",
-    "popcount",
-    "random_interval",
-    "trailing_zeros",
-    "uncounted",
-]
+__all__ = ["PACKAGE", "bitgen_addresses", "bits_float", "draw_deal", "drop_stale_cache", "float_bits", "popcount",
+           "random_interval", "trailing_zeros", "uncounted"]

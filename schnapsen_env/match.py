@@ -78,9 +78,8 @@ class Match:
         hands_played: hands finished so far.
     """
 
-    def __init__(
-        self, rules: RuleSet, rng: np.random.Generator, deck: list[str] | None = None, dealer: int | None = None
-    ) -> None:
+    def __init__(self, rules: RuleSet, rng: np.random.Generator, deck: list[str] | None = None,
+                 dealer: int | None = None) -> None:
         """Start a match and deal its first hand.
 
         Args:

@@ -67,12 +67,8 @@ class _MovedModuleLoader(importlib.abc.Loader):
         self.old = old
 
     def create_module(self, spec):
-        warnings.warn(
-            f"{self.old} moved to {', '.join(MOVED[self.old])}; import it from there (the old path is "
-            f"removed in {REMOVED_IN})",
-            DeprecationWarning,
-            stacklevel=2,
-        )
+        warnings.warn(f"{self.old} moved to {', '.join(MOVED[self.old])}; import it from there (the old path is "
+                      f"removed in {REMOVED_IN})", DeprecationWarning, stacklevel=2)
         return forwarding_module(self.old)
 
     def exec_module(self, module) -> None:

@@ -121,10 +121,8 @@ def rules_from_params(params: dict[str, Any] | None) -> RuleSet:
             value = "9"
         if kind is bool:
             if type(value) is not int or value not in (0, 1):
-                raise RulesError(
-                    f"{GAME_NAME} parameter {key!r} got {value!r}: expected -1 (the ruleset's "
-                    "default), 0 (false) or 1 (true)"
-                )
+                raise RulesError(f"{GAME_NAME} parameter {key!r} got {value!r}: expected -1 (the ruleset's "
+                                 "default), 0 (false) or 1 (true)")
             value = bool(value)
         knobs[key] = value
     return RuleSet.make(ruleset, **knobs)
@@ -192,14 +190,9 @@ class SchnapsenGame(pyspiel.Game):
         self.rules = rules_from_params(params)
         rules = self.rules
         info = pyspiel.GameInfo(
-            num_distinct_actions=rules.n_actions,
-            max_chance_outcomes=rules.n_cards,
-            num_players=2,
-            min_utility=-float(MAX_GAME_POINTS),
-            max_utility=float(MAX_GAME_POINTS),
-            utility_sum=0.0,
-            max_game_length=rules.n_cards + _EXTRA_ACTIONS,
-        )
+            num_distinct_actions=rules.n_actions, max_chance_outcomes=rules.n_cards, num_players=2,
+            min_utility=-float(MAX_GAME_POINTS), max_utility=float(MAX_GAME_POINTS), utility_sum=0.0,
+            max_game_length=rules.n_cards + _EXTRA_ACTIONS)
         super().__init__(GAME_TYPE, info, params_from_rules(rules))
         self.slots = _deal_slots(rules)
 
@@ -225,9 +218,8 @@ class SchnapsenGame(pyspiel.Game):
         """The dealer and one node per card."""
         return self.rules.n_cards + 1
 
-    def make_py_observer(
-        self, iig_obs_type: pyspiel.IIGObservationType | None = None, params: dict | None = None
-    ) -> SchnapsenObserver:
+    def make_py_observer(self, iig_obs_type: pyspiel.IIGObservationType | None = None,
+                         params: dict | None = None) -> SchnapsenObserver:
         """The observer of the information state (``perfect_recall=True``) or of the observation (module
         docstring).
 
@@ -240,10 +232,8 @@ class SchnapsenGame(pyspiel.Game):
         if iig_obs_type is None:
             iig_obs_type = pyspiel.IIGObservationType(perfect_recall=False)
         if iig_obs_type.private_info != pyspiel.PrivateInfoType.SINGLE_PLAYER or not iig_obs_type.public_info:
-            raise ValueError(
-                f"{GAME_NAME} observes one player's private and public information only "
-                f"(private_info=SINGLE_PLAYER, public_info=True), got {iig_obs_type}"
-            )
+            raise ValueError(f"{GAME_NAME} observes one player's private and public information only "
+                             f"(private_info=SINGLE_PLAYER, public_info=True), got {iig_obs_type}")
         return SchnapsenObserver(self.rules, iig_obs_type.perfect_recall)
 
 
@@ -415,9 +405,8 @@ class SchnapsenState(pyspiel.State):
         seen = gs.hands[player] | turn_up | gs.won[0] | gs.won[1] | table | gs.known[1 - player]
         return gs.deck.full & ~seen
 
-    def resample_from_infostate(
-        self, player_id: int, probability_sampler: Callable[[], float] | np.random.Generator, max_tries: int = 10_000
-    ) -> SchnapsenState:
+    def resample_from_infostate(self, player_id: int, probability_sampler: Callable[[], float] | np.random.Generator,
+                                max_tries: int = 10_000) -> SchnapsenState:
         """A state with the same information state for ``player_id``: the cards it has not seen are dealt anew
         over the places they could be (the opponent's hand, the stock) and the hand is replayed; a world in which
         a past action is illegal (a revoke the opponent did not make, a marriage it could not hold back) is
@@ -432,9 +421,8 @@ class SchnapsenState(pyspiel.State):
         Raises:
             RuntimeError: no consistent world in ``max_tries`` tries (never seen in the tests).
         """
-        uniform = (
-            probability_sampler.random if isinstance(probability_sampler, np.random.Generator) else probability_sampler
-        )
+        uniform = probability_sampler.random if isinstance(probability_sampler, np.random.Generator) \
+            else probability_sampler
         for _ in range(max_tries):
             state = self._resampled(player_id, uniform)
             if state is not None:
@@ -468,8 +456,8 @@ class SchnapsenState(pyspiel.State):
             _shuffle(cards, uniform)
             hands = list(base.hands)
             hidden = sum(1 << c for c in hidden_hand)
-            hands[other] = (hands[other] & ~hidden) | sum(1 << c for c in cards[: len(hidden_hand)])
-            for k, c in zip(stock_places, cards[len(hidden_hand) :]):
+            hands[other] = (hands[other] & ~hidden) | sum(1 << c for c in cards[:len(hidden_hand)])
+            for k, c in zip(stock_places, cards[len(hidden_hand):]):
                 stock[k] = c
             world = base.copy()
             world.hands = hands
@@ -521,9 +509,9 @@ class SchnapsenObserver:
         h = state._hand
         t = self.tensor
         if h.gs is not None:
-            t[: self._n_obs] = encoding.observation(h.gs, player)
+            t[:self._n_obs] = encoding.observation(h.gs, player)
         else:
-            t[: self._n_obs] = 0.0
+            t[:self._n_obs] = 0.0
             lay = self._layout
             if h.dealer is not None:
                 t[lay["dealer"].start] = float(h.dealer == player)
@@ -534,7 +522,7 @@ class SchnapsenObserver:
                     t[lay["turn_up"].start + turn_up] = 1.0
                     t[lay["trump"].start + self.rules.deck.suit[turn_up]] = 1.0
         if self.perfect_recall:
-            t[self._n_obs :] = 0.0
+            t[self._n_obs:] = 0.0
             history = self.dict["history"]
             n_actions = self.rules.n_actions
             for row, (seat, action, card, _) in enumerate(_visible(h.events, player)):
@@ -567,10 +555,8 @@ class SchnapsenObserver:
             if h.gs is not None:
                 h.heads[player] = head
         names = self.rules.action_names
-        events = [
-            f"{'me' if seat == player else 'opp'}:{names[a] if a >= 0 else 'draw ' + codes[c]}"
-            for seat, a, c, _ in _visible(h.events, player)
-        ]
+        events = [f"{'me' if seat == player else 'opp'}:{names[a] if a >= 0 else 'draw ' + codes[c]}"
+                  for seat, a, c, _ in _visible(h.events, player)]
         return " ".join([head] + events)
 
     def _deal_string(self, state: SchnapsenState, player: int) -> str:
@@ -601,17 +587,6 @@ def _compact(value: Any) -> str:
 
 pyspiel.register_game(GAME_TYPE, SchnapsenGame)
 
-__all__ = [
-    "GAME_NAME",
-    "GAME_TYPE",
-    "KNOB_TYPES",
-    "MAX_GAME_POINTS",
-    "PARAMETERS",
-    "SchnapsenGame",
-    "SchnapsenObserver",
-    "SchnapsenState",
-    "load_game",
-    "max_events",
-    "params_from_rules",
-    "rules_from_params",
-]
+__all__ = ["GAME_NAME", "GAME_TYPE", "KNOB_TYPES", "MAX_GAME_POINTS", "PARAMETERS", "SchnapsenGame",
+           "SchnapsenObserver", "SchnapsenState", "load_game", "max_events", "params_from_rules",
+           "rules_from_params"]

@@ -24,13 +24,11 @@ if TYPE_CHECKING:
     from schnapsen_env.ruleset import RuleSet
 
 #: Keys every position holds.
-POSITION_KEYS = frozenset(
-    {"trump", "stock", "closed_by", "closing_snapshot", "hands", "won", "marriages", "announced", "leader", "table"}
-)
+POSITION_KEYS = frozenset({"trump", "stock", "closed_by", "closing_snapshot", "hands", "won", "marriages",
+                           "announced", "leader", "table"})
 #: Optional keys (API.md), all written by :func:`to_position` so that a position round-trips exactly.
-OPTIONAL_KEYS = frozenset(
-    {"dealer", "match_points", "history", "known", "exchanged", "carry", "points", "tricks", "result"}
-)
+OPTIONAL_KEYS = frozenset({"dealer", "match_points", "history", "known", "exchanged", "carry", "points", "tricks",
+                           "result"})
 
 
 def _bad(msg: str) -> InvalidPositionError:
@@ -63,7 +61,7 @@ def _nonneg_int(value: Any, key: str) -> int:
 
 def _suit(value: Any, key: str, d: Deck) -> int:
     """A suit letter of the deck ``d`` (``schnapsen10`` has clubs and diamonds only, RS1)."""
-    letters = SUIT_LETTERS[: d.n_suits]
+    letters = SUIT_LETTERS[:d.n_suits]
     if not isinstance(value, str) or value not in letters or len(value) != 1:
         raise _bad(f"{key} must be a suit letter of this deck (one of {' '.join(letters)}), got {value!r}")
     return SUIT_LETTERS.index(value)
@@ -76,33 +74,26 @@ def to_position(s: GameState) -> dict[str, Any]:
     res = None
     if s.result is not None:
         w = s.result.winner
-        res = {
-            "winner": None if w is None else PLAYERS[w],
-            "game_points": s.result.game_points,
-            "reason": str(s.result.reason),
-        }
+        res = {"winner": None if w is None else PLAYERS[w], "game_points": s.result.game_points,
+               "reason": str(s.result.reason)}
     return {
         "trump": SUIT_LETTERS[s.trump],
         "stock": [codes[c] for c in s.stock],
         "closed_by": None if s.closed_by < 0 else PLAYERS[s.closed_by],
-        "closing_snapshot": None
-        if s.closing_snapshot is None
-        else {"points": s.closing_snapshot[0], "tricks": s.closing_snapshot[1]},
+        "closing_snapshot": None if s.closing_snapshot is None else {
+            "points": s.closing_snapshot[0], "tricks": s.closing_snapshot[1]},
         "hands": {PLAYERS[p]: d.codes_of(s.hands[p]) for p in (0, 1)},
         "won": {PLAYERS[p]: d.codes_of(s.won[p]) for p in (0, 1)},
-        "marriages": {
-            PLAYERS[p]: [SUIT_LETTERS[su] for su in range(4) if s.marriage_suits[p] >> su & 1] for p in (0, 1)
-        },
+        "marriages": {PLAYERS[p]: [SUIT_LETTERS[su] for su in range(4) if s.marriage_suits[p] >> su & 1]
+                      for p in (0, 1)},
         "announced": None if s.announced < 0 else SUIT_LETTERS[s.announced],
         "leader": PLAYERS[s.leader],
         "table": None if s.table < 0 else codes[s.table],
         "dealer": PLAYERS[s.dealer],
         "match_points": {PLAYERS[p]: s.match_points[p] for p in (0, 1)},
         "carry": s.carry,
-        "history": [
-            {"leader": PLAYERS[t.leader], "cards": [codes[t.lead], codes[t.follow]], "winner": PLAYERS[t.winner]}
-            for t in s.history
-        ],
+        "history": [{"leader": PLAYERS[t.leader], "cards": [codes[t.lead], codes[t.follow]],
+                     "winner": PLAYERS[t.winner]} for t in s.history],
         "known": {PLAYERS[p]: d.codes_of(s.known[p]) for p in (0, 1)},
         "exchanged": s.exchanged,
         "points": {PLAYERS[p]: s.counted(p) for p in (0, 1)},
@@ -136,12 +127,8 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
     # Every card exactly once.
     seen: dict[int, str] = {}
     dups = []
-    places = (
-        [("stock", stock)]
-        + [(f"hands[{PLAYERS[p]!r}]", hands[p]) for p in (0, 1)]
-        + [(f"won[{PLAYERS[p]!r}]", won[p]) for p in (0, 1)]
-        + [("table", [] if table is None else [table])]
-    )
+    places = [("stock", stock)] + [(f"hands[{PLAYERS[p]!r}]", hands[p]) for p in (0, 1)] + \
+             [(f"won[{PLAYERS[p]!r}]", won[p]) for p in (0, 1)] + [("table", [] if table is None else [table])]
     for where, ids in places:
         for c in ids:
             if c in seen:
@@ -161,15 +148,11 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
     follower = 1 - leader
     n_lead, n_follow = len(hands[leader]), len(hands[follower])
     if table is None and n_lead != n_follow:
-        raise _bad(
-            f"impossible hand sizes {len(hands[0])} and {len(hands[1])}: with no card on the table "
-            "both hands hold the same number of cards"
-        )
+        raise _bad(f"impossible hand sizes {len(hands[0])} and {len(hands[1])}: with no card on the table "
+                   "both hands hold the same number of cards")
     if table is not None and n_lead + 1 != n_follow:
-        raise _bad(
-            f"impossible hand sizes: the leader {PLAYERS[leader]} led {d.codes[table]}, so it must hold "
-            f"one card fewer than the follower; got {n_lead} and {n_follow}"
-        )
+        raise _bad(f"impossible hand sizes: the leader {PLAYERS[leader]} led {d.codes[table]}, so it must hold "
+                   f"one card fewer than the follower; got {n_lead} and {n_follow}")
     if n_follow > rules.hand_size:
         raise _bad(f"impossible hand size {n_follow}: at most {rules.hand_size} cards in {rules.name}")
     if len(stock) % 2:
@@ -177,7 +160,8 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
     if len(stock) > d.size - 2 * rules.hand_size:
         raise _bad(f"stock has {len(stock)} cards: at most {d.size - 2 * rules.hand_size} in {rules.name}")
     if stock and d.suit[stock[-1]] != trump:
-        raise _bad(f"the turn-up {d.codes[stock[-1]]} (last stock card) is not of the trump suit {SUIT_LETTERS[trump]}")
+        raise _bad(f"the turn-up {d.codes[stock[-1]]} (last stock card) is not of the trump suit "
+                   f"{SUIT_LETTERS[trump]}")
 
     # Closing (R19).
     closed_by = pos["closed_by"]
@@ -187,20 +171,17 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
         if snap is not None:
             raise _bad("closing_snapshot must be null when closed_by is null")
         if stock and n_follow != rules.hand_size:
-            raise _bad(
-                f"impossible hand sizes: while the stock is open hands hold {rules.hand_size} cards "
-                f"(before the lead), got {n_follow}"
-            )
+            raise _bad(f"impossible hand sizes: while the stock is open hands hold {rules.hand_size} cards "
+                       f"(before the lead), got {n_follow}")
     else:
         closer = seat_of(closed_by, "closed_by")
         if not stock:
             raise _bad("closed_by is set but the stock is empty: a closed stock keeps its cards (R19)")
         if not isinstance(snap, dict) or set(snap) != {"points", "tricks"}:
-            raise _bad(f"closing_snapshot must be {{'points': int, 'tricks': int}} when closed_by is set, got {snap!r}")
-        snap = (
-            _nonneg_int(snap["points"], "closing_snapshot.points"),
-            _nonneg_int(snap["tricks"], "closing_snapshot.tricks"),
-        )
+            raise _bad(f"closing_snapshot must be {{'points': int, 'tricks': int}} when closed_by is set, "
+                       f"got {snap!r}")
+        snap = (_nonneg_int(snap["points"], "closing_snapshot.points"),
+                _nonneg_int(snap["tricks"], "closing_snapshot.tricks"))
 
     # Marriages (R12).
     mar_in = _per_player(pos["marriages"], "marriages")
@@ -218,10 +199,8 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
                 raise _bad(f"both players announced the marriage in {letter}: there is one K and one Q per suit")
             opp_or_stock = _mask(hands[1 - p]) | _mask(stock)
             if kq[su] & opp_or_stock:
-                raise _bad(
-                    f"{PLAYERS[p]} announced marriage {letter}, but its K or Q is in the opponent's hand "
-                    "or in the stock"
-                )
+                raise _bad(f"{PLAYERS[p]} announced marriage {letter}, but its K or Q is in the opponent's hand "
+                           "or in the stock")
             msuits[p] |= 1 << su
     announced = -1
     if pos["announced"] is not None:
@@ -262,14 +241,11 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
             else:
                 expect = (1 - tl) if fs == trump else tl
             if expect != tw:
-                raise _bad(
-                    f"history[{k}]: {d.codes[lead]} then {d.codes[follow]} with trump "
-                    f"{SUIT_LETTERS[trump]} is won by {PLAYERS[expect]}, not {t['winner']} (R6)"
-                )
+                raise _bad(f"history[{k}]: {d.codes[lead]} then {d.codes[follow]} with trump "
+                           f"{SUIT_LETTERS[trump]} is won by {PLAYERS[expect]}, not {t['winner']} (R6)")
             if prev_winner is not None and tl != prev_winner:
-                raise _bad(
-                    f"history[{k}] is led by {t['leader']}, but {PLAYERS[prev_winner]} won the trick before (R6)"
-                )
+                raise _bad(f"history[{k}] is led by {t['leader']}, but {PLAYERS[prev_winner]} won the trick "
+                           "before (R6)")
             prev_winner = tw
             both = (1 << lead) | (1 << follow)
             if (won_by[0] | won_by[1]) & both or lead == follow:
@@ -281,14 +257,11 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
         complete = len(history) == (len(won[0]) + len(won[1])) // 2
         for p in (0, 1):
             if (won_by[p] != _mask(won[p])) if complete else (won_by[p] & ~_mask(won[p])):
-                raise _bad(
-                    f"history does not agree with won[{PLAYERS[p]!r}]: history gives "
-                    f"{d.codes_of(won_by[p])} to {PLAYERS[p]}, won holds {d.codes_of(_mask(won[p]))}"
-                )
+                raise _bad(f"history does not agree with won[{PLAYERS[p]!r}]: history gives "
+                           f"{d.codes_of(won_by[p])} to {PLAYERS[p]}, won holds {d.codes_of(_mask(won[p]))}")
         if history and history[-1].winner != leader:
-            raise _bad(
-                f"leader is {PLAYERS[leader]}, but the last trick in history was won by {PLAYERS[history[-1].winner]}"
-            )
+            raise _bad(f"leader is {PLAYERS[leader]}, but the last trick in history was won by "
+                       f"{PLAYERS[history[-1].winner]}")
 
     # Known cards (R27, API.md): derived from shown marriage partners, plus what the position gives.
     known = [0, 0]
@@ -302,10 +275,8 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
             ids = _card_list(d, known_in[PLAYERS[p]], f"known[{PLAYERS[p]!r}]")
             m = _mask(ids)
             if m & ~_mask(hands[p]):
-                raise _bad(
-                    f"known[{PLAYERS[p]!r}] lists {d.codes_of(m & ~_mask(hands[p]))}, which are not in "
-                    f"{PLAYERS[p]}'s hand"
-                )
+                raise _bad(f"known[{PLAYERS[p]!r}] lists {d.codes_of(m & ~_mask(hands[p]))}, which are not in "
+                           f"{PLAYERS[p]}'s hand")
             known[p] |= m
 
     if "dealer" in pos:
@@ -322,28 +293,13 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
     # Build the state.
     won_masks = [_mask(w) for w in won]
     s = state_class.from_fields(
-        rules,
-        hands=[_mask(h) for h in hands],
-        won=won_masks,
-        card_points=[d.points_of(m) for m in won_masks],
-        tricks=[len(w) // 2 for w in won],
-        marriage_suits=msuits,
+        rules, hands=[_mask(h) for h in hands], won=won_masks, card_points=[d.points_of(m) for m in won_masks],
+        tricks=[len(w) // 2 for w in won], marriage_suits=msuits,
         marriage_points=[rules.marriage_points(msuits[p], trump) for p in (0, 1)],
-        stock=tuple(stock),
-        trump=trump,
-        leader=leader,
-        to_move=leader if table is None else follower,
-        dealer=dealer,
-        table=-1 if table is None else table,
-        closed_by=closer,
-        closing_snapshot=snap if closer >= 0 else None,
-        announced=announced,
-        exchanged=exchanged,
-        known=known,
-        history=history,
-        match_points=match_points,
-        carry=carry,
-    )
+        stock=tuple(stock), trump=trump, leader=leader, to_move=leader if table is None else follower,
+        dealer=dealer, table=-1 if table is None else table, closed_by=closer,
+        closing_snapshot=snap if closer >= 0 else None, announced=announced, exchanged=exchanged, known=known,
+        history=history, match_points=match_points, carry=carry)
 
     played_out = not hands[0] and not hands[1] and table is None
     if played_out and rules.last_trick_bonus and (closer < 0 or rules.last_trick_bonus_when_closed):
@@ -364,10 +320,8 @@ def load_position(state_class: type[GameState], rules: RuleSet, pos: Any) -> Gam
             for p in (0, 1):
                 v = given[PLAYERS[p]]
                 if not isinstance(v, int) or isinstance(v, bool) or v != values[p]:
-                    raise _bad(
-                        f"{key}[{PLAYERS[p]!r}] is {given[PLAYERS[p]]!r}, but the won cards and "
-                        f"marriages give {values[p]}"
-                    )
+                    raise _bad(f"{key}[{PLAYERS[p]!r}] is {given[PLAYERS[p]]!r}, but the won cards and "
+                               f"marriages give {values[p]}")
 
     res = pos.get("result")
     if res is not None:
@@ -395,44 +349,29 @@ def _check_reachable(s: GameState, pos: dict, played_out: bool) -> None:
     n_done = s.tricks[0] + s.tricks[1]
     leader = s.leader
     if n_done and not s.tricks[leader]:
-        raise _bad(
-            f"{PLAYERS[leader]} leads trick {n_done + 1} but has won no trick: the winner of a trick "
-            "leads the next (R6)"
-        )
+        raise _bad(f"{PLAYERS[leader]} leads trick {n_done + 1} but has won no trick: the winner of a trick "
+                   "leads the next (R6)")
     if not n_done and s.dealer == leader:
         raise _bad(f"the dealer {PLAYERS[leader]} cannot lead trick 1: the non-dealer does (R1)")
     for p in (0, 1):
         if s.marriage_suits[p] and not s.tricks[p]:
             if s.marriage_suits[p].bit_count() > 1 or p == s.dealer or not rules.marriage_on_opening_lead:
-                raise _bad(
-                    f"{PLAYERS[p]} has no trick, so its only possible marriage is one announced by the "
-                    "non-dealer on the opening lead (R14)"
-                )
+                raise _bad(f"{PLAYERS[p]} has no trick, so its only possible marriage is one announced by the "
+                           "non-dealer on the opening lead (R14)")
         for su in range(4):
             kq = d.pair_bits[su]
-            if (
-                s.marriage_suits[p] >> su & 1
-                and s.hands[p] & kq == kq
-                and not (s.announced == su and leader == p and s.table < 0)
-            ):
-                raise _bad(
-                    f"{PLAYERS[p]} announced marriage {SUIT_LETTERS[su]} but still holds both its K and Q: "
-                    "after an announcement the leader leads one of them (R4)"
-                )
-        trumps_and_pairs = d.suit_bits[s.trump] | sum(
-            d.pair_bits[su] for su in range(4) if s.marriage_suits[p] >> su & 1
-        )
+            if s.marriage_suits[p] >> su & 1 and s.hands[p] & kq == kq and not (
+                    s.announced == su and leader == p and s.table < 0):
+                raise _bad(f"{PLAYERS[p]} announced marriage {SUIT_LETTERS[su]} but still holds both its K and Q: "
+                           "after an announcement the leader leads one of them (R4)")
+        trumps_and_pairs = d.suit_bits[s.trump] | sum(d.pair_bits[su] for su in range(4) if s.marriage_suits[p] >> su & 1)
         if s.known[p] & ~trumps_and_pairs:
-            raise _bad(
-                f"known[{PLAYERS[p]!r}] lists {d.codes_of(s.known[p] & ~trumps_and_pairs)}: only shown marriage "
-                "partners and trumps taken from the turn-up can be known (R27)"
-            )
+            raise _bad(f"known[{PLAYERS[p]!r}] lists {d.codes_of(s.known[p] & ~trumps_and_pairs)}: only shown marriage "
+                       "partners and trumps taken from the turn-up can be known (R27)")
     if s.announced >= 0 and not s.marriage_window_open():
-        raise _bad(
-            f"announced {SUIT_LETTERS[s.announced]!r} on trick {n_done + 1}, where the marriage window "
-            f"({rules.marriage_window!r}, marriage_on_opening_lead={rules.marriage_on_opening_lead}) is "
-            "closed (R13, R66-6)"
-        )
+        raise _bad(f"announced {SUIT_LETTERS[s.announced]!r} on trick {n_done + 1}, where the marriage window "
+                   f"({rules.marriage_window!r}, marriage_on_opening_lead={rules.marriage_on_opening_lead}) is "
+                   "closed (R13, R66-6)")
     if s.carry and (rules.tie != "carry"):
         raise _bad(f"carry is {s.carry}, but only sixtysix24 with tie='carry' carries game points (R66-10)")
     target = rules.match_target
@@ -450,24 +389,18 @@ def _check_reachable(s: GameState, pos: dict, played_out: bool) -> None:
         if size < rules.close_min_stock:
             raise _bad(f"closed with {size} stock cards, but close_min_stock is {rules.close_min_stock} (R18)")
         if snap_tricks > s.tricks[other] or snap_points > s.counted(other) or (snap_tricks == 0 and snap_points):
-            raise _bad(
-                f"closing_snapshot ({snap_points} points, {snap_tricks} tricks) is impossible: "
-                f"{PLAYERS[other]} now has {s.counted(other)} points and {s.tricks[other]} tricks, and "
-                "points need a trick (R19)"
-            )
+            raise _bad(f"closing_snapshot ({snap_points} points, {snap_tricks} tricks) is impossible: "
+                       f"{PLAYERS[other]} now has {s.counted(other)} points and {s.tricks[other]} tricks, and "
+                       "points need a trick (R19)")
         if n_done == (full_stock - size) // 2 and leader != s.closed_by:
             raise _bad(f"no trick was played since {PLAYERS[s.closed_by]} closed, so it must still be the leader (R18)")
     if s.exchanged:
         if s.stock[-1] != rules.exchange_card(s.trump) or len(s.stock) < rules.exchange_min_stock:
-            raise _bad(
-                "exchanged is true, but the turn-up is not the exchange card or the stock is below "
-                f"exchange_min_stock ({rules.exchange_min_stock}) (R16)"
-            )
+            raise _bad("exchanged is true, but the turn-up is not the exchange card or the stock is below "
+                       f"exchange_min_stock ({rules.exchange_min_stock}) (R16)")
     if rules.claim_mode == "auto" and n_done and s.counted(leader) >= rules.claim_target and pos.get("result") is None:
-        raise _bad(
-            f"{PLAYERS[leader]} leads with {s.counted(leader)} points under claim_mode='auto': the engine "
-            "would have claimed already (R21)"
-        )
+        raise _bad(f"{PLAYERS[leader]} leads with {s.counted(leader)} points under claim_mode='auto': the engine "
+                   "would have claimed already (R21)")
 
 
 def _check_result(s: GameState, played_out: bool) -> None:
@@ -480,10 +413,8 @@ def _check_result(s: GameState, played_out: bool) -> None:
             raise _bad(f"result {given} disagrees with the played-out cards, which give {expected}")
         return
     if given.reason not in ("claim", "false_claim"):
-        raise _bad(
-            f"result reason {given.reason!r} needs a played-out hand; with cards in hand only 'claim' or "
-            "'false_claim' can end it (R20-R23)"
-        )
+        raise _bad(f"result reason {given.reason!r} needs a played-out hand; with cards in hand only 'claim' or "
+                   "'false_claim' can end it (R20-R23)")
     if given.reason == "false_claim" and s.rules.false_claim == "reject":
         raise _bad("result reason 'false_claim' cannot happen under false_claim='reject' (R21a)")
     winner = given.winner

@@ -61,13 +61,8 @@ class HandRecord:
     players: dict[str, str] | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        out = {
-            "rules": self.rules,
-            "deck": list(self.deck),
-            "dealer": self.dealer,
-            "actions": list(self.actions),
-            "result": self.result,
-        }
+        out = {"rules": self.rules, "deck": list(self.deck), "dealer": self.dealer, "actions": list(self.actions),
+               "result": self.result}
         if self.players is not None:
             out["players"] = dict(self.players)
         return out
@@ -76,44 +71,28 @@ class HandRecord:
     def from_dict(cls, data: Any, where: str = "record") -> HandRecord:
         """Raises :class:`RecordError` naming ``where`` and the bad key."""
         if not isinstance(data, dict):
-            raise RecordError(
-                f"{where}: expected a JSON object with keys {list(RECORD_KEYS)}, got {type(data).__name__}"
-            )
+            raise RecordError(f"{where}: expected a JSON object with keys {list(RECORD_KEYS)}, got "
+                              f"{type(data).__name__}")
         missing = [k for k in RECORD_KEYS if k not in data]
         unknown = sorted(map(str, set(data) - set(RECORD_KEYS) - set(OPTIONAL_KEYS)))
         if missing or unknown:
-            raise RecordError(
-                f"{where}: missing key(s) {missing}, unknown key(s) {unknown}; expected "
-                f"{list(RECORD_KEYS)} (optional: {list(OPTIONAL_KEYS)})"
-            )
+            raise RecordError(f"{where}: missing key(s) {missing}, unknown key(s) {unknown}; expected "
+                              f"{list(RECORD_KEYS)} (optional: {list(OPTIONAL_KEYS)})")
         if not isinstance(data["actions"], list) or not all(isinstance(a, str) for a in data["actions"]):
             raise RecordError(f"{where}: 'actions' must be a list of action names, got {data['actions']!r}")
         if data["dealer"] not in PLAYERS:
             raise RecordError(f"{where}: 'dealer' must be 'player_0' or 'player_1', got {data['dealer']!r}")
         res = data["result"]
-        if res is not None and not (
-            isinstance(res, dict)
-            and isinstance(res.get("game_points"), int)
-            and not isinstance(res.get("game_points"), bool)
-        ):
-            raise RecordError(
-                f"{where}: 'result' must be null or {{'winner', 'game_points' (int), 'reason'}}, got {res!r}"
-            )
+        if res is not None and not (isinstance(res, dict) and isinstance(res.get("game_points"), int)
+                                    and not isinstance(res.get("game_points"), bool)):
+            raise RecordError(f"{where}: 'result' must be null or {{'winner', 'game_points' (int), 'reason'}}, "
+                              f"got {res!r}")
         players = data.get("players")
-        if players is not None and not (
-            isinstance(players, dict)
-            and set(players) <= set(PLAYERS)
-            and all(isinstance(v, str) for v in players.values())
-        ):
+        if players is not None and not (isinstance(players, dict) and set(players) <= set(PLAYERS)
+                                        and all(isinstance(v, str) for v in players.values())):
             raise RecordError(f"{where}: 'players' must map 'player_0'/'player_1' to agent labels, got {players!r}")
-        return cls(
-            rules=data["rules"],
-            deck=data["deck"],
-            dealer=data["dealer"],
-            actions=list(data["actions"]),
-            result=data["result"],
-            players=players,
-        )
+        return cls(rules=data["rules"], deck=data["deck"], dealer=data["dealer"], actions=list(data["actions"]),
+                   result=data["result"], players=players)
 
 
 def record_of(state: GameState, players: dict[str, str] | None = None) -> HandRecord:
@@ -126,14 +105,9 @@ def record_of(state: GameState, players: dict[str, str] | None = None) -> HandRe
     names = state.rules.action_names
     deck = deck_of(state)  # raises ValueError for a state without a deal
     assert state.deal is not None
-    return HandRecord(
-        state.rules.to_dict(),
-        deck,
-        PLAYERS[state.deal[1]],
-        [names[a] for a in state.actions],
-        _result_dict(state.result),
-        None if players is None else dict(players),
-    )
+    return HandRecord(state.rules.to_dict(), deck, PLAYERS[state.deal[1]],
+                      [names[a] for a in state.actions], _result_dict(state.result),
+                      None if players is None else dict(players))
 
 
 def deck_of(state: GameState) -> list[str]:
@@ -143,10 +117,8 @@ def deck_of(state: GameState) -> list[str]:
         ValueError: the state has no deal (it was loaded from a position or built from fields).
     """
     if state.deal is None:
-        raise ValueError(
-            "this state has no deal to record: it was loaded from a position or built from fields, "
-            "not dealt with GameState.new_hand or GameState.from_deck"
-        )
+        raise ValueError("this state has no deal to record: it was loaded from a position or built from fields, "
+                         "not dealt with GameState.new_hand or GameState.from_deck")
     codes = state.rules.deck.codes
     return [codes[c] for c in state.deal[0]]
 
@@ -191,11 +163,8 @@ class Recorder:
 def _result_dict(result: Result | None) -> dict[str, Any] | None:
     if result is None:
         return None
-    return {
-        "winner": None if result.winner is None else PLAYERS[result.winner],
-        "game_points": result.game_points,
-        "reason": str(result.reason),
-    }
+    return {"winner": None if result.winner is None else PLAYERS[result.winner], "game_points": result.game_points,
+            "reason": str(result.reason)}
 
 
 def replay(record: HandRecord | dict, where: str = "record") -> Iterator[tuple[GameState, str | None]]:
@@ -307,9 +276,8 @@ def read_records(path: str | os.PathLike, check: bool = True) -> list[HandRecord
         RecordError: the file cannot be read, or the first bad line (its 1-based number) and what is wrong with it.
     """
     if "\0" in str(os.fspath(path)):  # open() would raise ValueError
-        raise RecordError(
-            f"{os.fspath(path)!r} contains a NUL character: expected the path of a JSON Lines file of records"
-        )
+        raise RecordError(f"{os.fspath(path)!r} contains a NUL character: expected the path of a JSON Lines file of "
+                          "records")
     try:
         f = open(path, "rb")
     except OSError as e:
@@ -362,18 +330,14 @@ def _raw_lines(f, path) -> Iterator[tuple[int, bytes, bool]]:
         try:
             raw = f.readline(MAX_LINE_BYTES + 1)
         except OSError as e:
-            raise RecordError(
-                f"{os.fspath(path)} cannot be read at line {lineno} ({describe_os_error(e)}): expected a "
-                "JSON Lines file of records"
-            ) from None
+            raise RecordError(f"{os.fspath(path)} cannot be read at line {lineno} ({describe_os_error(e)}): expected a "
+                              "JSON Lines file of records") from None
         if raw.endswith(b"\n"):
             yield lineno, raw[:-1], False
             continue
         if len(raw) > MAX_LINE_BYTES:
-            raise RecordError(
-                f"{os.fspath(path)} line {lineno}: longer than {MAX_LINE_BYTES:,} bytes: expected a "
-                "JSON Lines file of records (about 1 KB a line)"
-            )
+            raise RecordError(f"{os.fspath(path)} line {lineno}: longer than {MAX_LINE_BYTES:,} bytes: expected a "
+                              "JSON Lines file of records (about 1 KB a line)")
         yield lineno, raw, True
         return
 
@@ -423,21 +387,17 @@ def _cut_off(raw: bytes) -> bool:
     except UnicodeDecodeError as e:
         if e.reason != "unexpected end of data" or e.end != len(raw):
             return False
-        text = raw[: e.start].decode("utf-8", errors="replace")
+        text = raw[:e.start].decode("utf-8", errors="replace")
     try:
         json.loads(text)
     except json.JSONDecodeError as e:  # the text from the error on is empty or the start of its last token
-        return e.msg.startswith("Unterminated string") or _TOKEN_START.fullmatch(text[e.pos :].rstrip()) is not None
+        return e.msg.startswith("Unterminated string") or _TOKEN_START.fullmatch(text[e.pos:].rstrip()) is not None
     except (ValueError, RecursionError):
         return False
     return False  # complete JSON: not cut off
 
 
 def _warn_cut_off(where: str, size: int) -> None:
-    warnings.warn(
-        IncompleteLineWarning(
-            f"{where}: skipped an incomplete last line ({size} bytes that stop mid-record, without a newline at the "
-            "end): a write was cut off; the complete lines before it were read"
-        ),
-        stacklevel=3,
-    )
+    warnings.warn(IncompleteLineWarning(
+        f"{where}: skipped an incomplete last line ({size} bytes that stop mid-record, without a newline at the "
+        "end): a write was cut off; the complete lines before it were read"), stacklevel=3)

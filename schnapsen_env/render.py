@@ -69,15 +69,11 @@ def render_text(s: GameState, viewer: int, reveal: bool = False, labels: tuple[s
             extra.append(f"{PLAYERS[p]} pending marriage {pend}")
     if s.closed_by >= 0:
         points, tricks = s.closing_snapshot if s.closing_snapshot is not None else (0, 0)
-        extra.append(
-            f"closed by {PLAYERS[s.closed_by]}; {PLAYERS[1 - s.closed_by]} had {points} points and "
-            f"{tricks_text(tricks)} then, which set the hand's value if the closer fails (R19, R23)"
-        )
+        extra.append(f"closed by {PLAYERS[s.closed_by]}; {PLAYERS[1 - s.closed_by]} had {points} points and "
+                     f"{tricks_text(tricks)} then, which set the hand's value if the closer fails (R19, R23)")
     if any(s.match_points) or s.carry:
-        extra.append(
-            f"match {s.match_points[viewer]}-{s.match_points[opp]} ({labels[0]}-{labels[1]})"
-            + (f", carry {s.carry}" if s.carry else "")
-        )
+        extra.append(f"match {s.match_points[viewer]}-{s.match_points[opp]} ({labels[0]}-{labels[1]})"
+                     + (f", carry {s.carry}" if s.carry else ""))
     if s.result is not None:
         w = s.result.winner
         who = "nobody (tie)" if w is None else PLAYERS[w]

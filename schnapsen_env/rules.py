@@ -49,23 +49,11 @@ _EXCHANGE, _CLOSE, _CLAIM = int(SpecialAction.EXCHANGE), int(SpecialAction.CLOSE
 #: (:func:`schnapsen_env.state_layout.from_game_state`). Besides them a state keeps ``history`` (its completed tricks),
 #: ``deal`` and ``actions`` (its record) and caches derived from the fields (:meth:`GameState._derive`).
 PLAY_FIELDS = (
-    ("hands", True, 0),
-    ("won", True, 0),
-    ("card_points", True, 0),
-    ("tricks", True, 0),
-    ("marriage_points", True, 0),
-    ("marriage_suits", True, 0),
-    ("bonus", True, 0),
-    ("known", True, 0),
-    ("stock", False, ()),
-    ("leader", False, 0),
-    ("to_move", False, 0),
-    ("table", False, -1),
-    ("closed_by", False, -1),
-    ("closing_snapshot", False, None),
-    ("announced", False, -1),
-    ("exchanged", False, False),
-    ("result", False, None),
+    ("hands", True, 0), ("won", True, 0), ("card_points", True, 0), ("tricks", True, 0),
+    ("marriage_points", True, 0), ("marriage_suits", True, 0), ("bonus", True, 0), ("known", True, 0),
+    ("stock", False, ()), ("leader", False, 0), ("to_move", False, 0), ("table", False, -1),
+    ("closed_by", False, -1), ("closing_snapshot", False, None), ("announced", False, -1),
+    ("exchanged", False, False), ("result", False, None),
 )
 HAND_FIELDS = (("trump", False, 0), ("dealer", False, 1), ("match_points", True, 0), ("carry", False, 0))
 FIELDS = PLAY_FIELDS + HAND_FIELDS
@@ -83,10 +71,8 @@ def _undo_functions() -> tuple[Callable[[GameState], tuple], Callable[[GameState
     ``__init__``) so that the hot path of search reads and writes the fields inline."""
     parts = [f"s.{name}[0], s.{name}[1]" if per_seat else f"s.{name}" for name, per_seat, _ in PLAY_FIELDS]
     fields = ", ".join(parts)
-    source = (
-        f"def save(s):\n    return ({fields}, len(s.history))\n"
-        f"def restore(s, saved):\n    ({fields}, n_history) = saved\n    del s.history[n_history:]\n"
-    )
+    source = (f"def save(s):\n    return ({fields}, len(s.history))\n"
+              f"def restore(s, saved):\n    ({fields}, n_history) = saved\n    del s.history[n_history:]\n")
     namespace: dict = {}
     exec(source, namespace)  # noqa: S102 (source built above from the constant field table only)
     return namespace["save"], namespace["restore"]
@@ -123,11 +109,8 @@ class GameState:
     The fields are declared once, in :data:`FIELDS`.
     """
 
-    __slots__ = (
-        ("rules", "deck")
-        + tuple(name for name, _, _ in FIELDS)
-        + ("history", "deal", "actions", "_stack", "_exchange_card")
-    )
+    __slots__ = ("rules", "deck") + tuple(name for name, _, _ in FIELDS) + (
+        "history", "deal", "actions", "_stack", "_exchange_card")
 
     # The types of the FIELDS for the type checker: __init__ sets the fields from the table with setattr, which
     # mypy cannot follow. Bare annotations create no class attributes, so they do not clash with __slots__; keep
@@ -232,9 +215,8 @@ class GameState:
         return cls._deal(rules, ids, dseat)
 
     @classmethod
-    def new_hand(
-        cls, rules: RuleSet | None = None, rng: np.random.Generator | None = None, dealer: int | None = None
-    ) -> GameState:
+    def new_hand(cls, rules: RuleSet | None = None, rng: np.random.Generator | None = None,
+                 dealer: int | None = None) -> GameState:
         """Shuffle with ``rng`` and deal (R1, R2). ``dealer=None`` draws the dealer from ``rng`` too.
 
         Args:
@@ -243,9 +225,8 @@ class GameState:
             dealer: seat 0/1 or None.
         """
         rules = rules if rules is not None else RuleSet.make()
-        if dealer is not None and (
-            not isinstance(dealer, (int, np.integer)) or isinstance(dealer, bool) or dealer not in (0, 1)
-        ):
+        if dealer is not None and (not isinstance(dealer, (int, np.integer)) or isinstance(dealer, bool)
+                                   or dealer not in (0, 1)):
             raise InvalidPositionError(f"dealer must be seat 0, 1 or None, got {dealer!r}")
         rng = rng if rng is not None else np.random.default_rng()
         order = rng.permutation(rules.deck.size).tolist()
@@ -259,17 +240,10 @@ class GameState:
         second = hs - 3
         non_dealer = 1 - dealer
         hands = [0, 0]
-        hands[non_dealer] = bits_of(ids[0:3] + ids[7 : 7 + second])
-        hands[dealer] = bits_of(ids[3:6] + ids[7 + second : 7 + 2 * second])
-        s = cls.from_fields(
-            rules,
-            hands=hands,
-            stock=tuple(ids[7 + 2 * second :]) + (ids[6],),
-            trump=rules.deck.suit[ids[6]],
-            dealer=dealer,
-            leader=non_dealer,
-            to_move=non_dealer,
-        )
+        hands[non_dealer] = bits_of(ids[0:3] + ids[7:7 + second])
+        hands[dealer] = bits_of(ids[3:6] + ids[7 + second:7 + 2 * second])
+        s = cls.from_fields(rules, hands=hands, stock=tuple(ids[7 + 2 * second:]) + (ids[6],),
+                            trump=rules.deck.suit[ids[6]], dealer=dealer, leader=non_dealer, to_move=non_dealer)
         s.deal = (tuple(ids), dealer)
         return s
 
@@ -337,8 +311,7 @@ class GameState:
         claim = 0
         if rules.claim_mode == "manual":  # R21
             if (self.announced >= 0 or self.tricks[0] + self.tricks[1]) and (  # W2 / W1 (R20)
-                rules.false_claim != "reject" or self.counted(me) >= rules.claim_target
-            ):  # R21a
+                    rules.false_claim != "reject" or self.counted(me) >= rules.claim_target):  # R21a
                 claim = 1 << (n + _CLAIM)
         pairs = d.pair_bits
         if self.announced >= 0:
@@ -416,8 +389,7 @@ class GameState:
             raise IllegalActionError(f"the hand is over ({self.result}); no action is legal")
         if not 0 <= action_id < rules.n_actions:
             raise IllegalActionError(
-                f"action id {action_id} out of range: expected 0..{rules.n_actions - 1} for {rules.name}"
-            )
+                f"action id {action_id} out of range: expected 0..{rules.n_actions - 1} for {rules.name}")
         if not self.legal_bits() >> action_id & 1:
             raise IllegalActionError(
                 f"illegal action {rules.action_names[action_id]!r} (id {action_id}) for {PLAYERS[self.to_move]} "
@@ -428,7 +400,8 @@ class GameState:
     def _situation(self) -> str:
         d = self.deck
         if self.table >= 0:
-            return f"following {d.codes[self.table]} in the {'STRICT' if self.is_strict else 'OPEN'} phase, R9-R11"
+            return (f"following {d.codes[self.table]} in the {'STRICT' if self.is_strict else 'OPEN'} phase, "
+                    "R9-R11")
         if self.announced >= 0:
             return f"after announcing marriage {SUIT_LETTERS[self.announced]}, R4"
         return f"leading trick {self.trick_number}, R3"
@@ -442,10 +415,8 @@ class GameState:
                 is unchanged.
         """
         if not 0 <= action < self.rules.n_actions:
-            raise ValueError(
-                f"push({action!r}): not an action id of {self.rules.name}, expected 0.."
-                f"{self.rules.n_actions - 1} (use step() for checked input)"
-            )
+            raise ValueError(f"push({action!r}): not an action id of {self.rules.name}, expected 0.."
+                             f"{self.rules.n_actions - 1} (use step() for checked input)")
         self._stack.append(_save(self))
         self.actions.append(action)
         me = self.to_move
@@ -579,11 +550,8 @@ class GameState:
         o = 1 - w
         if self.closed_by < 0:
             if rules.shape.family == "schnapsen":  # R22 (schnapsen20, schnapsen10)
-                value = (
-                    1
-                    if rules.unclaimed_last_trick_value == "one"
-                    else rules.game_value(self.counted(o), self.tricks[o])
-                )
+                value = 1 if rules.unclaimed_last_trick_value == "one" else rules.game_value(
+                    self.counted(o), self.tricks[o])
                 self.result = Result(w, value, Reason.LAST_TRICK)
             elif self.counted(o) >= rules.claim_target:  # R66-10
                 self.result = Result(o, rules.game_value(self.counted(w), self.tricks[w]), Reason.COUNT)
@@ -638,8 +606,7 @@ class GameState:
     def _key(self) -> tuple:
         """The fields (:data:`FIELDS`) and history, per-seat lists as tuples: what equality compares."""
         return (self.rules, tuple(self.history)) + tuple(
-            tuple(getattr(self, name)) if per_seat else getattr(self, name) for name, per_seat, _ in FIELDS
-        )
+            tuple(getattr(self, name)) if per_seat else getattr(self, name) for name, per_seat, _ in FIELDS)
 
     def __eq__(self, other: object) -> bool:
         """Value equality of the game: the fields and the history (not the record of ``deal`` and ``actions``,
@@ -652,11 +619,9 @@ class GameState:
 
     def __repr__(self) -> str:
         p = self.position()
-        return (
-            f"GameState({self.rules.name}, trump={p['trump']}, to_move={PLAYERS[self.to_move]}, "
-            f"hands={p['hands']}, stock={p['stock']}, table={p['table']}, points={p['points']}, "
-            f"result={p['result']})"
-        )
+        return (f"GameState({self.rules.name}, trump={p['trump']}, to_move={PLAYERS[self.to_move]}, "
+                f"hands={p['hands']}, stock={p['stock']}, table={p['table']}, points={p['points']}, "
+                f"result={p['result']})")
 
     # ------------------------------------------------------------------ positions
     def position(self) -> dict[str, Any]:
@@ -680,18 +645,5 @@ class GameState:
         return load_position(cls, rules, position)
 
 
-__all__ = [
-    "CLAIM_TARGET",
-    "FIELDS",
-    "HAND_FIELDS",
-    "PLAY_FIELDS",
-    "PLAYERS",
-    "RESULT_REASONS",
-    "GameState",
-    "Reason",
-    "Result",
-    "Trick",
-    "game_value",
-    "bits_to_array",
-    "seat_of",
-]
+__all__ = ["CLAIM_TARGET", "FIELDS", "HAND_FIELDS", "PLAY_FIELDS", "PLAYERS", "RESULT_REASONS", "GameState",
+           "Reason", "Result", "Trick", "game_value", "bits_to_array", "seat_of"]

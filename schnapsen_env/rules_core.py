@@ -121,9 +121,8 @@ def counted(st, p):
 @njit(cache=True)
 def marriage_window_open(st, R):
     """R13, R66-6 and the ``marriage_window`` / ``marriage_on_opening_lead`` knobs."""
-    return _marriage_window(
-        st[F.tricks] + st[F.tricks + 1], st[F.closed_by] < 0 and st[F.stock_end] > st[F.stock_top], R
-    )
+    return _marriage_window(st[F.tricks] + st[F.tricks + 1],
+                            st[F.closed_by] < 0 and st[F.stock_end] > st[F.stock_top], R)
 
 
 @njit(cache=True, inline="always")
@@ -153,16 +152,8 @@ def legal_bits(st, R):
         if stock_open:
             return hand  # R9
         return follow_bits(hand, table, st[F.trump], R)
-    return lead_bits(
-        hand,
-        counted(st, me),
-        st[F.announced],
-        st[F.tricks] + st[F.tricks + 1],
-        stock_open,
-        st[F.stock_end] - st[F.stock_top],
-        st[F.trump],
-        R,
-    )
+    return lead_bits(hand, counted(st, me), st[F.announced], st[F.tricks] + st[F.tricks + 1], stock_open,
+                     st[F.stock_end] - st[F.stock_top], st[F.trump], R)
 
 
 @njit(cache=True, inline="always")
@@ -467,7 +458,7 @@ def _write_bits(out, start, bits, count):
     """``out[start + c] = bit c of bits`` for ``c < count``. Through a slice, whose indices numba knows are not
     negative: indexing ``out`` with ``start + c`` adds a check for negative indices that turned the loop into
     scatter stores, the slowest part of a vector-env step (``benchmarks/vector.py`` measures it)."""
-    seg = out[start : start + count]
+    seg = out[start:start + count]
     for c in range(count):
         seg[c] = (bits >> c) & 1
 
@@ -494,7 +485,7 @@ def observe(st, R, me, out):
     _write_bits(out, 6 * n, table | (opp_known << n), 2 * n)
     _write_bits(out, 8 * n, unseen | (st[F.won + me] << n), 2 * n)
     _write_bits(out, 10 * n, st[F.won + opp], n)
-    x = out[N_PLANES * n :]  # the scalars, through a slice (see _write_bits)
+    x = out[N_PLANES * n:]  # the scalars, through a slice (see _write_bits)
     for s in range(4):
         x[O.trump + s] = 1.0 if st[F.trump] == s else 0.0
     x[O.stock_size] = (end - top) / R[K.stock0]
@@ -553,7 +544,7 @@ def state_vector(st, R, out):
         c = st[F.stock + top + k]
         out[2 * n + c] = 1.0
         out[3 * n + c] = (k + 1) / size
-    observe(st, R, 0, out[4 * n :])
+    observe(st, R, 0, out[4 * n:])
 
 
 # ---------------------------------------------------------------------------------------------- batches
@@ -678,55 +669,10 @@ drop_stale_cache(apply)  # before any cached function loads (see drop_stale_cach
 
 
 #: The compiled rules, and the layout names re-exported with them (see the module docstring).
-__all__ = [
-    "CLAIM",
-    "CLOSE",
-    "EXCHANGE",
-    "F",
-    "K",
-    "MAX_STOCK",
-    "MAX_TRICKS",
-    "N_PLANES",
-    "O",
-    "REASON",
-    "RULE_FIELDS",
-    "SEARCH_SIZE",
-    "STATE_FIELDS",
-    "STATE_SIZE",
-    "UNSEARCHED",
-    "apply",
-    "apply_all",
-    "apply_searched",
-    "card_points",
-    "check_state",
-    "claim",
-    "counted",
-    "deal",
-    "deal_rows",
-    "follow_bits",
-    "from_game_state",
-    "game_value",
-    "kq_bits",
-    "last_trick",
-    "lead_bits",
-    "legal_bits",
-    "legal_bits_rows",
-    "marriage_value",
-    "marriage_window_open",
-    "masks_into",
-    "observe",
-    "observe_all",
-    "observe_masked",
-    "points_of",
-    "rank_of",
-    "refresh_row",
-    "result_of",
-    "rule_table",
-    "state_vector",
-    "state_vectors",
-    "step_rows",
-    "suit_bits",
-    "suit_of",
-    "to_game_state",
-    "trick_winner",
-]
+__all__ = ["CLAIM", "CLOSE", "EXCHANGE", "F", "K", "MAX_STOCK", "MAX_TRICKS", "N_PLANES", "O", "REASON", "RULE_FIELDS",
+           "SEARCH_SIZE", "STATE_FIELDS", "STATE_SIZE", "UNSEARCHED", "apply", "apply_all", "apply_searched",
+           "card_points", "check_state", "claim", "counted", "deal", "deal_rows", "follow_bits", "from_game_state",
+           "game_value", "kq_bits", "last_trick", "lead_bits", "legal_bits", "legal_bits_rows", "marriage_value",
+           "marriage_window_open", "masks_into", "observe", "observe_all", "observe_masked", "points_of", "rank_of",
+           "refresh_row", "result_of", "rule_table", "state_vector", "state_vectors", "step_rows", "suit_bits",
+           "suit_of", "to_game_state", "trick_winner"]

@@ -56,9 +56,7 @@ class Shape:
 
 #: Per ruleset, its :class:`Shape` (RULES.md sections 1, 2, 3 and 3a).
 SHAPES: dict[str, Shape] = {
-    "schnapsen20": Shape(
-        DECK20, 5, CLAIM_TARGET, SCHNEIDER_BELOW, (MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS), "schnapsen"
-    ),
+    "schnapsen20": Shape(DECK20, 5, CLAIM_TARGET, SCHNEIDER_BELOW, (MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS), "schnapsen"),
     "sixtysix24": Shape(DECK24, 6, CLAIM_TARGET, SCHNEIDER_BELOW, (MARRIAGE_POINTS, TRUMP_MARRIAGE_POINTS), "sixtysix"),
     "schnapsen10": Shape(DECK10, 4, 33, 17, (10, 20), "schnapsen"),  # RS1-RS3
 }
@@ -199,15 +197,15 @@ class RuleSet:
         for key in _NOT_IN[self.name]:
             if getattr(self, key) is not None:
                 raise RulesError(
-                    f"rule key {key!r} has no effect in {self.name} (RULES.md section 5 marks it '—'); do not pass it"
+                    f"rule key {key!r} has no effect in {self.name} (RULES.md section 5 marks it '—'); "
+                    "do not pass it"
                 )
         for key, allowed in _CHOICES.items():
             if key in _NOT_IN[self.name]:
                 continue
             value = getattr(self, key)
-            if not any(
-                value is a if isinstance(a, bool) else (value == a and not isinstance(value, bool)) for a in allowed
-            ):
+            if not any(value is a if isinstance(a, bool) else (value == a and not isinstance(value, bool))
+                       for a in allowed):
                 raise RulesError(f"rule key {key!r} got {value!r}: expected one of {list(allowed)}")
         if self.exchange_rank == "9" and deck.ranks_per_suit == 5:
             raise RulesError(f"rule key 'exchange_rank' got '9', but {self.name} has no nines: expected 'J'")
@@ -248,10 +246,13 @@ class RuleSet:
         knobs = dict(_PRESETS[ruleset])
         for key, value in overrides.items():
             if key not in knobs:
-                raise RulesError(f"unknown rule key {key!r}: expected one of {', '.join(sorted(knobs))}")
+                raise RulesError(
+                    f"unknown rule key {key!r}: expected one of {', '.join(sorted(knobs))}"
+                )
             if key in _NOT_IN[ruleset]:
                 raise RulesError(
-                    f"rule key {key!r} has no effect in {ruleset} (RULES.md section 5 marks it '—'); do not pass it"
+                    f"rule key {key!r} has no effect in {ruleset} (RULES.md section 5 marks it '—'); "
+                    "do not pass it"
                 )
             knobs[key] = value
         return cls(name=ruleset, **knobs)

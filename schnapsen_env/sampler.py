@@ -63,10 +63,8 @@ class Determinizer:
         tr = obs[lay["tricks"]]
         self.tricks = [int(round(tr[0] * n_tricks)), int(round(tr[1] * n_tricks))]
         mar = obs[lay["marriages"]]
-        self.marriage_suits = [
-            sum(1 << k for k in range(4) if mar[k] > 0.5),
-            sum(1 << k for k in range(4) if mar[4 + k] > 0.5),
-        ]
+        self.marriage_suits = [sum(1 << k for k in range(4) if mar[k] > 0.5),
+                               sum(1 << k for k in range(4) if mar[4 + k] > 0.5)]
         self.exchanged = bool(obs[lay["exchanged"]][0] > 0.5)
         ann = obs[lay["announced"]]
         self.announced = int(np.argmax(ann)) if ann.max() > 0.5 else -1
@@ -84,11 +82,11 @@ class Determinizer:
         if self.opp_hidden < 0 or self.unseen.bit_count() != self.opp_hidden + face_down:
             raise InvalidPositionError(
                 f"inconsistent observation: {self.unseen.bit_count()} unseen cards, but the opponent hides "
-                f"{self.opp_hidden} and the stock has {face_down} face-down cards"
-            )
+                f"{self.opp_hidden} and the stock has {face_down} face-down cards")
         self._unseen_ids = np.array([i for i in range(d.size) if self.unseen >> i & 1], dtype=np.int64)
         self._card_points = [d.points_of(self.me_won), d.points_of(self.opp_won)]
-        self._marriage_points = [rules.marriage_points(ms, self.trump) for ms in self.marriage_suits]
+        self._marriage_points = [rules.marriage_points(ms, self.trump)
+                                 for ms in self.marriage_suits]
 
     def sample(self, rng: np.random.Generator) -> GameState:
         """One complete state consistent with the observation (observer = seat 0), uniform over the
@@ -99,27 +97,13 @@ class Determinizer:
         for c in perm[:k]:
             opp |= 1 << c
         return GameState.from_fields(
-            self.rules,
-            hands=[self.hand, opp],
-            won=[self.me_won, self.opp_won],
-            card_points=self._card_points,
-            tricks=self.tricks,
-            marriage_points=self._marriage_points,
-            marriage_suits=self.marriage_suits,
-            stock=tuple(perm[k:]) + ((self.turn_up,) if self.stock_size else ()),
-            trump=self.trump,
-            leader=self.leader,
-            table=self.table.bit_length() - 1 if self.table else -1,
-            to_move=1 - self.leader if self.table else self.leader,
-            dealer=self.dealer,
-            closed_by=self.closed_by,
-            closing_snapshot=self.snapshot,
-            announced=self.announced,
-            exchanged=self.exchanged,
-            known=[0, self.opp_known],
-            match_points=self.match_points,
-            carry=self.carry,
-        )
+            self.rules, hands=[self.hand, opp], won=[self.me_won, self.opp_won], card_points=self._card_points,
+            tricks=self.tricks, marriage_points=self._marriage_points, marriage_suits=self.marriage_suits,
+            stock=tuple(perm[k:]) + ((self.turn_up,) if self.stock_size else ()), trump=self.trump,
+            leader=self.leader, table=self.table.bit_length() - 1 if self.table else -1,
+            to_move=1 - self.leader if self.table else self.leader, dealer=self.dealer, closed_by=self.closed_by,
+            closing_snapshot=self.snapshot, announced=self.announced, exchanged=self.exchanged,
+            known=[0, self.opp_known], match_points=self.match_points, carry=self.carry)
 
 
 def sample_states(observation, rules: RuleSet, rng: np.random.Generator, n: int) -> list[GameState]:

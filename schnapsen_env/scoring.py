@@ -86,15 +86,5 @@ def game_value(points: int, tricks: int, schneider_below: int = SCHNEIDER_BELOW)
     return 2 if points < schneider_below else 1
 
 
-__all__ = [
-    "CLAIM_TARGET",
-    "MARRIAGE_POINTS",
-    "RESULT_REASONS",
-    "SCHNEIDER_BELOW",
-    "TRUMP_MARRIAGE_POINTS",
-    "Reason",
-    "Result",
-    "Trick",
-    "game_value",
-    "marriage_points",
-]
+__all__ = ["CLAIM_TARGET", "MARRIAGE_POINTS", "RESULT_REASONS", "SCHNEIDER_BELOW", "TRUMP_MARRIAGE_POINTS", "Reason", "Result", "Trick",
+           "game_value", "marriage_points"]

@@ -54,38 +54,17 @@ SHARED_FIELDS = tuple((name, per_seat) for name, per_seat, _ in FIELDS if name n
 
 #: Fields that no search reads (what only observations, positions and records need): the array keeps them after the
 #: searched fields, so that a search copies only those (:data:`SEARCH_SIZE`).
-UNSEARCHED = (
-    "won",
-    "known",
-    "marriage_suits",
-    "dealer",
-    "match_points",
-    "carry",
-    "led",
-    "followed",
-    "history_len",
-    "history",
-)
+UNSEARCHED = ("won", "known", "marriage_suits", "dealer", "match_points", "carry", "led", "followed", "history_len",
+              "history")
 _ALL_FIELDS = tuple((name, 2 if per_seat else 1) for name, per_seat in SHARED_FIELDS) + (
-    ("led", 2),
-    ("followed", 2),
-    ("stock", MAX_STOCK),
-    ("stock_top", 1),
-    ("stock_end", 1),
-    ("snap_points", 1),
-    ("snap_tricks", 1),
-    ("over", 1),
-    ("res_winner", 1),
-    ("res_points", 1),
-    ("res_reason", 1),
-    ("history_len", 1),
-    ("history", 4 * MAX_TRICKS),
+    ("led", 2), ("followed", 2), ("stock", MAX_STOCK), ("stock_top", 1), ("stock_end", 1), ("snap_points", 1),
+    ("snap_tricks", 1), ("over", 1), ("res_winner", 1), ("res_points", 1), ("res_reason", 1),
+    ("history_len", 1), ("history", 4 * MAX_TRICKS),
 )
 #: The state array's fields and their sizes, declared once (see the module docstring): the shared GameState
 #: fields and the array's own, those a search reads first, then :data:`UNSEARCHED` (``history`` last).
 STATE_FIELDS = tuple(f for f in _ALL_FIELDS if f[0] not in UNSEARCHED) + tuple(
-    f for name in UNSEARCHED for f in _ALL_FIELDS if f[0] == name
-)
+    f for name in UNSEARCHED for f in _ALL_FIELDS if f[0] == name)
 
 
 def _offsets(fields):
@@ -108,7 +87,7 @@ def _fresh_state() -> np.ndarray:
     for name, per_seat, default in FIELDS:
         if name not in _CONVERTED:
             at = getattr(F, name)
-            st[at : at + (2 if per_seat else 1)] = int(default)
+            st[at:at + (2 if per_seat else 1)] = int(default)
     st[F.res_winner] = st[F.res_reason] = -1  # no result (result_of)
     return st
 
@@ -120,35 +99,11 @@ FRESH = _fresh_state()
 SEARCH_SIZE = getattr(F, UNSEARCHED[0])
 
 #: The rule table's entries (:func:`rule_table`), declared once.
-RULE_FIELDS = (
-    "n",
-    "rps",
-    "hand",
-    "n_tricks",
-    "stock0",
-    "claim_target",
-    "schneider_below",
-    "marriage_plain",
-    "marriage_trump",
-    "schnapsen_family",
-    "exchange_min_stock",
-    "close_min_stock",
-    "marriage_automatic",
-    "marriage_on_opening_lead",
-    "marriage_window",
-    "must_head",
-    "claim_auto",
-    "false_claim",
-    "last_trick_one",
-    "must_claim",
-    "reference_at_end",
-    "failed_flat3",
-    "last_trick_bonus",
-    "bonus_when_closed",
-    "exchange_rank",
-    "tie_last_trick",
-    "match_target",
-)
+RULE_FIELDS = ("n", "rps", "hand", "n_tricks", "stock0", "claim_target", "schneider_below", "marriage_plain",
+               "marriage_trump", "schnapsen_family", "exchange_min_stock", "close_min_stock", "marriage_automatic",
+               "marriage_on_opening_lead", "marriage_window", "must_head", "claim_auto", "false_claim",
+               "last_trick_one", "must_claim", "reference_at_end", "failed_flat3", "last_trick_bonus",
+               "bonus_when_closed", "exchange_rank", "tie_last_trick", "match_target")
 K = namedtuple("RuleOffsets", RULE_FIELDS)(*range(len(RULE_FIELDS)))
 
 _WINDOWS = ("any", "first_6_tricks", "stock_open")
@@ -161,33 +116,18 @@ def rule_table(rules: RuleSet) -> np.ndarray:
     """The rule knobs of ``rules`` as the ``int64`` array (``(len(RULE_FIELDS),)``) the compiled rules read."""
     r = rules
     values = dict(
-        n=r.n_cards,
-        rps=r.deck.ranks_per_suit,
-        hand=r.hand_size,
-        n_tricks=r.n_tricks,
-        stock0=r.stock0,
-        claim_target=r.claim_target,
-        schneider_below=r.schneider_below,
-        marriage_plain=r.shape.marriage[0],
-        marriage_trump=r.shape.marriage[1],
-        schnapsen_family=int(r.shape.family == "schnapsen"),
-        exchange_min_stock=r.exchange_min_stock,
-        close_min_stock=r.close_min_stock,
+        n=r.n_cards, rps=r.deck.ranks_per_suit, hand=r.hand_size, n_tricks=r.n_tricks, stock0=r.stock0,
+        claim_target=r.claim_target, schneider_below=r.schneider_below, marriage_plain=r.shape.marriage[0],
+        marriage_trump=r.shape.marriage[1], schnapsen_family=int(r.shape.family == "schnapsen"),
+        exchange_min_stock=r.exchange_min_stock, close_min_stock=r.close_min_stock,
         marriage_automatic=int(r.marriage_declaration == "automatic"),
-        marriage_on_opening_lead=int(r.marriage_on_opening_lead),
-        marriage_window=_WINDOWS.index(r.marriage_window),
-        must_head=int(r.must_head),
-        claim_auto=int(r.claim_mode == "auto"),
-        false_claim=_FALSE_CLAIMS.index(r.false_claim),
-        last_trick_one=int(r.unclaimed_last_trick_value == "one"),
-        must_claim=int(r.closed_hand_end == "must_claim"),
-        reference_at_end=int(r.closing_reference == "at_end"),
-        failed_flat3=int(r.failed_close_value == "flat3"),
-        last_trick_bonus=r.last_trick_bonus,
-        bonus_when_closed=int(r.last_trick_bonus_when_closed),
-        exchange_rank=r.exchange_rank_index,
-        tie_last_trick=int(r.tie == "last_trick"),
-        match_target=r.match_target,
+        marriage_on_opening_lead=int(r.marriage_on_opening_lead), marriage_window=_WINDOWS.index(r.marriage_window),
+        must_head=int(r.must_head), claim_auto=int(r.claim_mode == "auto"),
+        false_claim=_FALSE_CLAIMS.index(r.false_claim), last_trick_one=int(r.unclaimed_last_trick_value == "one"),
+        must_claim=int(r.closed_hand_end == "must_claim"), reference_at_end=int(r.closing_reference == "at_end"),
+        failed_flat3=int(r.failed_close_value == "flat3"), last_trick_bonus=r.last_trick_bonus,
+        bonus_when_closed=int(r.last_trick_bonus_when_closed), exchange_rank=r.exchange_rank_index,
+        tie_last_trick=int(r.tie == "last_trick"), match_target=r.match_target,
     )
     return np.array([values[k] for k in RULE_FIELDS], dtype=np.int64)
 
@@ -208,7 +148,7 @@ def from_game_state(g: GameState, out: np.ndarray | None = None) -> np.ndarray:
             v[at] = int(getattr(g, name))
     if len(g.stock) > MAX_STOCK:
         raise ValueError(f"stock of {len(g.stock)} cards, at most {MAX_STOCK} fit")
-    v[F.stock : F.stock + len(g.stock)] = g.stock
+    v[F.stock:F.stock + len(g.stock)] = g.stock
     v[F.stock_end] = len(g.stock)
     if g.closing_snapshot is not None:
         v[F.snap_points], v[F.snap_tricks] = g.closing_snapshot
@@ -217,7 +157,7 @@ def from_game_state(g: GameState, out: np.ndarray | None = None) -> np.ndarray:
         v[F.followed + 1 - t.leader] |= 1 << t.follow
     hist = g.history[-MAX_TRICKS:]
     for k, t in enumerate(hist):
-        v[F.history + 4 * k : F.history + 4 * k + 4] = (t.leader, t.lead, t.follow, t.winner)
+        v[F.history + 4 * k:F.history + 4 * k + 4] = (t.leader, t.lead, t.follow, t.winner)
     v[F.history_len] = len(hist)
     r = g.result
     v[F.over] = int(r is not None)
@@ -244,9 +184,8 @@ def check_state(st, rules: RuleSet) -> np.ndarray:
     """
     arr = np.asarray(st)
     if arr.shape != (STATE_SIZE,) or arr.dtype.kind not in "iu":
-        raise InvalidPositionError(
-            f"a state array must be integer with shape ({STATE_SIZE},), got {arr.dtype} {arr.shape}"
-        )
+        raise InvalidPositionError(f"a state array must be integer with shape ({STATE_SIZE},), got {arr.dtype} "
+                                   f"{arr.shape}")
     arr = np.ascontiguousarray(arr, dtype=np.int64)
     n = rules.n_cards
     full = (1 << n) - 1
@@ -261,32 +200,17 @@ def check_state(st, rules: RuleSet) -> np.ndarray:
             v = vals[getattr(F, name) + p]
             if not (0 <= v <= full):
                 raise bad(f"{name}[{p}] = {v} is not a set of {rules.name}'s {n} cards")
-    for name, low, high in (
-        ("to_move", 0, 1),
-        ("leader", 0, 1),
-        ("dealer", 0, 1),
-        ("table", -1, n - 1),
-        ("closed_by", -1, 1),
-        ("announced", -1, last_suit),
-        ("trump", 0, last_suit),
-        ("exchanged", 0, 1),
-        ("over", 0, 1),
-        ("stock_top", 0, MAX_STOCK),
-        ("stock_end", 0, MAX_STOCK),
-        ("history_len", 0, MAX_TRICKS),
-    ):
+    for name, low, high in (("to_move", 0, 1), ("leader", 0, 1), ("dealer", 0, 1), ("table", -1, n - 1),
+                            ("closed_by", -1, 1), ("announced", -1, last_suit), ("trump", 0, last_suit),
+                            ("exchanged", 0, 1), ("over", 0, 1), ("stock_top", 0, MAX_STOCK), ("stock_end", 0, MAX_STOCK),
+                            ("history_len", 0, MAX_TRICKS)):
         v = vals[getattr(F, name)]
         if not (low <= v <= high):
             raise bad(f"{name} = {v}, expected {low}..{high}")
     if vals[F.stock_top] > vals[F.stock_end]:
         raise bad("stock_top after stock_end")
-    for name, high in (
-        ("card_points", 200),
-        ("tricks", MAX_TRICKS),
-        ("marriage_points", 200),
-        ("marriage_suits", (1 << (last_suit + 1)) - 1),
-        ("bonus", 100),
-    ):
+    for name, high in (("card_points", 200), ("tricks", MAX_TRICKS), ("marriage_points", 200),
+                       ("marriage_suits", (1 << (last_suit + 1)) - 1), ("bonus", 100)):
         for p in (0, 1):
             v = vals[getattr(F, name) + p]
             if not (0 <= v <= high):
@@ -299,23 +223,15 @@ def check_state(st, rules: RuleSet) -> np.ndarray:
         if won != 2 * vals[F.tricks + p]:
             raise bad(f"tricks[{p}] = {vals[F.tricks + p]}, but won[{p}] holds {won} cards (a trick adds 2)")
         if vals[F.bonus + p] and not vals[F.over]:
-            raise bad(
-                f"bonus[{p}] = {vals[F.bonus + p]} while the hand is in progress (the last-trick bonus comes "
-                "at its end, R66-7)"
-            )
-    stock = vals[F.stock + vals[F.stock_top] : F.stock + vals[F.stock_end]]
+            raise bad(f"bonus[{p}] = {vals[F.bonus + p]} while the hand is in progress (the last-trick bonus comes "
+                      "at its end, R66-7)")
+    stock = vals[F.stock + vals[F.stock_top]:F.stock + vals[F.stock_end]]
     if not all(0 <= c < n for c in stock):
         raise bad(f"stock card ids {stock} outside 0..{n - 1}")
     seen = 0
     table = vals[F.table]
-    for m in (
-        vals[F.hands],
-        vals[F.hands + 1],
-        vals[F.won],
-        vals[F.won + 1],
-        (1 << table) if table >= 0 else 0,
-        *[1 << c for c in stock],
-    ):
+    for m in (vals[F.hands], vals[F.hands + 1], vals[F.won], vals[F.won + 1], (1 << table) if table >= 0 else 0,
+              *[1 << c for c in stock]):
         if seen & m:
             raise bad("a card is in two places (hands, tricks won, table, stock)")
         seen |= m
@@ -337,35 +253,15 @@ def to_game_state(st: np.ndarray, rules: RuleSet) -> GameState:
         at = getattr(F, name)
         fields[name] = [int(st[at]), int(st[at + 1])] if per_seat else int(st[at])
     fields["exchanged"] = bool(fields["exchanged"])
-    fields["stock"] = tuple(int(c) for c in st[F.stock + st[F.stock_top] : F.stock + st[F.stock_end]])
+    fields["stock"] = tuple(int(c) for c in st[F.stock + st[F.stock_top]:F.stock + st[F.stock_end]])
     closed = fields["closed_by"] >= 0
     fields["closing_snapshot"] = (int(st[F.snap_points]), int(st[F.snap_tricks])) if closed else None
     fields["result"] = result_of(st)
-    fields["history"] = [
-        Trick(*(int(x) for x in st[F.history + 4 * k : F.history + 4 * k + 4])) for k in range(int(st[F.history_len]))
-    ]
+    fields["history"] = [Trick(*(int(x) for x in st[F.history + 4 * k:F.history + 4 * k + 4]))
+                         for k in range(int(st[F.history_len]))]
     return GameState.from_fields(rules, **fields)
 
 
-__all__ = [
-    "CLAIM",
-    "CLOSE",
-    "EXCHANGE",
-    "F",
-    "FRESH",
-    "K",
-    "MAX_STOCK",
-    "MAX_TRICKS",
-    "REASON",
-    "RULE_FIELDS",
-    "SEARCH_SIZE",
-    "SHARED_FIELDS",
-    "STATE_FIELDS",
-    "STATE_SIZE",
-    "UNSEARCHED",
-    "check_state",
-    "from_game_state",
-    "result_of",
-    "rule_table",
-    "to_game_state",
-]
+__all__ = ["CLAIM", "CLOSE", "EXCHANGE", "F", "FRESH", "K", "MAX_STOCK", "MAX_TRICKS", "REASON", "RULE_FIELDS",
+           "SEARCH_SIZE", "SHARED_FIELDS", "STATE_FIELDS", "STATE_SIZE", "UNSEARCHED", "check_state", "from_game_state",
+           "result_of", "rule_table", "to_game_state"]

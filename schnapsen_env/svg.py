@@ -23,25 +23,21 @@ def _card(x: float, y: float, code: str | None, dim: bool = False, rotate: bool 
     """One card at (x, y): a face for ``code``, a back for None."""
     transform = f' transform="rotate(90 {x + CARD_W / 2} {y + CARD_H / 2})"' if rotate else ""
     if code is None:
-        return (
-            f'<g{transform}><rect x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="6" fill="#2e5fa3" '
-            f'stroke="#ffffff" stroke-width="2"/><rect x="{x + 6}" y="{y + 6}" width="{CARD_W - 12}" '
-            f'height="{CARD_H - 12}" rx="4" fill="none" stroke="#9fc0ee" stroke-width="1.5"/></g>'
-        )
+        return (f'<g{transform}><rect x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="6" fill="#2e5fa3" '
+                f'stroke="#ffffff" stroke-width="2"/><rect x="{x + 6}" y="{y + 6}" width="{CARD_W - 12}" '
+                f'height="{CARD_H - 12}" rx="4" fill="none" stroke="#9fc0ee" stroke-width="1.5"/></g>')
     rank = "10" if code[0] == "T" else code[0]
     suit = SUIT_LETTERS.index(code[1])
     colour = RED if code[1] in "HD" else BLACK
     opacity = ' opacity="0.45"' if dim else ""
     sym = SUIT_SYMBOLS[suit]
-    return (
-        f'<g{transform}{opacity}><rect x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="6" fill="#ffffff" '
-        f'stroke="#555" stroke-width="1.2"/>'
-        f'<text x="{x + 5}" y="{y + 17}" font-size="15" font-family="sans-serif" font-weight="bold" '
-        f'fill="{colour}">{rank}</text>'
-        f'<text x="{x + 5}" y="{y + 33}" font-size="15" font-family="sans-serif" fill="{colour}">{sym}</text>'
-        f'<text x="{x + CARD_W / 2}" y="{y + 60}" font-size="30" text-anchor="middle" font-family="sans-serif" '
-        f'fill="{colour}">{sym}</text></g>'
-    )
+    return (f'<g{transform}{opacity}><rect x="{x}" y="{y}" width="{CARD_W}" height="{CARD_H}" rx="6" fill="#ffffff" '
+            f'stroke="#555" stroke-width="1.2"/>'
+            f'<text x="{x + 5}" y="{y + 17}" font-size="15" font-family="sans-serif" font-weight="bold" '
+            f'fill="{colour}">{rank}</text>'
+            f'<text x="{x + 5}" y="{y + 33}" font-size="15" font-family="sans-serif" fill="{colour}">{sym}</text>'
+            f'<text x="{x + CARD_W / 2}" y="{y + 60}" font-size="30" text-anchor="middle" font-family="sans-serif" '
+            f'fill="{colour}">{sym}</text></g>')
 
 
 def card_svg(code: str | None, dim: bool = False) -> str:
@@ -60,21 +56,16 @@ def card_svg(code: str | None, dim: bool = False) -> str:
     >>> card_svg("QH").startswith('<svg xmlns="http://www.w3.org/2000/svg" viewBox="-1 -1 58 82"')
     True
     """
-    if code is not None and not (
-        isinstance(code, str) and len(code) == 2 and code[0] in "ATKQJ9" and code[1] in SUIT_LETTERS
-    ):
+    if code is not None and not (isinstance(code, str) and len(code) == 2 and code[0] in "ATKQJ9"
+                                 and code[1] in SUIT_LETTERS):
         raise ValueError(f"card code {code!r}: expected a rank of ATKQJ9 and a suit of CDHS, e.g. 'QH'")
-    return (
-        f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="-1 -1 {CARD_W + 2} {CARD_H + 2}" '
-        f'width="{CARD_W + 2}" height="{CARD_H + 2}">{_card(0, 0, code, dim)}</svg>'
-    )
+    return (f'<svg xmlns="http://www.w3.org/2000/svg" viewBox="-1 -1 {CARD_W + 2} {CARD_H + 2}" '
+            f'width="{CARD_W + 2}" height="{CARD_H + 2}">{_card(0, 0, code, dim)}</svg>')
 
 
 def _text(x: float, y: float, s: str, size: int = 14, anchor: str = "start", colour: str = "#ffffff") -> str:
-    return (
-        f'<text x="{x}" y="{y}" font-size="{size}" font-family="sans-serif" text-anchor="{anchor}" '
-        f'fill="{colour}">{escape(s)}</text>'
-    )
+    return (f'<text x="{x}" y="{y}" font-size="{size}" font-family="sans-serif" text-anchor="{anchor}" '
+            f'fill="{colour}">{escape(s)}</text>')
 
 
 def table_svg(s: GameState, viewer: int = 0, reveal: bool = False) -> str:
@@ -91,24 +82,17 @@ def table_svg(s: GameState, viewer: int = 0, reveal: bool = False) -> str:
     hs = s.rules.hand_size
     width = max(560, 40 + (hs + 1) * (CARD_W + 8) + 200)
     height = 420
-    parts = [
-        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" viewBox="0 0 {width} {height}">',
-        f'<rect width="{width}" height="{height}" rx="12" fill="#1f6b3a"/>',
-    ]
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+             f'viewBox="0 0 {width} {height}">',
+             f'<rect width="{width}" height="{height}" rx="12" fill="#1f6b3a"/>']
     # Opponent's hand (top).
     x = 20
     for c in iter_bits(s.hands[opp]):
         shown = reveal or bool(s.known[opp] >> c & 1)
         parts.append(_card(x, 30, codes[c] if shown else None))
         x += CARD_W + 8
-    parts.append(
-        _text(
-            20,
-            22,
-            f"{PLAYERS[opp]} (opponent): {s.counted(opp)} points, {tricks_text(s.tricks[opp])}"
-            + (f", {s.pending_marriage_points(opp)} pending" if s.pending_marriage_points(opp) else ""),
-        )
-    )
+    parts.append(_text(20, 22, f"{PLAYERS[opp]} (opponent): {s.counted(opp)} points, {tricks_text(s.tricks[opp])}"
+                       + (f", {s.pending_marriage_points(opp)} pending" if s.pending_marriage_points(opp) else "")))
     # Stock and turn-up (left middle).
     if s.stock:
         parts.append(_card(72, 165, codes[s.stock[-1]], dim=s.closed_by >= 0, rotate=True))
@@ -117,15 +101,8 @@ def table_svg(s: GameState, viewer: int = 0, reveal: bool = False) -> str:
         parts.append(_text(20, 265, f"{state}: {len(s.stock)}"))
     else:
         parts.append(_text(20, 210, "stock exhausted"))
-    parts.append(
-        _text(
-            20,
-            285,
-            f"trump {SUIT_SYMBOLS[s.trump]}",
-            16,
-            colour="#ffd0d0" if SUIT_LETTERS[s.trump] in "HD" else "#ffffff",
-        )
-    )
+    parts.append(_text(20, 285, f"trump {SUIT_SYMBOLS[s.trump]}", 16,
+                       colour="#ffd0d0" if SUIT_LETTERS[s.trump] in "HD" else "#ffffff"))
     # Trick in progress (centre).
     cx = width / 2 - CARD_W / 2
     if s.table >= 0:
@@ -154,14 +131,9 @@ def table_svg(s: GameState, viewer: int = 0, reveal: bool = False) -> str:
     for c in iter_bits(s.hands[viewer]):
         parts.append(_card(x, 315, codes[c]))
         x += CARD_W + 8
-    parts.append(
-        _text(
-            20,
-            410,
-            f"{PLAYERS[viewer]} (you): {s.counted(viewer)} points, {tricks_text(s.tricks[viewer])}"
-            + (f", {s.pending_marriage_points(viewer)} pending" if s.pending_marriage_points(viewer) else ""),
-        )
-    )
+    parts.append(_text(20, 410, f"{PLAYERS[viewer]} (you): {s.counted(viewer)} points, {tricks_text(s.tricks[viewer])}"
+                       + (f", {s.pending_marriage_points(viewer)} pending"
+                          if s.pending_marriage_points(viewer) else "")))
     parts.append("</svg>")
     return "".join(parts)
 

@@ -95,10 +95,8 @@ class SchnapsenVectorEnv:
 
     def _require_reset(self, method: str) -> None:
         if not self._has_reset:
-            raise RuntimeError(
-                f"SchnapsenVectorEnv.{method}() before reset(): the slots hold no hands yet; call "
-                "reset() first (or set_state())"
-            )
+            raise RuntimeError(f"SchnapsenVectorEnv.{method}() before reset(): the slots hold no hands yet; call "
+                               "reset() first (or set_state())")
 
     @property
     def games(self) -> list[GameState]:
@@ -136,8 +134,7 @@ class SchnapsenVectorEnv:
         elif isinstance(seed, (int, np.integer)) and not isinstance(seed, bool):
             seeds = [int(seed) + i for i in range(n)]
         elif isinstance(seed, (list, tuple, np.ndarray)) and all(
-            isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in seed
-        ):
+                isinstance(x, (int, np.integer)) and not isinstance(x, bool) for x in seed):
             seeds = [int(x) for x in seed]
             if len(seeds) != n:
                 raise ValueError(f"seed must be an int or {n} ints, got {len(seeds)}")
@@ -199,9 +196,8 @@ class SchnapsenVectorEnv:
         names = self.action_names
         name = names[a] if isinstance(a, int) and 0 <= a < self.n_actions else a
         legal = [names[k] for k in range(self.n_actions) if int(self._legal[i]) >> k & 1]
-        return IllegalActionError(
-            f"slot {i}: illegal action {name!r} for {PLAYERS[int(self.state_arrays[i, F.to_move])]}: legal are {legal}"
-        )
+        return IllegalActionError(f"slot {i}: illegal action {name!r} for {PLAYERS[int(self.state_arrays[i, F.to_move])]}: "
+                                  f"legal are {legal}")
 
     def step(self, actions: np.ndarray):
         """Apply one action per slot for its player to move.
@@ -240,15 +236,10 @@ class SchnapsenVectorEnv:
         else:  # floats, objects, strings: every entry must be an integral number
             a = np.empty(n, dtype=np.int64)
             for i, x in enumerate(actions.tolist()):
-                if (
-                    isinstance(x, (bool, np.bool_))
-                    or not isinstance(x, (int, float, np.integer, np.floating))
-                    or (isinstance(x, (float, np.floating)) and not float(x).is_integer())
-                ):
-                    raise IllegalActionError(
-                        f"slot {i}: {x!r} is not an action id: expected an int from 0 to "
-                        f"{self.n_actions - 1} (a legal action of that slot)"
-                    )
+                if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, float, np.integer, np.floating)) \
+                        or (isinstance(x, (float, np.floating)) and not float(x).is_integer()):
+                    raise IllegalActionError(f"slot {i}: {x!r} is not an action id: expected an int from 0 to "
+                                             f"{self.n_actions - 1} (a legal action of that slot)")
                 xi = int(x)
                 if 0 <= xi < self.n_actions:
                     a[i] = xi
@@ -256,20 +247,8 @@ class SchnapsenVectorEnv:
                     a[i], out_of_range[i] = -1, xi
         rewards = np.empty((n, 2), dtype=np.float32)
         dones = np.empty(n, dtype=np.bool_)
-        bad = rules_core.step_rows(
-            self.state_arrays,
-            self._R,
-            a,
-            self._legal,
-            self._fns,
-            self._bitgens,
-            self._results,
-            rewards,
-            dones,
-            self.masks,
-            self.to_move,
-            self.obs,
-        )
+        bad = rules_core.step_rows(self.state_arrays, self._R, a, self._legal, self._fns, self._bitgens, self._results,
+                             rewards, dones, self.masks, self.to_move, self.obs)
         if bad >= 0:
             raise self._illegal(bad, out_of_range.get(bad, int(a[bad])))
         results: list[Result | None] = [None] * n
@@ -295,10 +274,8 @@ class SchnapsenVectorEnv:
             RuntimeError: called before :meth:`reset` (or :meth:`set_state`).
         """
         self._require_reset("get_state")
-        return {
-            "positions": [g.position() for g in self.games],
-            "rng_states": [rng.bit_generator.state for rng in self._rngs],
-        }
+        return {"positions": [g.position() for g in self.games],
+                "rng_states": [rng.bit_generator.state for rng in self._rngs]}
 
     def set_state(self, state: dict):
         """Restore :meth:`get_state` output; returns ``(obs, masks, to_move)``.
@@ -317,19 +294,16 @@ class SchnapsenVectorEnv:
         games = [GameState.from_position(self.rules, p) for p in positions]
         for i, g in enumerate(games):
             if g.result is not None:
-                raise InvalidPositionError(
-                    f"slot {i} holds a finished hand: nothing to play (slots hold hands in "
-                    "progress; the next hand is dealt when one ends)"
-                )
+                raise InvalidPositionError(f"slot {i} holds a finished hand: nothing to play (slots hold hands in "
+                                           "progress; the next hand is dealt when one ends)")
         rngs = []
         for i, st in enumerate(rng_states):
             rng = np.random.default_rng()
             try:
                 rng.bit_generator.state = st
             except (TypeError, ValueError, KeyError) as e:
-                raise ValueError(
-                    f"rng_states[{i}] is not the state of numpy's {type(rng.bit_generator).__name__} generator: {e}"
-                ) from None
+                raise ValueError(f"rng_states[{i}] is not the state of numpy's {type(rng.bit_generator).__name__} "
+                                 f"generator: {e}") from None
             rngs.append(rng)
         arrays = np.zeros_like(self.state_arrays)
         for i, g in enumerate(games):

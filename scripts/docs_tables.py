@@ -51,12 +51,10 @@ def strength() -> str:
     seeds = sorted({p["seed"] for p in d["pairs"]})
     rows.append("")
     n = len(d["agents"])
-    rows.append(
-        f"Elo anchored at `{d['anchor']}` = 0, fitted over the {len(d['pairs'])} pairs played (of "
-        f"{n * (n - 1) // 2}) "
-        f"(seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}); a hand is worth 1 to 3 game "
-        "points. Source: `benchmarks/ladder_schnapsen20.json`."
-    )
+    rows.append(f"Elo anchored at `{d['anchor']}` = 0, fitted over the {len(d['pairs'])} pairs played (of "
+                f"{n * (n - 1) // 2}) "
+                f"(seed{'s' if len(seeds) > 1 else ''} {', '.join(map(str, seeds))}); a hand is worth 1 to 3 game "
+                "points. Source: `benchmarks/ladder_schnapsen20.json`.")
     return "\n".join(rows) + "\n"
 
 
@@ -70,18 +68,14 @@ def ladder() -> str:
         half = (p["ci_high"] - p["ci_low"]) / 2
         cell[p["agent_a"], p["agent_b"]] = f"{p['mean']:+.2f} ±{half:.2f}"
         cell[p["agent_b"], p["agent_a"]] = f"{-p['mean']:+.2f} ±{half:.2f}"
-    rows = [
-        "| row agent vs column | Elo | " + " | ".join(f"`{n}`" for n in names) + " |",
-        "|---|---:|" + "---:|" * len(names),
-    ]
+    rows = ["| row agent vs column | Elo | " + " | ".join(f"`{n}`" for n in names) + " |",
+            "|---|---:|" + "---:|" * len(names)]
     for a in names:
         cells = ["—" if a == b else cell.get((a, b), "") for b in names]
         rows.append(f"| `{a}` | {d['elo'][a]:.0f} | " + " | ".join(cells) + " |")
     rows.append("")
-    rows.append(
-        "Game points a hand of the row agent, ± the 95% CI's half-width over duplicate deals; blank: not "
-        "played. Source: `benchmarks/ladder_schnapsen20.json`."
-    )
+    rows.append("Game points a hand of the row agent, ± the 95% CI's half-width over duplicate deals; blank: not "
+                "played. Source: `benchmarks/ladder_schnapsen20.json`.")
     return "\n".join(rows) + "\n"
 
 
@@ -94,11 +88,8 @@ def exploitability() -> str:
         rows.append(f"| {r['policy']} | {r['nash_conv']:.4f} | {r['exploitability']:.4f} | {r['seconds']:.0f} |")
     commands = sorted({r["command"] for r in d["rows"] if r.get("command")})
     rows.append("")
-    rows.append(
-        "Measured by "
-        + " and ".join(f"`{c}`" for c in commands)
-        + ". Source: `benchmarks/exploitability_schnapsen10.json`."
-    )
+    rows.append("Measured by " + " and ".join(f"`{c}`" for c in commands)
+                + ". Source: `benchmarks/exploitability_schnapsen10.json`.")
     return "\n".join(rows) + "\n"
 
 

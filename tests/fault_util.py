@@ -47,7 +47,7 @@ class FullDisk:
             if self.free <= 0:
                 self.failures += 1
                 raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
-            n = real_write(fd, bytes(data)[: self.free])
+            n = real_write(fd, bytes(data)[:self.free])
             self.free -= n
             return n
 
@@ -85,15 +85,11 @@ class ReadOnly:
                     if isinstance(p, (str, bytes, os.PathLike)) and (_inside(p, self.folder)):
                         refuse(p)
                 return real[name](*args, **kwargs)
-
             return fake
 
         def fake_open(file, mode="r", *args, **kwargs):
-            if (
-                any(c in mode for c in "wax+")
-                and isinstance(file, (str, bytes, os.PathLike))
-                and _inside(file, self.folder)
-            ):
+            if any(c in mode for c in "wax+") and isinstance(file, (str, bytes, os.PathLike)) and \
+                    _inside(file, self.folder):
                 refuse(file)
             return real_open(file, mode, *args, **kwargs)
 

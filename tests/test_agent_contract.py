@@ -36,12 +36,8 @@ KNOB_SETS = [
     ("sixtysix24", dict(tie="last_trick")),
 ]
 #: Cheap options for the search agents, so the whole file stays fast.
-CHEAP = {
-    "pimc": dict(n_samples=2, depth=1),
-    "rollout": dict(n_samples=2, depth=1),
-    "expert": dict(worlds=2),
-    "policy+expert": dict(worlds=2),
-}
+CHEAP = {"pimc": dict(n_samples=2, depth=1), "rollout": dict(n_samples=2, depth=1), "expert": dict(worlds=2),
+         "policy+expert": dict(worlds=2)}
 HANDS = 3
 
 
@@ -73,14 +69,8 @@ def _cases():
 @pytest.mark.parametrize("name, case", list(_cases()))
 def test_every_agent_plays_the_gym_env_under_other_knobs(name, case):
     ruleset, knobs = case
-    env = gymnasium.make(
-        "schnapsen_env/Schnapsen-v0",
-        opponent=name,
-        ruleset=ruleset,
-        opponent_kwargs=CHEAP.get(name),
-        illegal_action="raise",
-        **knobs,
-    )
+    env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=name, ruleset=ruleset,
+                         opponent_kwargs=CHEAP.get(name), illegal_action="raise", **knobs)
     assert play(env, HANDS, seed=100) > 0
     inner = env.unwrapped
     assert inner.rules == RuleSet.make(ruleset, **knobs)
@@ -105,9 +95,8 @@ def test_pimc_guessed_default_knobs_bug():
 
 @pytest.mark.parametrize("name", ["pimc", "rollout", "random", "heuristic", "trained"])
 def test_named_opponent_is_rebuilt_for_the_env_rules_on_seeded_reset(name):
-    env = gymnasium.make(
-        "schnapsen_env/Schnapsen-v0", opponent=name, claim_mode="auto", opponent_kwargs=CHEAP.get(name)
-    ).unwrapped
+    env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=name, claim_mode="auto",
+                         opponent_kwargs=CHEAP.get(name)).unwrapped
     first = env.opponent
     env.reset(seed=3)
     assert env.opponent is not first and env.opponent.rules == env.rules
@@ -115,9 +104,8 @@ def test_named_opponent_is_rebuilt_for_the_env_rules_on_seeded_reset(name):
 
 def test_opponent_kwargs_need_a_named_opponent():
     with pytest.raises(ValueError, match="opponent_kwargs"):
-        gymnasium.make(
-            "schnapsen_env/Schnapsen-v0", opponent=RandomAgent("schnapsen20", seed=0), opponent_kwargs={"n_samples": 2}
-        )
+        gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=RandomAgent("schnapsen20", seed=0),
+                       opponent_kwargs={"n_samples": 2})
     # an option the agent does not take: the same check and words as "random:n_samples=2"
     with pytest.raises(ValueError, match=r"agent 'random' takes no argument\(s\) \['n_samples'\]"):
         gymnasium.make("schnapsen_env/Schnapsen-v0", opponent="random", opponent_kwargs={"n_samples": 2})
@@ -202,15 +190,8 @@ def test_arena_and_play_cli_build_agents_for_the_match_rules():
     from agents.evaluation.arena import play_match, resolve_agent
 
     rules = RuleSet.make("schnapsen20", must_head=False)
-    for spec in (
-        "pimc:n_samples=2,depth=1",
-        "rollout:n_samples=2",
-        "heuristic",
-        "random",
-        "trained",
-        functools.partial(RolloutAgent, n_samples=2),
-        RandomAgent,
-    ):
+    for spec in ("pimc:n_samples=2,depth=1", "rollout:n_samples=2", "heuristic", "random", "trained",
+                 functools.partial(RolloutAgent, n_samples=2), RandomAgent):
         _, factory = resolve_agent(spec, rules)
         assert factory(seed=1).rules == rules, spec
     with pytest.raises(TypeError, match="RuleSet"):

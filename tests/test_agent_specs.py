@@ -77,19 +77,11 @@ def test_a_bad_spec_gets_one_message_everywhere(tmp_path):
     with pytest.raises(ValueError) as e:
         play_match("policy+expert:policy=" + BAD, "random", n_deals=1, workers=1, progress=False)
     assert want in _message(e)
-    for argv, prog in (
-        ([sys.executable, "-m", "agents.cli.arena", BAD, "random", "--deals", "1"], "schnapsen-arena"),
-        ([sys.executable, "-m", "agents.cli.play", "--opponent", BAD], "schnapsen-play"),
-        ([sys.executable, "train.py", "--final-eval-opponents", BAD, "--run-name", "x"], "train.py"),
-    ):
-        out = subprocess.run(
-            argv,
-            cwd=tmp_path if prog != "train.py" else ROOT,
-            capture_output=True,
-            text=True,
-            stdin=subprocess.DEVNULL,
-            timeout=300,
-        )
+    for argv, prog in ([sys.executable, "-m", "agents.cli.arena", BAD, "random", "--deals", "1"], "schnapsen-arena"), \
+            ([sys.executable, "-m", "agents.cli.play", "--opponent", BAD], "schnapsen-play"), \
+            ([sys.executable, "train.py", "--final-eval-opponents", BAD, "--run-name", "x"], "train.py"):
+        out = subprocess.run(argv, cwd=tmp_path if prog != "train.py" else ROOT, capture_output=True, text=True,
+                             stdin=subprocess.DEVNULL, timeout=300)
         assert out.returncode == 2, (prog, out.stderr)
         assert want in out.stderr and "Traceback" not in out.stderr, (prog, out.stderr)
         assert out.stderr.count("\n") == 1, (prog, out.stderr)

@@ -43,7 +43,8 @@ def play_hands(agent_a, agent_b, ruleset: str, n_hands: int, seed: int, **knobs)
     out = []
     for h in range(n_hands):
         env.reset(seed=seed + h)
-        seats = {"player_0": agent_a, "player_1": agent_b} if h % 2 == 0 else {"player_0": agent_b, "player_1": agent_a}
+        seats = {"player_0": agent_a, "player_1": agent_b} if h % 2 == 0 else {"player_0": agent_b,
+                                                                                "player_1": agent_a}
         for ag in (agent_a, agent_b):
             ag.reset()
         while not all(env.terminations.values()):
@@ -121,16 +122,9 @@ def test_random_and_heuristic_always_legal(ruleset):
 
 
 @pytest.mark.parametrize("ruleset", RULESETS)
-@pytest.mark.parametrize(
-    "knobs",
-    [
-        dict(false_claim="mirror"),
-        dict(false_claim="pagat"),
-        dict(marriage_declaration="optional"),
-        dict(claim_mode="auto"),
-        dict(closed_hand_end="must_claim", marriage_on_opening_lead=False),
-    ],
-)
+@pytest.mark.parametrize("knobs", [dict(false_claim="mirror"), dict(false_claim="pagat"),
+                                   dict(marriage_declaration="optional"), dict(claim_mode="auto"),
+                                   dict(closed_hand_end="must_claim", marriage_on_opening_lead=False)])
 def test_heuristic_legal_under_other_knobs(ruleset, knobs):
     rules = RuleSet.make(ruleset, **knobs)
     play_hands(HeuristicAgent(rules, seed=1), RandomAgent(rules, seed=2), ruleset, 150, seed=77, **knobs)
@@ -138,22 +132,16 @@ def test_heuristic_legal_under_other_knobs(ruleset, knobs):
 
 @pytest.mark.parametrize("ruleset", RULESETS)
 def test_rollout_always_legal(ruleset):
-    play_hands(RolloutAgent(ruleset, n_samples=2, depth=2, seed=1), RandomAgent(ruleset, seed=2), ruleset, 16, seed=300)
-    play_hands(
-        RolloutAgent(ruleset, n_samples=2, depth=1, seed=3), HeuristicAgent(ruleset, seed=4), ruleset, 8, seed=400
-    )
+    play_hands(RolloutAgent(ruleset, n_samples=2, depth=2, seed=1), RandomAgent(ruleset, seed=2), ruleset, 16,
+               seed=300)
+    play_hands(RolloutAgent(ruleset, n_samples=2, depth=1, seed=3), HeuristicAgent(ruleset, seed=4), ruleset, 8,
+               seed=400)
 
 
 def test_rollout_legal_under_mirror_claims():
     rules = RuleSet.make("schnapsen20", false_claim="mirror")
-    play_hands(
-        RolloutAgent(rules=rules, n_samples=2, depth=2, seed=1),
-        RandomAgent(rules, seed=2),
-        "schnapsen20",
-        8,
-        seed=600,
-        false_claim="mirror",
-    )
+    play_hands(RolloutAgent(rules=rules, n_samples=2, depth=2, seed=1), RandomAgent(rules, seed=2), "schnapsen20", 8,
+               seed=600, false_claim="mirror")
 
 
 @pytest.mark.parametrize("ruleset", RULESETS)
@@ -182,32 +170,8 @@ def test_heuristic_claims_exchanges_and_announces_trump_marriage():
     assert HeuristicAgent(st.rules).act(obs_of(st)) == st.rules.action_id("claim")
     # player_0 (non-dealer) holds JH KH QH KS QS under the turn-up TH: exchange first, then the 40 marriage.
     rules = RuleSet.make("schnapsen20")
-    st = GameState.from_deck(
-        rules,
-        [
-            "JH",
-            "KH",
-            "QH",
-            "AC",
-            "TC",
-            "JC",
-            "TH",
-            "KS",
-            "QS",
-            "AS",
-            "TS",
-            "AD",
-            "TD",
-            "KD",
-            "QD",
-            "JD",
-            "AH",
-            "KC",
-            "QC",
-            "JS",
-        ],
-        dealer="player_1",
-    )
+    st = GameState.from_deck(rules, ["JH", "KH", "QH", "AC", "TC", "JC", "TH", "KS", "QS", "AS", "TS", "AD", "TD",
+                                     "KD", "QD", "JD", "AH", "KC", "QC", "JS"], dealer="player_1")
     assert st.to_move == 0 and st.stock[-1] == rules.deck.index("TH")
     agent = HeuristicAgent(rules)
     assert agent.act(obs_of(st)) == rules.action_id("exchange")
@@ -220,62 +184,14 @@ def test_heuristic_claims_exchanges_and_announces_trump_marriage():
 def test_heuristic_takes_a_led_ten_with_a_low_trump():
     rules = RuleSet.make("schnapsen20")
     # player_0 leads TC; player_1 (dealer, hand JH AH QS KS JS, trump H) has no club: it trumps with JH.
-    st = GameState.from_deck(
-        rules,
-        [
-            "TC",
-            "KD",
-            "QD",
-            "JH",
-            "AH",
-            "QS",
-            "TH",
-            "AS",
-            "JD",
-            "KS",
-            "JS",
-            "AC",
-            "KC",
-            "QC",
-            "JC",
-            "AD",
-            "TD",
-            "KH",
-            "QH",
-            "TS",
-        ],
-        dealer="player_1",
-    )
+    st = GameState.from_deck(rules, ["TC", "KD", "QD", "JH", "AH", "QS", "TH", "AS", "JD", "KS", "JS", "AC", "KC",
+                                     "QC", "JC", "AD", "TD", "KH", "QH", "TS"], dealer="player_1")
     st.step("play TC")
     assert st.to_move == 1
     assert HeuristicAgent(rules).act(obs_of(st)) == rules.deck.index("JH")
     # a led jack is not worth a trump: discard the lowest non-trump (JS, 2 points)
-    st = GameState.from_deck(
-        rules,
-        [
-            "JC",
-            "KD",
-            "QD",
-            "JH",
-            "AH",
-            "QS",
-            "TH",
-            "AS",
-            "JD",
-            "KS",
-            "JS",
-            "AC",
-            "KC",
-            "QC",
-            "TC",
-            "AD",
-            "TD",
-            "KH",
-            "QH",
-            "TS",
-        ],
-        dealer="player_1",
-    )
+    st = GameState.from_deck(rules, ["JC", "KD", "QD", "JH", "AH", "QS", "TH", "AS", "JD", "KS", "JS", "AC", "KC",
+                                     "QC", "TC", "AD", "TD", "KH", "QH", "TS"], dealer="player_1")
     st.step("play JC")
     assert HeuristicAgent(rules).act(obs_of(st)) == rules.deck.index("JS")
 
@@ -352,13 +268,8 @@ def test_sampled_states_are_legal_and_consistent(ruleset):
     for s in random_states(ruleset, 150, seed=31):
         obs = observation(s, s.to_move)
         det = Determinizer(obs, rules)
-        kinds.add(
-            (
-                "open" if s.stock_open else "closed" if s.closed_by >= 0 else "exhausted",
-                s.table >= 0,
-                bool(s.known[1 - s.to_move]),
-            )
-        )
+        kinds.add(("open" if s.stock_open else "closed" if s.closed_by >= 0 else "exhausted", s.table >= 0,
+                   bool(s.known[1 - s.to_move])))
         for _ in range(8):
             t = det.sample(rng)
             assert t.to_move == 0 and t.result is None
@@ -485,23 +396,16 @@ def test_arena_result_does_not_depend_on_workers():
 
 def test_arena_match_episodes_and_factories():
     factory = functools.partial(RolloutAgent, n_samples=2, depth=1)
-    r = play_match(
-        ("rollout2", factory),
-        lambda seed=None: RandomAgent("sixtysix24", seed=seed),
-        3,
-        ruleset="sixtysix24",
-        episode="match",
-        seed=5,
-        workers=2,
-        progress=False,
-    )
+    r = play_match(("rollout2", factory), lambda seed=None: RandomAgent("sixtysix24", seed=seed), 3,
+                   ruleset="sixtysix24", episode="match", seed=5, workers=2, progress=False)
     assert r.agent_a == "rollout2" and r.matches == 6 and r.hands >= 6 * 4
     assert 0 <= r.match_win_rate <= 1
     assert "match win rate" in r.table()
 
 
 def test_round_robin_elo_and_table():
-    rr = round_robin(["random", "heuristic", "rollout:n_samples=2,depth=1"], 20, seed=6, workers=1, progress=False)
+    rr = round_robin(["random", "heuristic", "rollout:n_samples=2,depth=1"], 20, seed=6, workers=1,
+                     progress=False)
     assert rr.elo["random"] == 0
     assert rr.elo["heuristic"] > 0
     assert len(rr.pairs) == 3
@@ -566,7 +470,8 @@ def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
     from agents.learned.policy import DEFAULT_POLICY, PolicyAgent
 
     ck = load_checkpoint(DEFAULT_POLICY)
-    for key, value in (("layout", [1, 2]), ("rules", [1, 2]), ("rules", 5), ("net", {**ck["net"], "n_actions": 31})):
+    for key, value in (("layout", [1, 2]), ("rules", [1, 2]), ("rules", 5),
+                       ("net", {**ck["net"], "n_actions": 31})):
         bad = dict(ck)
         bad[key] = value
         save_atomic(bad, tmp_path / "bad.pt")
@@ -593,21 +498,14 @@ def test_crafted_checkpoint_failed_with_untyped_errors_bug(tmp_path):
 @pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_search_agents_legal_over_many_hands(ruleset):
     # Cheap settings of the same code paths (sampling, search, horizon, exact endgames): hundreds of hands each.
-    play_hands(
-        PIMCAgent(ruleset, n_samples=2, depth=1, seed=5), RandomAgent(ruleset, seed=6), ruleset, 150, seed=20_000
-    )
-    play_hands(
-        RolloutAgent(ruleset, n_samples=3, depth=2, seed=7), HeuristicAgent(ruleset, seed=8), ruleset, 300, seed=30_000
-    )
+    play_hands(PIMCAgent(ruleset, n_samples=2, depth=1, seed=5), RandomAgent(ruleset, seed=6), ruleset, 150,
+               seed=20_000)
+    play_hands(RolloutAgent(ruleset, n_samples=3, depth=2, seed=7), HeuristicAgent(ruleset, seed=8), ruleset, 300,
+               seed=30_000)
 
 
 def test_trained_policy_legal_over_many_hands():
     from agents import make_agent
 
-    play_hands(
-        make_agent("trained", "schnapsen20", seed=1),
-        HeuristicAgent("schnapsen20", seed=2),
-        "schnapsen20",
-        600,
-        seed=40_000,
-    )
+    play_hands(make_agent("trained", "schnapsen20", seed=1), HeuristicAgent("schnapsen20", seed=2), "schnapsen20",
+               600, seed=40_000)

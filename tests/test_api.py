@@ -67,11 +67,8 @@ def test_action_names_and_numpy_actions():
     env = schnapsen_v0.env()
     env.reset(seed=3)
     names = env.unwrapped.action_names
-    assert (
-        names[0] == "play AC"
-        and names[19] == "play JS"
-        and names[20:] == ["marriage C", "marriage D", "marriage H", "marriage S", "exchange", "close", "claim"]
-    )
+    assert names[0] == "play AC" and names[19] == "play JS" and names[20:] == [
+        "marriage C", "marriage D", "marriage H", "marriage S", "exchange", "close", "claim"]
     obs, *_ = env.last()
     action = np.int64(np.flatnonzero(obs["action_mask"])[0])
     env.step(action)  # numpy integers are accepted
@@ -247,11 +244,8 @@ def test_vector_env_matches_aec_env(ruleset):
                 tag, result = traces[i][cursors[i]]
                 assert tag == "end"
                 r = infos["results"][i]
-                assert result == {
-                    "winner": None if r.winner is None else f"player_{r.winner}",
-                    "game_points": r.game_points,
-                    "reason": r.reason,
-                }
+                assert result == {"winner": None if r.winner is None else f"player_{r.winner}",
+                                  "game_points": r.game_points, "reason": r.reason}
                 assert rewards[i].sum() == 0
                 cursors[i] += 1
             else:

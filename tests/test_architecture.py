@@ -52,11 +52,8 @@ def test_no_private_name_imported_from_another_module():
     for name, path in modules.items():
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES:
-                bad += [
-                    f"{name}: from {node.module} import {a.name}"
-                    for a in node.names
-                    if a.name.startswith("_") and not a.name.startswith("__")
-                ]
+                bad += [f"{name}: from {node.module} import {a.name}" for a in node.names
+                        if a.name.startswith("_") and not a.name.startswith("__")]
     assert not bad, "private names imported across modules:\n" + "\n".join(bad)
 
 
@@ -64,11 +61,8 @@ def test_no_import_cycle():
     """Package ``__init__`` modules only re-export, so edges into a package (not a module) are left out."""
     modules = _modules()
     packages = {name for name, path in modules.items() if path.name == "__init__.py"}
-    graph = {
-        name: sorted({m for m, _ in _imports(name, path, modules) if m not in packages and m != name})
-        for name, path in modules.items()
-        if name not in packages
-    }
+    graph = {name: sorted({m for m, _ in _imports(name, path, modules) if m not in packages and m != name})
+             for name, path in modules.items() if name not in packages}
     state: dict[str, int] = {}  # 1 on the current path, 2 done
     stack: list[str] = []
     cycles = []
@@ -78,7 +72,7 @@ def test_no_import_cycle():
         stack.append(m)
         for n in graph.get(m, []):
             if state.get(n) == 1:
-                cycles.append(" -> ".join(stack[stack.index(n) :] + [n]))
+                cycles.append(" -> ".join(stack[stack.index(n):] + [n]))
             elif n not in state:
                 visit(n)
         stack.pop()
@@ -97,8 +91,7 @@ def test_the_checks_see_imports():
     found = {m for m, _ in _imports("schnapsen_env.rules", modules["schnapsen_env.rules"], modules)}
     assert {"schnapsen_env.position", "schnapsen_env.scoring", "schnapsen_env.ruleset"} <= found
     assert "schnapsen_env.rules" not in {
-        m for m, _ in _imports("schnapsen_env.position", modules["schnapsen_env.position"], modules)
-    }
+        m for m, _ in _imports("schnapsen_env.position", modules["schnapsen_env.position"], modules)}
 
 
 #: The rooms of ``agents/`` (a subpackage, or a module directly in ``agents/``) and the rooms each may import, at
@@ -139,18 +132,15 @@ def _room_problems(modules: dict[str, Path]) -> list[str]:
             dst = _room(target)
             if not target.startswith("agents") or dst == src or dst in ALLOWED.get(src, set()):
                 continue
-            bad.append(
-                f"{name} (line {node.lineno}) imports {target}: {src} may import "
-                f"{sorted(ALLOWED.get(src, set())) or 'no other room'}"
-            )
+            bad.append(f"{name} (line {node.lineno}) imports {target}: {src} may import "
+                       f"{sorted(ALLOWED.get(src, set())) or 'no other room'}")
     return bad
 
 
 def test_every_room_of_agents_is_declared():
     rooms = {_room(name) for name in _modules() if name.startswith("agents")}
-    assert rooms == set(ALLOWED), (
-        f"rooms without a rule: {sorted(rooms - set(ALLOWED))}; rules without a room: {sorted(set(ALLOWED) - rooms)}"
-    )
+    assert rooms == set(ALLOWED), f"rooms without a rule: {sorted(rooms - set(ALLOWED))}; rules without a room: " \
+                                  f"{sorted(set(ALLOWED) - rooms)}"
 
 
 def test_rooms_import_only_the_rooms_below_them():
@@ -302,12 +292,8 @@ def test_an_import_inside_a_function_says_why():
             if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 continue
             for node in ast.walk(func):
-                if (
-                    isinstance(node, ast.ImportFrom)
-                    and node.module
-                    and node.module.split(".")[0] in PACKAGES
-                    and "#" not in lines[node.lineno - 1]
-                ):
+                if isinstance(node, ast.ImportFrom) and node.module and node.module.split(".")[0] in PACKAGES \
+                        and "#" not in lines[node.lineno - 1]:
                     bad.append(f"{name}:{node.lineno}: from {node.module} import ...")
     assert not bad, "imports inside functions without a reason:\n" + "\n".join(bad)
 

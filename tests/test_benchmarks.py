@@ -24,9 +24,8 @@ def test_benchmark_answers_help_from_another_folder(script, tmp_path):
     needed = NEEDS.get(script.name)
     if needed and importlib.util.find_spec(needed) is None:
         pytest.skip(f"needs {needed} (its optional extra)")
-    out = subprocess.run(
-        [sys.executable, str(script), "--help"], cwd=tmp_path, capture_output=True, text=True, timeout=120
-    )
+    out = subprocess.run([sys.executable, str(script), "--help"], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("usage:"), out.stdout[:200]
 
@@ -35,30 +34,22 @@ TRAINER = Path(__file__).resolve().parent.parent / "benchmarks" / "trainer.py"
 
 
 def _has_commit(commit: str) -> bool:
-    return (
-        subprocess.run(
-            ["git", "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"], cwd=TRAINER.parent, capture_output=True
-        ).returncode
-        == 0
-    )
+    return subprocess.run(["git", "rev-parse", "--verify", "--quiet", f"{commit}^{{commit}}"], cwd=TRAINER.parent,
+                          capture_output=True).returncode == 0
 
 
-@pytest.mark.parametrize(
-    "argv, expected",
-    [
-        (["--peer=--help"], "--peer '--help' names no commit of this clone"),  # once a tarfile traceback
-        (["--peer", "no-such-commit"], "--peer 'no-such-commit' names no commit of this clone"),
-        (["--peer", "b341ce3", "--peer-like-ours"], "has no --samplers: expected a commit with sampler processes"),
-    ],
-)
+@pytest.mark.parametrize("argv, expected", [
+    (["--peer=--help"], "--peer '--help' names no commit of this clone"),  # once a tarfile traceback
+    (["--peer", "no-such-commit"], "--peer 'no-such-commit' names no commit of this clone"),
+    (["--peer", "b341ce3", "--peer-like-ours"], "has no --samplers: expected a commit with sampler processes"),
+])
 def test_trainer_benchmark_bad_peer_is_one_line(argv, expected, tmp_path):
     """A peer that is no commit, or one older than the sampler processes with --peer-like-ours (once a TypeError
     traceback from the worker), exits 1 with one line naming what was wrong, before any measurement."""
     if "b341ce3" in argv and not _has_commit("b341ce3"):
         pytest.skip("needs a clone with history (commit b341ce3)")
-    out = subprocess.run(
-        [sys.executable, str(TRAINER), *argv], cwd=tmp_path, capture_output=True, text=True, timeout=300
-    )
+    out = subprocess.run([sys.executable, str(TRAINER), *argv], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
     assert out.returncode == 1
     assert "Traceback" not in out.stderr and out.stderr.count("\n") == 1, out.stderr
     assert expected in out.stderr and "round" not in out.stdout
@@ -78,12 +69,7 @@ def test_trainer_benchmark_times_the_update_alone():
 def test_trainer_benchmark_refuses_an_unwritable_json_before_measuring(tmp_path):
     """--json into a folder that does not exist is refused in one line before any run (once a traceback after all
     the rounds, which lost the figures)."""
-    out = subprocess.run(
-        [sys.executable, str(TRAINER), "--json", str(tmp_path / "no" / "x.json")],
-        cwd=tmp_path,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    out = subprocess.run([sys.executable, str(TRAINER), "--json", str(tmp_path / "no" / "x.json")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "--json" in out.stderr and "round" not in out.stdout and "machine" not in out.stdout

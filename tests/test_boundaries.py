@@ -53,24 +53,16 @@ def _upward_imports(source: str, where: str) -> list[str]:
 
 def test_env_sources_do_not_import_agents():
     assert len(ENV_SOURCES) > 10
-    hits = [
-        hit
-        for path in ENV_SOURCES
-        for hit in _upward_imports(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))
-    ]
+    hits = [hit for path in ENV_SOURCES
+            for hit in _upward_imports(path.read_text(encoding="utf-8"), str(path.relative_to(ROOT)))]
     assert hits == []
 
 
 def test_the_static_check_finds_upward_imports():
-    probe = (
-        "import numpy, agents.base\nfrom agents.evaluation.arena import play_match\nimport importlib\n"
-        "def f():\n    return importlib.import_module('agents')\nfrom schnapsen_env import rules\n"
-    )
-    assert _upward_imports(probe, "probe.py") == [
-        "probe.py:1 agents.base",
-        "probe.py:2 agents.evaluation.arena",
-        "probe.py:5 agents",
-    ]
+    probe = ("import numpy, agents.base\nfrom agents.evaluation.arena import play_match\nimport importlib\n"
+             "def f():\n    return importlib.import_module('agents')\nfrom schnapsen_env import rules\n")
+    assert _upward_imports(probe, "probe.py") == ["probe.py:1 agents.base", "probe.py:2 agents.evaluation.arena",
+                                                  "probe.py:5 agents"]
 
 
 def _run(code: str, extra_path: list[Path] | None = None) -> dict:
@@ -82,11 +74,9 @@ def _run(code: str, extra_path: list[Path] | None = None) -> dict:
 
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join([str(p) for p in extra_path] + [env.get("PYTHONPATH", "")]).rstrip(
-            os.pathsep
-        )
-    proc = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
-    )
+            os.pathsep)
+    proc = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], cwd=ROOT, env=env, capture_output=True,
+                          text=True, timeout=600)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
@@ -134,19 +124,15 @@ def _dist_info_from_pyproject(folder: Path) -> Path:
     (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {project['name']}\nVersion: {project['version']}\n")
     groups = dict(project.get("entry-points", {}))
     groups["console_scripts"] = project.get("scripts", {})
-    (info / "entry_points.txt").write_text(
-        "".join(
-            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()) + "\n"
-            for group, entries in groups.items()
-        )
-    )
+    (info / "entry_points.txt").write_text("".join(
+        f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items()) + "\n"
+        for group, entries in groups.items()))
     return info
 
 
 def test_a_named_opponent_works_without_importing_agents(tmp_path):
     _dist_info_from_pyproject(tmp_path)
-    out = _run(
-        """
+    out = _run("""
         import json, sys
         import gymnasium
         import schnapsen_env
@@ -157,9 +143,7 @@ def test_a_named_opponent_works_without_importing_agents(tmp_path):
         print(json.dumps({"before": before, "type": type(inner.opponent).__name__,
                           "same_rules": inner.opponent.rules == inner.rules,
                           "agents_file": sys.modules["agents"].__file__}))
-    """,
-        extra_path=[tmp_path],
-    )
+    """, extra_path=[tmp_path])
     assert out["before"] is False
     assert out["type"] == "HeuristicAgent" and out["same_rules"]
     assert Path(out["agents_file"]).resolve().parent == ROOT / "agents"
@@ -193,9 +177,8 @@ def echo():
 
 def test_a_registered_agent_is_a_named_opponent_built_for_the_env_rules(echo):
     assert echo in agent_registry.agent_names()
-    env = gymnasium.make(
-        "schnapsen_env/Schnapsen-v0", opponent=echo, opponent_kwargs={"bias": 3}, ruleset="sixtysix24", tie="last_trick"
-    ).unwrapped
+    env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=echo, opponent_kwargs={"bias": 3},
+                         ruleset="sixtysix24", tie="last_trick").unwrapped
     assert isinstance(env.opponent, _Echo) and env.opponent.bias == 3
     assert env.opponent.rules == env.rules == RuleSet.make("sixtysix24", tie="last_trick")
     env.reset(seed=4)

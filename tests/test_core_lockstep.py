@@ -36,11 +36,8 @@ def _play_lockstep(rules: RuleSet, rng: np.random.Generator, special_p: float) -
             searched.append(st.copy())
         else:
             rules_core.apply_searched(searched[0], R, a)
-            np.testing.assert_array_equal(searched[0][: rules_core.SEARCH_SIZE], st[: rules_core.SEARCH_SIZE])
-            assert rules_core.to_game_state(st, rules) == g, (
-                a,
-                differing_fields(rules_core.to_game_state(st, rules), g),
-            )
+            np.testing.assert_array_equal(searched[0][:rules_core.SEARCH_SIZE], st[:rules_core.SEARCH_SIZE])
+            assert rules_core.to_game_state(st, rules) == g, (a, differing_fields(rules_core.to_game_state(st, rules), g))
         if g.result is not None:
             assert rules_core.result_of(st) == g.result
             assert rules_core.legal_bits(st, R) == 0
@@ -81,7 +78,7 @@ def test_the_lockstep_hands_play_every_kind_of_action():
 
 
 @settings(max_examples=60, deadline=None, derandomize=True)
-@given(seed=st.integers(0, 2**32 - 1), case=st.sampled_from(CASES), special_p=st.floats(0.0, 1.0))
+@given(seed=st.integers(0, 2 ** 32 - 1), case=st.sampled_from(CASES), special_p=st.floats(0.0, 1.0))
 def test_core_lockstep_property(seed, case, special_p):
     """Hypothesis draws the knob set, the seed and how often special actions are taken."""
     ruleset, knobs = case
@@ -97,14 +94,8 @@ def test_rule_table_and_state_layout_declared_once():
     assert at == rules_core.STATE_SIZE
     # the fields no search reads come last, history last of all: a search copies what precedes them
     assert rules_core.STATE_FIELDS[-1][0] == "history"
-    assert [name for name, _ in rules_core.STATE_FIELDS[-len(rules_core.UNSEARCHED) :]] == list(rules_core.UNSEARCHED)
-    assert (
-        rules_core.F.stock + rules_core.MAX_STOCK
-        <= rules_core.SEARCH_SIZE
-        == getattr(rules_core.F, rules_core.UNSEARCHED[0])
-    )
+    assert [name for name, _ in rules_core.STATE_FIELDS[-len(rules_core.UNSEARCHED):]] == list(rules_core.UNSEARCHED)
+    assert rules_core.F.stock + rules_core.MAX_STOCK <= rules_core.SEARCH_SIZE == getattr(rules_core.F, rules_core.UNSEARCHED[0])
     table = rules_core.rule_table(RuleSet.make("sixtysix24", tie="last_trick", claim_mode="auto"))
     assert table.shape == (len(rules_core.RULE_FIELDS),) and table.dtype == np.int64
-    assert (
-        table[rules_core.K.n] == 24 and table[rules_core.K.tie_last_trick] == 1 and table[rules_core.K.claim_auto] == 1
-    )
+    assert table[rules_core.K.n] == 24 and table[rules_core.K.tie_last_trick] == 1 and table[rules_core.K.claim_auto] == 1

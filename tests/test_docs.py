@@ -35,12 +35,9 @@ def _python_blocks() -> list:
             if m.group("info").strip().split(" ")[0] != "python":
                 continue
             line = text.count("\n", 0, m.start()) + 1
-            slow = text[: m.start()].rstrip().endswith(SLOW)
-            blocks.append(
-                pytest.param(
-                    m.group("code"), id=f"{page.relative_to(ROOT)}:{line}", marks=[pytest.mark.slow] if slow else []
-                )
-            )
+            slow = text[:m.start()].rstrip().endswith(SLOW)
+            blocks.append(pytest.param(m.group("code"), id=f"{page.relative_to(ROOT)}:{line}",
+                                       marks=[pytest.mark.slow] if slow else []))
     return blocks
 
 
@@ -63,10 +60,8 @@ def test_rendered_tables_are_current():
     tables = _load_tables()
     for page in PAGES:
         text = page.read_text(encoding="utf-8")
-        assert tables.fill(text) == text, (
-            f"{page.name}: a table differs from its JSON source; rerun "
-            f"python scripts/docs_tables.py {page.relative_to(ROOT)}"
-        )
+        assert tables.fill(text) == text, f"{page.name}: a table differs from its JSON source; rerun " \
+                                          f"python scripts/docs_tables.py {page.relative_to(ROOT)}"
 
 
 def test_every_table_marker_names_a_table():
@@ -80,14 +75,9 @@ def test_every_table_marker_names_a_table():
 @pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="needs the docs extra (mkdocs)")
 def test_the_site_builds_with_warnings_as_errors(tmp_path):
     """``mkdocs build --strict``: a broken link, anchor, reference or docstring fails the build."""
-    out = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
-    )
+    out = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(tmp_path / "site")],
+                         cwd=ROOT, capture_output=True, text=True, timeout=600,
+                         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert out.returncode == 0, out.stderr[-5000:]
     assert (tmp_path / "site" / "reference" / "index.html").is_file()
     shutil.rmtree(tmp_path / "site")

@@ -33,16 +33,10 @@ CONFIGS = [
     ("sixtysix24-hand", {"ruleset": "sixtysix24"}, 36),
     ("schnapsen20-match", {"ruleset": "schnapsen20", "episode": "match"}, 5),
     ("sixtysix24-match-gp", {"ruleset": "sixtysix24", "episode": "match", "reward": "game_points"}, 5),
-    (
-        "schnapsen20-hand-mirror-min2",
-        {"ruleset": "schnapsen20", "false_claim": "mirror", "exchange_min_stock": 2, "close_min_stock": 2},
-        20,
-    ),
-    (
-        "sixtysix24-match-auto",
-        {"ruleset": "sixtysix24", "episode": "match", "claim_mode": "auto", "false_claim": "pagat"},
-        3,
-    ),
+    ("schnapsen20-hand-mirror-min2", {"ruleset": "schnapsen20", "false_claim": "mirror", "exchange_min_stock": 2,
+                                      "close_min_stock": 2}, 20),
+    ("sixtysix24-match-auto", {"ruleset": "sixtysix24", "episode": "match", "claim_mode": "auto",
+                               "false_claim": "pagat"}, 3),
 ]
 
 
@@ -122,8 +116,8 @@ def _play(config_id: str, kwargs: dict, episodes: int, seed: int, check_round_tr
                     accepted = False
                     assert copy == game, "a refused step changed the state"
                 assert accepted == bool(mask[aid]), (
-                    f"{config_id}: action {env.action_names[aid]!r} mask={mask[aid]} engine accepts={accepted}\n{pos}"
-                )
+                    f"{config_id}: action {env.action_names[aid]!r} mask={mask[aid]} engine accepts={accepted}\n"
+                    f"{pos}")
             assert mask.sum() >= 1
             action = int(rng.choice(np.flatnonzero(mask)))
             env.step(action)
@@ -159,8 +153,6 @@ def test_position_round_trip_every_step(ruleset):
     ``GameState.from_position(rules, env.position())`` work at every step."""
     stats = _play(f"{ruleset}-round-trip", {"ruleset": ruleset}, 30, seed=99, check_round_trip=True)
     failures = stats["round_trip_failures"]
-    assert not failures, (
-        f"{len(failures)} of {stats['steps']} positions do not round-trip; first: "
-        f"{failures[0][0]} (table={failures[0][1]['table']}, exchanged="
-        f"{failures[0][1]['exchanged']}): {failures[0][1]}"
-    )
+    assert not failures, (f"{len(failures)} of {stats['steps']} positions do not round-trip; first: "
+                          f"{failures[0][0]} (table={failures[0][1]['table']}, exchanged="
+                          f"{failures[0][1]['exchanged']}): {failures[0][1]}")

@@ -195,15 +195,12 @@ def _assert_same_view(config_id: str, rules: RuleSet, index: int, var: dict, sea
     o2 = encoding.observation(sv, seat)
     assert np.array_equal(o1, o2), (
         f"{what}: observation of {PLAYERS[seat]} differs in {_diff_slices(rules, o1, o2)}\n"
-        f"original: {pos}\nvariant:  {var}"
-    )
+        f"original: {pos}\nvariant:  {var}")
     e2 = _env_obs(config_id, var, seat)
     assert np.array_equal(e1["observation"], e2["observation"]), (
-        f"{what}: env.observe({PLAYERS[seat]}) differs in {_diff_slices(rules, e1['observation'], e2['observation'])}"
-    )
+        f"{what}: env.observe({PLAYERS[seat]}) differs in {_diff_slices(rules, e1['observation'], e2['observation'])}")
     assert np.array_equal(e1["action_mask"], e2["action_mask"]), (
-        f"{what}: action mask of {PLAYERS[seat]} differs: {e1['action_mask']} vs {e2['action_mask']}"
-    )
+        f"{what}: action mask of {PLAYERS[seat]} differs: {e1['action_mask']} vs {e2['action_mask']}")
 
 
 # ------------------------------------------------------------------------------------------------ (a) (b) (c)
@@ -259,17 +256,10 @@ def test_sealed_stock_order_and_opponent_hand(config_id):
 
 
 S42 = {  # RULES.md S42 (B = player_1 leads, trump S)
-    "trump": "S",
-    "stock": "TH KH QH JH AD TD KD AC TC AS".split(),
-    "closed_by": None,
-    "closing_snapshot": None,
+    "trump": "S", "stock": "TH KH QH JH AD TD KD AC TC AS".split(), "closed_by": None, "closing_snapshot": None,
     "hands": {"player_0": "JD QD KC QC JC".split(), "player_1": "JS TS KS QS AH".split()},
-    "won": {"player_0": [], "player_1": []},
-    "marriages": {"player_0": [], "player_1": []},
-    "announced": None,
-    "leader": "player_1",
-    "table": None,
-    "dealer": "player_0",
+    "won": {"player_0": [], "player_1": []}, "marriages": {"player_0": [], "player_1": []}, "announced": None,
+    "leader": "player_1", "table": None, "dealer": "player_0",
 }
 
 
@@ -400,8 +390,7 @@ def test_observation_differs_when_visible_state_differs(config_id):
                     continue  # e.g. the new card changes the trick winner or breaks a marriage
                 o = encoding.observation(sv, seat)
                 assert not np.array_equal(base[lay[slice_name]], o[lay[slice_name]]), (
-                    f"{kind}: slice {slice_name!r} of {PLAYERS[seat]} unchanged\n{pos}\n{var}"
-                )
+                    f"{kind}: slice {slice_name!r} of {PLAYERS[seat]} unchanged\n{pos}\n{var}")
                 e = _env_obs(config_id, var, seat)["observation"]
                 assert np.array_equal(e, o)
                 counts[kind] = counts.get(kind, 0) + 1

@@ -33,41 +33,35 @@ def test_unknown_rule_key():
         RuleSet.make("schnapsen20", talon_size=10)
 
 
-@pytest.mark.parametrize(
-    "key, value, expected",
-    [
-        ("false_claim", "maybe", r"'reject', 'mirror', 'pagat'"),
-        ("claim_mode", "automatic", r"'manual', 'auto'"),
-        ("marriage_declaration", "forced", r"'automatic', 'optional'"),
-        ("marriage_window", "always", r"'any', 'first_6_tricks', 'stock_open'"),
-        ("closed_hand_end", "whatever", r"'closer_score', 'must_claim'"),
-        ("closing_reference", "now", r"'at_close', 'at_end'"),
-        ("failed_close_value", "min3", r"'min2', 'flat3'"),
-        ("next_dealer", "random", r"'alternate', 'loser', 'winner'"),
-        ("unclaimed_last_trick_value", "two", r"'formula', 'one'"),
-        ("must_head", "yes", r"True, False"),
-        ("must_head", 1, r"True, False"),
-        ("marriage_on_opening_lead", None, r"True, False"),
-        ("exchange_rank", "Q", r"'J', '9'"),
-    ],
-)
+@pytest.mark.parametrize("key, value, expected", [
+    ("false_claim", "maybe", r"'reject', 'mirror', 'pagat'"),
+    ("claim_mode", "automatic", r"'manual', 'auto'"),
+    ("marriage_declaration", "forced", r"'automatic', 'optional'"),
+    ("marriage_window", "always", r"'any', 'first_6_tricks', 'stock_open'"),
+    ("closed_hand_end", "whatever", r"'closer_score', 'must_claim'"),
+    ("closing_reference", "now", r"'at_close', 'at_end'"),
+    ("failed_close_value", "min3", r"'min2', 'flat3'"),
+    ("next_dealer", "random", r"'alternate', 'loser', 'winner'"),
+    ("unclaimed_last_trick_value", "two", r"'formula', 'one'"),
+    ("must_head", "yes", r"True, False"),
+    ("must_head", 1, r"True, False"),
+    ("marriage_on_opening_lead", None, r"True, False"),
+    ("exchange_rank", "Q", r"'J', '9'"),
+])
 def test_bad_knob_value(key, value, expected):
     with pytest.raises(RulesError, match=rf"'{key}'.*{re.escape(repr(value))}.*expected.*{expected}"):
         RuleSet.make("schnapsen20", **{key: value})
 
 
-@pytest.mark.parametrize(
-    "key, value, expected",
-    [
-        ("exchange_min_stock", 1, r"expected an int from 2 to 10"),
-        ("exchange_min_stock", 12, r"expected an int from 2 to 10"),
-        ("close_min_stock", "4", r"expected an int"),
-        ("close_min_stock", 4.0, r"expected an int"),
-        ("match_target", 0, r"expected an int >= 1"),
-        ("last_trick_bonus", -1, r"expected an int >= 0"),
-        ("match_target", True, r"expected an int"),
-    ],
-)
+@pytest.mark.parametrize("key, value, expected", [
+    ("exchange_min_stock", 1, r"expected an int from 2 to 10"),
+    ("exchange_min_stock", 12, r"expected an int from 2 to 10"),
+    ("close_min_stock", "4", r"expected an int"),
+    ("close_min_stock", 4.0, r"expected an int"),
+    ("match_target", 0, r"expected an int >= 1"),
+    ("last_trick_bonus", -1, r"expected an int >= 0"),
+    ("match_target", True, r"expected an int"),
+])
 def test_bad_int_knob_value(key, value, expected):
     with pytest.raises(RulesError, match=rf"'{key}'.*{re.escape(repr(value))}.*{expected}"):
         RuleSet.make("schnapsen20", **{key: value})
@@ -83,15 +77,12 @@ def test_bad_knob_value_sixtysix24_tie():
         RuleSet.make("sixtysix24", tie="split")
 
 
-@pytest.mark.parametrize(
-    "ruleset, key, value",
-    [
-        ("schnapsen20", "tie", "carry"),
-        ("schnapsen20", "tie", "none"),
-        ("sixtysix24", "unclaimed_last_trick_value", "one"),
-        ("sixtysix24", "unclaimed_last_trick_value", "formula"),
-    ],
-)
+@pytest.mark.parametrize("ruleset, key, value", [
+    ("schnapsen20", "tie", "carry"),
+    ("schnapsen20", "tie", "none"),
+    ("sixtysix24", "unclaimed_last_trick_value", "one"),
+    ("sixtysix24", "unclaimed_last_trick_value", "formula"),
+])
 def test_knob_marked_dash_for_ruleset(ruleset, key, value):
     """RULES.md section 5: '—' means the knob has no effect in that ruleset; passing it raises."""
     with pytest.raises(RulesError, match=rf"'{key}'.*{ruleset}.*'—'"):
@@ -138,10 +129,8 @@ def load(pos: dict, rules: RuleSet | None = None) -> GameState:
     return GameState.from_position(rules or RuleSet.make(), pos)
 
 
-@pytest.mark.parametrize(
-    "key",
-    ["trump", "stock", "closed_by", "closing_snapshot", "hands", "won", "marriages", "announced", "leader", "table"],
-)
+@pytest.mark.parametrize("key", ["trump", "stock", "closed_by", "closing_snapshot", "hands", "won", "marriages",
+                                 "announced", "leader", "table"])
 def test_position_missing_key(key):
     pos = base_position()
     del pos[key]
@@ -156,9 +145,8 @@ def test_position_unknown_key():
         load(pos)
 
 
-@pytest.mark.parametrize(
-    "where, code", [("hand", "XS"), ("stock", "1H"), ("won", "ks"), ("table", "ZZ"), ("hand", "9C")]
-)
+@pytest.mark.parametrize("where, code", [("hand", "XS"), ("stock", "1H"), ("won", "ks"), ("table", "ZZ"),
+                                         ("hand", "9C")])
 def test_position_unknown_card_code(where, code):
     """'9C' is a card of sixtysix24 only: unknown in schnapsen20."""
     pos = base_position()
@@ -252,20 +240,15 @@ def test_position_turn_up_not_of_trump_suit():
 def test_position_bad_trump(trump):
     pos = base_position()
     pos["trump"] = trump
-    with pytest.raises(
-        InvalidPositionError, match=rf"trump must be a suit letter.*C D H S.*got {re.escape(repr(trump))}"
-    ):
+    with pytest.raises(InvalidPositionError, match=rf"trump must be a suit letter.*C D H S.*got {re.escape(repr(trump))}"):
         load(pos)
 
 
 def test_position_closed_by_without_snapshot():
     pos = base_position()
     pos["closed_by"] = "player_1"
-    with pytest.raises(
-        InvalidPositionError,
-        match=r"closing_snapshot must be \{'points': int, 'tricks': int\}.*"
-        r"closed_by is set, got None",
-    ):
+    with pytest.raises(InvalidPositionError, match=r"closing_snapshot must be \{'points': int, 'tricks': int\}.*"
+                                                   r"closed_by is set, got None"):
         load(pos)
 
 
@@ -288,9 +271,7 @@ def test_position_bad_closed_by():
 def test_position_bad_leader(leader):
     pos = base_position()
     pos["leader"] = leader
-    with pytest.raises(
-        InvalidPositionError, match=rf"leader must be 'player_0' or 'player_1', got {re.escape(repr(leader))}"
-    ):
+    with pytest.raises(InvalidPositionError, match=rf"leader must be 'player_0' or 'player_1', got {re.escape(repr(leader))}"):
         load(pos)
 
 
@@ -393,9 +374,7 @@ def test_from_deck_not_a_list():
 
 @pytest.mark.parametrize("dealer", ["player_2", "A", 2, -1, True, None])
 def test_from_deck_bad_dealer(dealer):
-    with pytest.raises(
-        InvalidPositionError, match=rf"dealer must be 'player_0' or 'player_1', got {re.escape(repr(dealer))}"
-    ):
+    with pytest.raises(InvalidPositionError, match=rf"dealer must be 'player_0' or 'player_1', got {re.escape(repr(dealer))}"):
         GameState.from_deck(RuleSet.make(), DECK20, dealer)
 
 
@@ -424,10 +403,8 @@ def test_illegal_action_unknown_name_sixtysix24():
     assert_refused(fresh("sixtysix24"), "play 8C", r"unknown action name 'play 8C'.*sixtysix24")
 
 
-@pytest.mark.parametrize(
-    "ruleset, action, hi",
-    [("schnapsen20", 27, 26), ("schnapsen20", -1, 26), ("schnapsen20", 1000, 26), ("sixtysix24", 31, 30)],
-)
+@pytest.mark.parametrize("ruleset, action, hi", [("schnapsen20", 27, 26), ("schnapsen20", -1, 26),
+                                                 ("schnapsen20", 1000, 26), ("sixtysix24", 31, 30)])
 def test_illegal_action_out_of_range_id(ruleset, action, hi):
     assert_refused(fresh(ruleset), action, rf"action id {action} out of range: expected 0..{hi}")
 
@@ -442,42 +419,29 @@ def test_illegal_action_wrong_type(action):
     assert_refused(fresh(), action, rf"int id or an action name, got {re.escape(repr(action))}")
 
 
-@pytest.mark.parametrize(
-    "name",
-    [
-        "play KH",  # R12 automatic: KH is only playable through the 40 announcement
-        "play AH",  # not in B's hand
-        "exchange",  # R16: no trump jack
-        "claim",  # R20: no window before trick 1
-        "marriage S",  # holds KS but not QS
-    ],
-)
+@pytest.mark.parametrize("name", [
+    "play KH",  # R12 automatic: KH is only playable through the 40 announcement
+    "play AH",  # not in B's hand
+    "exchange",  # R16: no trump jack
+    "claim",  # R20: no window before trick 1
+    "marriage S",  # holds KS but not QS
+])
 def test_illegal_action_legal_looking(name):
     s = fresh()
     aid = s.rules.action_id(name)
     assert aid not in s.legal_actions()
     for action in (name, aid):
-        assert_refused(
-            s,
-            action,
-            rf"illegal action '{name}' \(id {aid}\) for player_1.*legal are "
-            r"\['play AS', 'play TS', 'play KS', 'marriage H', 'close'\]",
-        )
+        assert_refused(s, action, rf"illegal action '{name}' \(id {aid}\) for player_1.*legal are "
+                                  r"\['play AS', 'play TS', 'play KS', 'marriage H', 'close'\]")
 
 
 def test_illegal_action_follower_not_following_in_strict_phase():
     """RULES.md S06: A must head with KS (R10)."""
     pos = {
-        "trump": "H",
-        "stock": [],
-        "closed_by": None,
-        "closing_snapshot": None,
+        "trump": "H", "stock": [], "closed_by": None, "closing_snapshot": None,
         "hands": {"player_0": ["KS", "JS", "AH", "TD", "QC"], "player_1": ["AS", "TH", "KC", "JC"]},
         "won": {"player_0": ["TS", "KH", "AD", "KD"], "player_1": ["QH", "JH", "QD", "JD", "AC", "TC"]},
-        "marriages": {"player_0": [], "player_1": []},
-        "announced": None,
-        "leader": "player_1",
-        "table": "QS",
+        "marriages": {"player_0": [], "player_1": []}, "announced": None, "leader": "player_1", "table": "QS",
     }
     s = GameState.from_position(RuleSet.make(), pos)
     for name in ("play JS", "play AH", "play TD", "close", "claim", "marriage H", "play AS"):
@@ -489,12 +453,8 @@ def test_illegal_action_after_announcement():
     s = fresh()
     s.step("marriage H")
     for name in ("play AS", "close", "marriage H", "exchange"):
-        assert_refused(
-            s,
-            name,
-            rf"illegal action '{name}'.*after announcing marriage H.*"
-            r"legal are \['play KH', 'play QH'\]",
-        )
+        assert_refused(s, name, rf"illegal action '{name}'.*after announcing marriage H.*"
+                                r"legal are \['play KH', 'play QH'\]")
 
 
 def test_any_action_after_hand_ended():
@@ -514,79 +474,40 @@ def test_action_id_unknown_name_is_illegal_action_error():
 
 # ------------------------------------------------------------------ regressions: unreachable positions were loaded
 def _s17(**kw):
-    p = {
-        "trump": "H",
-        "stock": "JD AH TH KS QS KH".split(),
-        "closed_by": None,
-        "closing_snapshot": None,
-        "hands": {"player_0": "JH QH AS TS AC".split(), "player_1": "JS TC KC QC JC".split()},
-        "won": {"player_0": "AD TD KD QD".split(), "player_1": []},
-        "marriages": {"player_0": [], "player_1": []},
-        "announced": None,
-        "leader": "player_0",
-        "table": None,
-    }
+    p = {"trump": "H", "stock": "JD AH TH KS QS KH".split(), "closed_by": None, "closing_snapshot": None,
+         "hands": {"player_0": "JH QH AS TS AC".split(), "player_1": "JS TC KC QC JC".split()},
+         "won": {"player_0": "AD TD KD QD".split(), "player_1": []},
+         "marriages": {"player_0": [], "player_1": []}, "announced": None, "leader": "player_0", "table": None}
     p.update(kw)
     return p
 
 
 UNREACHABLE = [
-    (
-        "marriage_announced_but_both_cards_held",
-        dict(
-            hands={"player_0": "JH QH AS KS QS".split(), "player_1": "TS TC KC QC JC".split()},
-            stock="JD AH TH AC JS KH".split(),
-            marriages={"player_0": ["S"], "player_1": []},
-        ),
-        {},
-        "still holds both",
-    ),
+    ("marriage_announced_but_both_cards_held",
+     dict(hands={"player_0": "JH QH AS KS QS".split(), "player_1": "TS TC KC QC JC".split()},
+          stock="JD AH TH AC JS KH".split(), marriages={"player_0": ["S"], "player_1": []}), {}, "still holds both"),
     ("carry_in_schnapsen20", dict(carry=2), {}, "carry"),
     ("match_already_won", dict(match_points={"player_0": 7, "player_1": 0}), {}, "match is over"),
     ("leader_without_trick", dict(leader="player_1"), {}, "has won no trick"),
-    (
-        "dealer_leads_trick_1",
-        dict(won={"player_0": [], "player_1": []}, stock="JD AH TH KS QS AD TD KD QD KH".split(), dealer="player_0"),
-        {},
-        "dealer",
-    ),
+    ("dealer_leads_trick_1",
+     dict(won={"player_0": [], "player_1": []}, stock="JD AH TH KS QS AD TD KD QD KH".split(), dealer="player_0"),
+     {}, "dealer"),
     ("two_pending_marriages", dict(marriages={"player_0": [], "player_1": ["C", "D"]}), {}, "no trick"),
-    (
-        "snapshot_points_without_trick",
-        dict(closed_by="player_0", closing_snapshot={"points": 30, "tricks": 0}),
-        {},
-        "closing_snapshot",
-    ),
-    (
-        "closed_below_close_min_stock",
-        dict(closed_by="player_0", closing_snapshot={"points": 0, "tricks": 0}),
-        {"close_min_stock": 8},
-        "close_min_stock",
-    ),
+    ("snapshot_points_without_trick",
+     dict(closed_by="player_0", closing_snapshot={"points": 30, "tricks": 0}), {}, "closing_snapshot"),
+    ("closed_below_close_min_stock",
+     dict(closed_by="player_0", closing_snapshot={"points": 0, "tricks": 0}), {"close_min_stock": 8},
+     "close_min_stock"),
     ("exchanged_without_jack_under_stock", dict(exchanged=True), {}, "exchanged"),
     ("known_card_nobody_could_know", dict(known={"player_0": ["AS"], "player_1": []}), {}, "known"),
-    (
-        "auto_claim_would_have_happened",
-        dict(
-            won={"player_0": "AD TD KD QD AC TC AS TS".split(), "player_1": []},
-            stock=["JD", "TH"],
-            hands={"player_0": "JH QH KH AH KC".split(), "player_1": "QC JC KS QS JS".split()},
-        ),
-        {"claim_mode": "auto"},
-        "would have claimed",
-    ),
-    (
-        "result_not_what_the_cards_give",
-        dict(result={"winner": "player_1", "game_points": 3, "reason": "claim"}),
-        {},
-        "result",
-    ),
-    (
-        "result_last_trick_mid_hand",
-        dict(result={"winner": "player_0", "game_points": 1, "reason": "last_trick"}),
-        {},
-        "played-out",
-    ),
+    ("auto_claim_would_have_happened",
+     dict(won={"player_0": "AD TD KD QD AC TC AS TS".split(), "player_1": []}, stock=["JD", "TH"],
+          hands={"player_0": "JH QH KH AH KC".split(), "player_1": "QC JC KS QS JS".split()}),
+     {"claim_mode": "auto"}, "would have claimed"),
+    ("result_not_what_the_cards_give",
+     dict(result={"winner": "player_1", "game_points": 3, "reason": "claim"}), {}, "result"),
+    ("result_last_trick_mid_hand",
+     dict(result={"winner": "player_0", "game_points": 1, "reason": "last_trick"}), {}, "played-out"),
 ]
 
 
@@ -600,18 +521,11 @@ def test_unreachable_position_loaded_bug(name, changes, knobs, message):
 
 def test_announcement_outside_marriage_window_loaded_bug():
     """A position with a marriage announced outside the marriage window (R66-6) was loaded."""
-    pos = {
-        "trump": "C",
-        "stock": [],
-        "closed_by": None,
-        "closing_snapshot": None,
-        "hands": {"player_0": ["KH", "QH", "9S"], "player_1": ["AS", "TS", "9D"]},
-        "won": {"player_0": "AC TC KC QC JC 9C AD TD KD QD JD 9H".split(), "player_1": "AH TH JH JS KS QS".split()},
-        "marriages": {"player_0": ["H"], "player_1": []},
-        "announced": "H",
-        "leader": "player_0",
-        "table": None,
-    }
+    pos = {"trump": "C", "stock": [], "closed_by": None, "closing_snapshot": None,
+           "hands": {"player_0": ["KH", "QH", "9S"], "player_1": ["AS", "TS", "9D"]},
+           "won": {"player_0": "AC TC KC QC JC 9C AD TD KD QD JD 9H".split(),
+                   "player_1": "AH TH JH JS KS QS".split()},
+           "marriages": {"player_0": ["H"], "player_1": []}, "announced": "H", "leader": "player_0", "table": None}
     with pytest.raises(InvalidPositionError, match="marriage window"):
         GameState.from_position(RuleSet.make("sixtysix24"), pos)  # trick 10: R66-6 allows tricks 1-6 only
 

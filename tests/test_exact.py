@@ -36,14 +36,8 @@ def test_deals_are_every_split_once():
     assert len(seen) == 6300 == 210 * 15 * 2
 
 
-@pytest.mark.parametrize(
-    "knobs",
-    [
-        {},
-        {"marriage_declaration": "optional", "false_claim": "mirror"},
-        {"claim_mode": "auto", "closed_hand_end": "must_claim"},
-    ],
-)
+@pytest.mark.parametrize("knobs", [{}, {"marriage_declaration": "optional", "false_claim": "mirror"},
+                                   {"claim_mode": "auto", "closed_hand_end": "must_claim"}])
 def test_compiled_walk_counts_what_the_reference_engine_walks(knobs):
     rules = RuleSet.make("schnapsen10", **knobs)
     R = rules_core.rule_table(rules)
@@ -60,12 +54,8 @@ def test_compiled_walk_counts_what_the_reference_engine_walks(knobs):
 
 def test_schnapsen10_tree_size():
     """The figure in RULES.md section 3a and the docs (OpenSpiel and schnapsen10)."""
-    assert exact.tree_size(RULES) == {
-        "deals": 6300,
-        "nodes": 72_529_808,
-        "decisions": 48_199_680,
-        "terminals": 24_330_128,
-    }
+    assert exact.tree_size(RULES) == {"deals": 6300, "nodes": 72_529_808, "decisions": 48_199_680,
+                                      "terminals": 24_330_128}
 
 
 def test_other_rulesets_are_refused():
@@ -96,7 +86,7 @@ def _restricted_openspiel_game(rules: RuleSet, orders: list[np.ndarray]):
             if h.dealer is None:
                 return [(1, 1.0)]
             prefix = tuple(h.deck)
-            nxt = [o[len(prefix)] for o in allowed if o[: len(prefix)] == prefix]
+            nxt = [o[len(prefix)] for o in allowed if o[:len(prefix)] == prefix]
             return [(c, nxt.count(c) / len(nxt)) for c in sorted(set(nxt))]
 
     class Game(sos.SchnapsenGame):
@@ -188,14 +178,11 @@ def test_policy_checks_and_adapters():
     with pytest.raises(ValueError, match="at least one deal"):
         exact.Tree(RULES, [])
     good = SMALL[0]
-    bad_orders = {
-        "deal 1: expected a deck order": [good, np.r_[good[:9], 10]],
-        "deal 0: expected a deck order": [good[:9]],
-        "deal 0: expected a deck order, a permutation": [np.r_[good[:9], good[0]]],
-        "deal 1 repeats an earlier deal": [good, good.copy()],
-        "a 2-D array": good,
-        "got int": 5,
-    }
+    bad_orders = {"deal 1: expected a deck order": [good, np.r_[good[:9], 10]],
+                  "deal 0: expected a deck order": [good[:9]],
+                  "deal 0: expected a deck order, a permutation": [np.r_[good[:9], good[0]]],
+                  "deal 1 repeats an earlier deal": [good, good.copy()],
+                  "a 2-D array": good, "got int": 5}
     for message, orders in bad_orders.items():
         with pytest.raises(ValueError, match=message):
             exact.Tree(RULES, orders)
@@ -228,7 +215,6 @@ def test_policy_checks_and_adapters():
 
         def act(self, observation):
             return 99
-
     with pytest.raises(ValueError, match="act_batch returned"):
         tree.nash_conv(exact.agent_policy(Wild()))
     with pytest.raises(ValueError, match="the agent returned action 99"):
@@ -237,12 +223,10 @@ def test_policy_checks_and_adapters():
         exact.search_agent_policy(object())
     with pytest.raises(ValueError, match="expected an agents.learned.policy_net.ActorCritic"):
         exact.network_policy(object())
-
     # a deterministic policy: the lowest legal action, as an agent with act_batch
     class Lowest:
         def act_batch(self, obs, masks):
             return masks.argmax(axis=1)
-
     low = tree.nash_conv(exact.agent_policy(Lowest()))
     assert low["nash_conv"] > 0 and low["exploitability"] == pytest.approx(low["nash_conv"] / 2)
 
@@ -251,7 +235,6 @@ def test_network_policy_is_the_masked_softmax():
     import torch
 
     from agents.learned.policy_net import ActorCritic
-
     torch.manual_seed(0)
     model = ActorCritic(obs_size=obs_size(RULES), n_actions=RULES.n_actions, hidden=16, layers=1).eval()
     tree = exact.Tree(RULES, SMALL[:2])

@@ -44,7 +44,7 @@ def world_state(template: np.ndarray, world: np.ndarray, k: int, rules: RuleSet)
     st = template.copy()
     for c in world[:k]:
         st[rules_core.F.hands + 1] |= 1 << int(c)
-    st[rules_core.F.stock : rules_core.F.stock + len(world) - k] = world[k:]
+    st[rules_core.F.stock:rules_core.F.stock + len(world) - k] = world[k:]
     return rules_core.to_game_state(st, rules)
 
 
@@ -88,14 +88,8 @@ def test_worlds_never_contradict_the_observation(ruleset):
                 np.testing.assert_array_equal(encoding.observation(h, 0)[keep], obs["observation"][keep])
                 assert h.hands[1].bit_count() == opp_size
                 assert h.hands[1] & g.known[1 - g.to_move] == g.known[1 - g.to_move]
-                cards = [
-                    h.hands[0],
-                    h.hands[1],
-                    h.won[0],
-                    h.won[1],
-                    1 << h.table if h.table >= 0 else 0,
-                    *[1 << c for c in h.stock],
-                ]
+                cards = [h.hands[0], h.hands[1], h.won[0], h.won[1], 1 << h.table if h.table >= 0 else 0,
+                         *[1 << c for c in h.stock]]
                 assert sum(m.bit_count() for m in cards) == rules.n_cards
                 assert np.bitwise_or.reduce(cards) == (1 << rules.n_cards) - 1
                 if g.stock:
@@ -154,7 +148,7 @@ def test_exhausted_stock_is_played_exactly():
 
 
 def test_decision_rules():
-    """ "mean": best mean game points; "loss": the lowest share of lost worlds, then the best mean."""
+    """"mean": best mean game points; "loss": the lowest share of lost worlds, then the best mean."""
     rules = RuleSet.make()
     g = GameState.new_hand(rules, rng=np.random.default_rng(8))
     obs = obs_of(g)
@@ -182,17 +176,8 @@ def test_budgets():
     assert a.action_values(obs) == b.action_values(obs)  # seeded: reproducible
 
 
-@pytest.mark.parametrize(
-    "bad",
-    [
-        dict(worlds=0),
-        dict(worlds=2.5),
-        dict(max_nodes=0),
-        dict(decision="best"),
-        dict(max_time=0),
-        dict(max_time=float("nan")),
-    ],
-)
+@pytest.mark.parametrize("bad", [dict(worlds=0), dict(worlds=2.5), dict(max_nodes=0), dict(decision="best"),
+                                 dict(max_time=0), dict(max_time=float("nan"))])
 def test_bad_options_are_refused(bad):
     with pytest.raises(ValueError, match=next(iter(bad))):
         ExpertAgent(RuleSet.make(), **bad)

@@ -39,25 +39,15 @@ train = load_script("train.py")
 
 
 def fuzz_settings(n: int):
-    return settings(
-        max_examples=n,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
-    )
+    return settings(max_examples=n, derandomize=True, database=None, deadline=None, print_blob=True,
+                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                           HealthCheck.function_scoped_fixture])
 
 
-JSON = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers(-(10**20), 10**20)
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(max_size=8),
-    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
-    max_leaves=8,
-)
+JSON = st.recursive(st.none() | st.booleans() | st.integers(-10 ** 20, 10 ** 20) |
+                    st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=8),
+                    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3),
+                    max_leaves=8)
 CARD_LIKE = st.sampled_from(["AS", "TS", "KS", "QS", "JS", "AH", "9C", "XX", "", "as", "A♠", None, 3])
 
 
@@ -113,8 +103,7 @@ def _played(seed: int, ruleset: str, steps: int | None = None) -> GameState:
 
 RECORDS = [json.loads(json.dumps(Recorder.deal(RuleSet.make(), np.random.default_rng(0)).record().to_dict()))] + [
     json.loads(json.dumps(record_of(_played(s, r)).to_dict()))
-    for s, r in ((1, "schnapsen20"), (2, "sixtysix24"), (3, "schnapsen20"))
-]
+    for s, r in ((1, "schnapsen20"), (2, "sixtysix24"), (3, "schnapsen20"))]
 
 
 @fuzz_settings(250)
@@ -130,7 +119,7 @@ def test_fuzz_records_only_record_errors_and_the_file_is_unchanged(data):
         if byte_op == "cut":
             blob = blob[:i]
         elif byte_op == "flip":
-            blob = blob[:i] + bytes([blob[i] ^ data.draw(st.integers(1, 255), label="xor")]) + blob[i + 1 :]
+            blob = blob[:i] + bytes([blob[i] ^ data.draw(st.integers(1, 255), label="xor")]) + blob[i + 1:]
         else:
             blob = blob[:i] + data.draw(st.binary(min_size=1, max_size=4), label="bytes") + blob[i:]
     with tempfile.TemporaryDirectory() as tmp:
@@ -186,119 +175,19 @@ def test_fuzz_positions_only_invalid_position_errors_and_nothing_changes(data):
 
 
 TOKENS = {
-    "arena": [
-        "random",
-        "heuristic",
-        "rollout:n_samples=1,depth=1",
-        "rollout:n_samples=abc",
-        "rollout:depth=1.5",
-        "grandmaster",
-        "x.pt",
-        "--deals",
-        "--seed",
-        "--workers",
-        "--chunk-size",
-        "--episode",
-        "match",
-        "hand",
-        "--ruleset",
-        "sixtysix24",
-        "--knob",
-        "must_head=False",
-        "must_head",
-        "--json",
-        "--records",
-        "--round-robin",
-        "--no-progress",
-        "0",
-        "1",
-        "2",
-        "-1",
-        "abc",
-        "1.5",
-        "",
-        "OUT",
-        "DIR",
-        "RO",
-    ],
-    "play": [
-        "--opponent",
-        "random",
-        "heuristic",
-        "grandmaster",
-        "rollout:n_samples=abc",
-        "--hands",
-        "--seed",
-        "--seat",
-        "player_0",
-        "player_1",
-        "alternate",
-        "--match",
-        "--record",
-        "--ruleset",
-        "sixtysix24",
-        "--no-reveal",
-        "0",
-        "1",
-        "-1",
-        "abc",
-        "",
-        "OUT",
-        "DIR",
-        "RO",
-    ],
-    "replay": [
-        "GOOD",
-        "BAD",
-        "DIR",
-        "MISSING",
-        "--index",
-        "--viewer",
-        "player_0",
-        "player_1",
-        "--hide",
-        "--step",
-        "0",
-        "1",
-        "-1",
-        "99",
-        "abc",
-        "",
-    ],
-    "train": [
-        "--num-envs",
-        "--hidden",
-        "--seed",
-        "--learning-rate",
-        "--gamma",
-        "--ruleset",
-        "sixtysix24",
-        "--device",
-        "cpu",
-        "--run-name",
-        "../x",
-        "ok",
-        "--resume",
-        "GOOD",
-        "BAD",
-        "--backend",
-        "tf",
-        "--pool-prob",
-        "--tensorboard",
-        "--no-anneal-lr",
-        "--final-eval-opponents",
-        "grandmaster",
-        "--bogus",
-        "0",
-        "1",
-        "4",
-        "-1",
-        "abc",
-        "1.5",
-        "nan",
-        "",
-        "1000000000",
-    ],
+    "arena": ["random", "heuristic", "rollout:n_samples=1,depth=1", "rollout:n_samples=abc", "rollout:depth=1.5",
+              "grandmaster", "x.pt", "--deals", "--seed", "--workers", "--chunk-size", "--episode", "match", "hand",
+              "--ruleset", "sixtysix24", "--knob", "must_head=False", "must_head", "--json", "--records",
+              "--round-robin", "--no-progress", "0", "1", "2", "-1", "abc", "1.5", "", "OUT", "DIR", "RO"],
+    "play": ["--opponent", "random", "heuristic", "grandmaster", "rollout:n_samples=abc", "--hands", "--seed",
+             "--seat", "player_0", "player_1", "alternate", "--match", "--record", "--ruleset", "sixtysix24",
+             "--no-reveal", "0", "1", "-1", "abc", "", "OUT", "DIR", "RO"],
+    "replay": ["GOOD", "BAD", "DIR", "MISSING", "--index", "--viewer", "player_0", "player_1", "--hide", "--step",
+               "0", "1", "-1", "99", "abc", ""],
+    "train": ["--num-envs", "--hidden", "--seed", "--learning-rate", "--gamma", "--ruleset", "sixtysix24", "--device",
+              "cpu", "--run-name", "../x", "ok", "--resume", "GOOD", "BAD", "--backend", "tf", "--pool-prob",
+              "--tensorboard", "--no-anneal-lr", "--final-eval-opponents", "grandmaster", "--bogus", "0", "1", "4",
+              "-1", "abc", "1.5", "nan", "", "1000000000"],
 }
 PROG_NAMES = {"arena": "schnapsen-arena", "play": "schnapsen-play", "replay": "schnapsen-replay", "train": "train.py"}
 
@@ -320,41 +209,16 @@ def test_fuzz_command_lines_end_in_a_status_never_an_exception(sandbox, monkeypa
     from fault_util import ReadOnly
 
     argv = data.draw(st.lists(st.sampled_from(TOKENS[prog]) | st.text(max_size=5), max_size=7), label="argv")
-    names = {
-        "OUT": str(sandbox / "out" / "o.json"),
-        "DIR": str(sandbox / "dir"),
-        "RO": str(sandbox / "ro" / "x"),
-        "GOOD": str(sandbox / "good.jsonl"),
-        "BAD": str(sandbox / "bad.jsonl"),
-        "MISSING": str(sandbox / "missing.jsonl"),
-    }
+    names = {"OUT": str(sandbox / "out" / "o.json"), "DIR": str(sandbox / "dir"), "RO": str(sandbox / "ro" / "x"),
+             "GOOD": str(sandbox / "good.jsonl"), "BAD": str(sandbox / "bad.jsonl"),
+             "MISSING": str(sandbox / "missing.jsonl")}
     argv = [names.get(a, a) for a in argv]
     # whatever was drawn, a valid command line stays small: these flags come last and win
-    safe = {
-        "arena": ["--deals", "1", "--workers", "1", "--no-progress"],
-        "play": [],
-        "replay": [],
-        "train": [
-            "--total-steps",
-            "64",
-            "--batch-size",
-            "64",
-            "--minibatch-size",
-            "32",
-            "--num-envs",
-            "2",
-            "--hidden",
-            "8",
-            "--final-eval-deals",
-            "0",
-            "--eval-every",
-            "0",
-            "--no-tensorboard",
-            "--no-progress",
-            "--run-dir",
-            str(sandbox / "runs"),
-        ],
-    }[prog]
+    safe = {"arena": ["--deals", "1", "--workers", "1", "--no-progress"],
+            "play": [], "replay": [],
+            "train": ["--total-steps", "64", "--batch-size", "64", "--minibatch-size", "32", "--num-envs", "2",
+                      "--hidden", "8", "--final-eval-deals", "0", "--eval-every", "0", "--no-tensorboard",
+                      "--no-progress", "--run-dir", str(sandbox / "runs")]}[prog]
     with monkeypatch.context() as m:
         ReadOnly(m, sandbox / "ro")
         before = files_under(sandbox)

@@ -48,9 +48,8 @@ def test_fresh_copy_equals_deepcopy():
     assert got["g"] is _Color.RED
 
 
-@pytest.mark.parametrize(
-    "kwargs", [{}, {"episode": "match", "reward": "game_points"}, {"ruleset": "sixtysix24", "episode": "match"}]
-)
+@pytest.mark.parametrize("kwargs", [{}, {"episode": "match", "reward": "game_points"},
+                                    {"ruleset": "sixtysix24", "episode": "match"}])
 def test_gym_infos_are_fresh_and_observations_exact(kwargs):
     rng = np.random.default_rng(0)
 

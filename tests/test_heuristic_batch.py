@@ -55,7 +55,8 @@ def _situation(agent: HeuristicAgent, obs: np.ndarray, action: int) -> str:
         return rules.action_names[action].split()[0]  # marriage, exchange, close, claim
     lay = layout(rules)
     following = obs[lay["table"]].max() > 0.5
-    phase = "closed" if obs[lay["closed"]][0] > 0.5 else "exhausted" if obs[lay["stock_size"]][0] < 1e-6 else "open"
+    phase = ("closed" if obs[lay["closed"]][0] > 0.5 else "exhausted" if obs[lay["stock_size"]][0] < 1e-6
+             else "open")
     if obs[lay["announced"]].max() > 0.5:  # the K-Q rule tells only the open stock from the STRICT phase
         return "lead-announced-" + ("open" if phase == "open" else "strict")
     return ("follow-" if following else "lead-") + phase
@@ -93,13 +94,8 @@ def _lockstep(case_index: int) -> Counter:
         seen.update(_situation(agent, o, int(a)) for o, a, m in zip(obs, batch, masks) if m.sum() > 1)
         seen["rows"] += len(batch)
         seen["decisions"] += int((masks.sum(axis=1) > 1).sum())
-        actions = np.array(
-            [
-                a if rng.random() < p else _random_move(rng, m, rules.n_cards)
-                for a, p, m in zip(batch.tolist(), p_heuristic, masks)
-            ],
-            dtype=np.int64,
-        )
+        actions = np.array([a if rng.random() < p else _random_move(rng, m, rules.n_cards)
+                            for a, p, m in zip(batch.tolist(), p_heuristic, masks)], dtype=np.int64)
         obs, masks, _, _, _, _ = env.step(actions)
     return seen
 
@@ -119,8 +115,7 @@ def test_lockstep_runs_reach_every_rule_of_the_heuristic():
     for i, (ruleset, _) in enumerate(CASES):
         per_ruleset[ruleset] += _lockstep(i)
     kinds = ["claim", "exchange", "close", "marriage", "lead-announced-open", "lead-announced-strict"] + [
-        f"{how}-{phase}" for how in ("lead", "follow") for phase in ("open", "closed", "exhausted")
-    ]
+        f"{how}-{phase}" for how in ("lead", "follow") for phase in ("open", "closed", "exhausted")]
     for ruleset, seen in per_ruleset.items():
         assert seen["decisions"] >= (10_000 if ruleset == "schnapsen10" else 40_000), (ruleset, seen)
         thin = {k: seen[k] for k in kinds if seen[k] < 100}
@@ -177,7 +172,7 @@ def test_act_batch_equals_act_on_scrambled_rows(ruleset):
     _assert_rows_equal(agent, obs[accepted], masks[accepted], f"{ruleset} scrambled")
     for i in refused:
         with pytest.raises(ValueError, match="row 0 of the batch"):
-            agent.act_batch(obs[i : i + 1], masks[i : i + 1])
+            agent.act_batch(obs[i:i + 1], masks[i:i + 1])
 
 
 def test_act_batch_takes_other_dtypes_and_layouts_alike():
@@ -186,14 +181,8 @@ def test_act_batch_takes_other_dtypes_and_layouts_alike():
     env = SchnapsenVectorEnv(64, ruleset="sixtysix24")
     obs, masks, _ = env.reset(seed=3)
     expect = agent.act_batch(obs, masks)
-    for m in (
-        masks.astype(bool),
-        masks.astype(np.float32),
-        masks.astype(np.int64),
-        masks.astype(np.uint8),
-        np.asfortranarray(masks),
-        masks.tolist(),
-    ):
+    for m in (masks.astype(bool), masks.astype(np.float32), masks.astype(np.int64), masks.astype(np.uint8),
+              np.asfortranarray(masks), masks.tolist()):
         np.testing.assert_array_equal(agent.act_batch(obs, m), expect)
     for o in (obs.astype(np.float64), np.asfortranarray(obs), obs.tolist()):
         np.testing.assert_array_equal(agent.act_batch(o, masks), expect)
@@ -211,18 +200,8 @@ def test_kernel_tables_follow_the_observation_layout():
         rules = RuleSet.make(ruleset)
         lay = layout(rules)
         t = heuristic_core.tables(rules, 2)
-        for name in (
-            "hand",
-            "table",
-            "unseen",
-            "me_won",
-            "opp_won",
-            "trump",
-            "stock_size",
-            "closed",
-            "points",
-            "pending",
-        ):
+        for name in ("hand", "table", "unseen", "me_won", "opp_won", "trump", "stock_size", "closed", "points",
+                     "pending"):
             assert t.ints[getattr(heuristic_core.I, name)] == lay[name].start, (ruleset, name)
         assert t.ints[heuristic_core.I.claim] == rules.claim_action and t.cards.shape == (rules.n_cards, 4)
 
@@ -240,10 +219,8 @@ def test_act_batch_refuses_wrong_shapes_and_dtypes(batch20):
     cases = [
         ((obs[0], masks), r"observations must have shape \(B, 255\) \(obs_size = 255 for schnapsen20\), got \(255,\)"),
         ((obs[None], masks), r"observations must have shape \(B, 255\).*got \(1, 8, 255\)"),
-        (
-            (np.zeros((8, 299), np.float32), masks),
-            r"observations must have shape \(B, 255\).*got \(8, 299\).*env's rules",
-        ),
+        ((np.zeros((8, 299), np.float32), masks),
+         r"observations must have shape \(B, 255\).*got \(8, 299\).*env's rules"),
         ((obs, masks[:, :-1]), r"masks must have shape \(B, 27\) \(n_actions = 27 for schnapsen20\), got \(8, 26\)"),
         ((obs, masks[0]), r"masks must have shape \(B, 27\).*got \(27,\)"),
         ((obs, masks[:5]), "masks must have one row per observation: got 5 rows of masks for 8 observations"),
@@ -277,11 +254,8 @@ def test_act_batch_and_act_refuse_points_outside_the_observation_space(batch20, 
     bad = obs.copy()
     bad[rows[-1], layout(agent.rules)[entry].start] = value
     i = layout(agent.rules)[entry].start
-    with pytest.raises(
-        ValueError,
-        match=rf"row {rows[-1]} of the batch: its '{entry}' entry \(index {i}\) is .*"
-        rf"expected a number from 0 to [34]",
-    ):
+    with pytest.raises(ValueError, match=rf"row {rows[-1]} of the batch: its '{entry}' entry \(index {i}\) is .*"
+                                         rf"expected a number from 0 to [34]"):
         agent.act_batch(bad, masks)
     with pytest.raises(ValueError, match=rf"'{entry}' entry \(index {i}\).*expected a number from 0 to [34]"):
         agent.act({"observation": bad[rows[-1]], "action_mask": masks[rows[-1]]})
@@ -294,9 +268,8 @@ def test_act_batch_and_act_refuse_a_table_card_with_no_card_to_follow(batch20):
     o[layout(rules)["table"].start + 3] = 1.0
     m = np.zeros(rules.n_actions, dtype=np.int8)
     m[[rules.close_action, rules.claim_action]] = 1
-    with pytest.raises(
-        ValueError, match="row 0 of the batch: the observation shows a card on the table but the mask offers no card"
-    ):
+    with pytest.raises(ValueError, match="row 0 of the batch: the observation shows a card on the table but the mask "
+                                         "offers no card"):
         agent.act_batch(o[None], m[None])
     with pytest.raises(ValueError, match="offers no card to follow with"):
         agent.act({"observation": o, "action_mask": m})

@@ -15,10 +15,8 @@ from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
 
-@pytest.mark.parametrize(
-    "knobs, search_stock",
-    [({}, 0), (dict(close_min_stock=2, exchange_min_stock=2), 0), (dict(must_head=False), 0), ({}, 4)],
-)
+@pytest.mark.parametrize("knobs, search_stock", [({}, 0), (dict(close_min_stock=2, exchange_min_stock=2), 0),
+                                                 (dict(must_head=False), 0), ({}, 4)])
 def test_each_half_moves_in_its_phase_and_plays_as_it_would_alone(knobs, search_stock):
     """The hybrid plays seat 0 against the heuristic in seat 1, 12 hands. At each of its decisions the truth of
     the state (stock closed, exhausted or down to ``search_stock`` cards) picks the half, and the hybrid's move
@@ -61,19 +59,16 @@ def test_registered_and_defaults_to_the_strongest_policy():
         PolicySearchAgent("schnapsen10", seed=0, policy="heuristic", search_stock=6)
 
 
-@pytest.mark.parametrize(
-    "options, match",
-    [
-        (dict(policy="no-such-policy"), "unknown agent"),
-        (dict(policy="missing/policy.pt"), "no checkpoint file"),
-        (dict(policy=3), "policy must be a shipped policy's name or a .pt file, got 3"),
-        (dict(worlds=0), "worlds must be an int from 1"),
-        (dict(search_stock=-1), "search_stock must be an int from 0 to 10 .* or None, got -1"),
-        (dict(search_stock=11), "search_stock must be an int from 0 to 10"),
-        (dict(search_stock=True), "search_stock must be an int"),
-        (dict(search_stock=2.0), "search_stock must be an int"),
-    ],
-)
+@pytest.mark.parametrize("options, match", [
+    (dict(policy="no-such-policy"), "unknown agent"),
+    (dict(policy="missing/policy.pt"), "no checkpoint file"),
+    (dict(policy=3), "policy must be a shipped policy's name or a .pt file, got 3"),
+    (dict(worlds=0), "worlds must be an int from 1"),
+    (dict(search_stock=-1), "search_stock must be an int from 0 to 10 .* or None, got -1"),
+    (dict(search_stock=11), "search_stock must be an int from 0 to 10"),
+    (dict(search_stock=True), "search_stock must be an int"),
+    (dict(search_stock=2.0), "search_stock must be an int"),
+])
 def test_bad_options_are_refused(options, match):
     with pytest.raises(ValueError, match=match):
         PolicySearchAgent("schnapsen20", seed=0, **options)

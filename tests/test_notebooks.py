@@ -21,16 +21,10 @@ def test_notebook_runs(path, tmp_path, monkeypatch):
     monkeypatch.setenv("PYTHONPATH", os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     nb = nbformat.read(path, as_version=4)
     assert not any(c.get("outputs") for c in nb.cells if c.cell_type == "code"), "commit notebooks without outputs"
-    nbclient.NotebookClient(
-        nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": str(path.parent)}}
-    ).execute()
-    warned = [
-        out.get("text", "")
-        for c in nb.cells
-        if c.cell_type == "code"
-        for out in c.get("outputs", [])
-        if out.get("name") == "stderr" and "Warning" in out.get("text", "")
-    ]
+    nbclient.NotebookClient(nb, timeout=600, kernel_name="python3",
+                            resources={"metadata": {"path": str(path.parent)}}).execute()
+    warned = [out.get("text", "") for c in nb.cells if c.cell_type == "code" for out in c.get("outputs", [])
+              if out.get("name") == "stderr" and "Warning" in out.get("text", "")]
     assert not warned, f"{path.name} printed warnings: {warned}"
 
 

@@ -20,10 +20,8 @@ from schnapsen_env.rules import PLAYERS
 from schnapsen_env.ruleset import RuleSet
 
 HAS_OPENSPIEL = importlib.util.find_spec("pyspiel") is not None
-needs_openspiel = pytest.mark.skipif(
-    not HAS_OPENSPIEL,
-    reason="OpenSpiel is the optional extra 'openspiel' (bash scripts/bootstrap.sh --extras openspiel)",
-)
+needs_openspiel = pytest.mark.skipif(not HAS_OPENSPIEL, reason="OpenSpiel is the optional extra 'openspiel' "
+                                                               "(bash scripts/bootstrap.sh --extras openspiel)")
 if HAS_OPENSPIEL:
     import pyspiel
 
@@ -68,26 +66,16 @@ def test_load_game_by_name_with_defaults():
 
 
 @needs_openspiel
-@pytest.mark.parametrize(
-    "text, rules",
-    [
-        ("python_schnapsen(ruleset=sixtysix24)", RuleSet.make("sixtysix24")),
-        (
-            "python_schnapsen(ruleset=sixtysix24,must_head=1,exchange_rank=J,tie=none)",
-            RuleSet.make("sixtysix24", must_head=True, exchange_rank="J", tie="none"),
-        ),
-        (
-            "python_schnapsen(must_head=0,false_claim=pagat,close_min_stock=2,marriage_on_opening_lead=0)",
-            RuleSet.make(
-                "schnapsen20", must_head=False, false_claim="pagat", close_min_stock=2, marriage_on_opening_lead=False
-            ),
-        ),
-        (
-            "python_schnapsen(ruleset=sixtysix24,exchange_rank=nine,last_trick_bonus=0)",
-            RuleSet.make("sixtysix24", last_trick_bonus=0),
-        ),
-    ],
-)
+@pytest.mark.parametrize("text, rules", [
+    ("python_schnapsen(ruleset=sixtysix24)", RuleSet.make("sixtysix24")),
+    ("python_schnapsen(ruleset=sixtysix24,must_head=1,exchange_rank=J,tie=none)",
+     RuleSet.make("sixtysix24", must_head=True, exchange_rank="J", tie="none")),
+    ("python_schnapsen(must_head=0,false_claim=pagat,close_min_stock=2,marriage_on_opening_lead=0)",
+     RuleSet.make("schnapsen20", must_head=False, false_claim="pagat", close_min_stock=2,
+                  marriage_on_opening_lead=False)),
+    ("python_schnapsen(ruleset=sixtysix24,exchange_rank=nine,last_trick_bonus=0)",
+     RuleSet.make("sixtysix24", last_trick_bonus=0)),
+])
 def test_load_game_with_parameters(text, rules):
     game = pyspiel.load_game(text)
     assert game.rules == rules
@@ -102,30 +90,23 @@ def test_load_game_with_parameters(text, rules):
 def test_parameters_cover_every_knob_of_rules_md():
     knobs = set(RuleSet.make("schnapsen20").knobs()) | set(RuleSet.make("sixtysix24").knobs())
     assert set(sos.PARAMETERS) == knobs | {"ruleset"}
-    assert pyspiel.load_game("python_schnapsen", {"ruleset": "sixtysix24", "exchange_rank": "9"}).rules == RuleSet.make(
-        "sixtysix24"
-    )
+    assert pyspiel.load_game("python_schnapsen", {"ruleset": "sixtysix24", "exchange_rank": "9"}).rules == \
+        RuleSet.make("sixtysix24")
 
 
 @needs_openspiel
-@pytest.mark.parametrize(
-    "text, error, words",
-    [
-        ("python_schnapsen(ruleset=skat)", RulesError, ["ruleset", "schnapsen20", "sixtysix24"]),
-        ("python_schnapsen(false_claim=maybe)", RulesError, ["false_claim", "reject", "mirror", "pagat"]),
-        ("python_schnapsen(must_head=2)", RulesError, ["must_head", "-1", "0", "1"]),
-        ("python_schnapsen(close_min_stock=11)", RulesError, ["close_min_stock", "2 to"]),
-        ("python_schnapsen(tie=carry)", RulesError, ["tie", "no effect"]),
-        (
-            "python_schnapsen(ruleset=sixtysix24,unclaimed_last_trick_value=one)",
-            RulesError,
-            ["unclaimed_last_trick_value"],
-        ),
-        ("python_schnapsen(exchange_rank=nine)", RulesError, ["exchange_rank", "no nines"]),
-        ("python_schnapsen(must_head=true)", pyspiel.SpielError if HAS_OPENSPIEL else None, ["must_head", "kInt"]),
-        ("python_schnapsen(colour=red)", pyspiel.SpielError if HAS_OPENSPIEL else None, ["colour", "must_head"]),
-    ],
-)
+@pytest.mark.parametrize("text, error, words", [
+    ("python_schnapsen(ruleset=skat)", RulesError, ["ruleset", "schnapsen20", "sixtysix24"]),
+    ("python_schnapsen(false_claim=maybe)", RulesError, ["false_claim", "reject", "mirror", "pagat"]),
+    ("python_schnapsen(must_head=2)", RulesError, ["must_head", "-1", "0", "1"]),
+    ("python_schnapsen(close_min_stock=11)", RulesError, ["close_min_stock", "2 to"]),
+    ("python_schnapsen(tie=carry)", RulesError, ["tie", "no effect"]),
+    ("python_schnapsen(ruleset=sixtysix24,unclaimed_last_trick_value=one)", RulesError,
+     ["unclaimed_last_trick_value"]),
+    ("python_schnapsen(exchange_rank=nine)", RulesError, ["exchange_rank", "no nines"]),
+    ("python_schnapsen(must_head=true)", pyspiel.SpielError if HAS_OPENSPIEL else None, ["must_head", "kInt"]),
+    ("python_schnapsen(colour=red)", pyspiel.SpielError if HAS_OPENSPIEL else None, ["colour", "must_head"]),
+])
 def test_bad_parameters_name_the_key_and_the_allowed_values(text, error, words):
     with pytest.raises(error) as info:
         pyspiel.load_game(text)
@@ -141,16 +122,9 @@ def test_rules_from_params_refuses_unknown_keys_directly():
 
 # ------------------------------------------------------------------------------ OpenSpiel's own checks
 @needs_openspiel
-@pytest.mark.parametrize(
-    "ruleset, knobs",
-    [
-        ("schnapsen20", {}),
-        ("sixtysix24", {}),
-        ("schnapsen20", COMBINED_20),
-        ("sixtysix24", COMBINED_24),
-        ("schnapsen20", {"claim_mode": "auto", "false_claim": "pagat"}),
-    ],
-)
+@pytest.mark.parametrize("ruleset, knobs", [("schnapsen20", {}), ("sixtysix24", {}),
+                                            ("schnapsen20", COMBINED_20), ("sixtysix24", COMBINED_24),
+                                            ("schnapsen20", {"claim_mode": "auto", "false_claim": "pagat"})])
 def test_random_sim_test_with_serialisation(ruleset, knobs):
     game = sos.load_game(ruleset, **knobs)
     pyspiel.random_sim_test(game, num_sims=15, serialize=True, verbose=False)
@@ -226,9 +200,8 @@ def test_lockstep_with_the_pettingzoo_env(ruleset):
             legal = state.legal_actions()
             assert legal == np.flatnonzero(obs["action_mask"]).tolist()
             for p in (0, 1):
-                assert np.array_equal(
-                    np.asarray(state.observation_tensor(p), dtype=np.float32), env.observe(PLAYERS[p])["observation"]
-                )
+                assert np.array_equal(np.asarray(state.observation_tensor(p), dtype=np.float32),
+                                      env.observe(PLAYERS[p])["observation"])
             action = legal[rng.integers(len(legal))]
             state.apply_action(action)
             env.step(action)
@@ -285,7 +258,8 @@ def test_information_states_are_sealed(ruleset):
             assert world.information_state_tensor(player) == state.information_state_tensor(player)
             assert world.observation_string(player) == state.observation_string(player)
             assert world.observation_tensor(player) == state.observation_tensor(player)
-            opponent_changed += world.information_state_string(1 - player) != state.information_state_string(1 - player)
+            opponent_changed += world.information_state_string(1 - player) != \
+                state.information_state_string(1 - player)
     assert opponent_changed > 20
 
 
@@ -300,7 +274,7 @@ def test_information_state_has_perfect_recall_of_the_order_of_draws():
         state = _random_state(game, rng, 12)
         tensor = np.asarray(state.information_state_tensor(0))
         history = tensor[255:].reshape(sos.max_events(game.rules), -1)
-        draws = [row for row in history if row[0] == 1 and row[2 + 27 :].any()]
+        draws = [row for row in history if row[0] == 1 and row[2 + 27:].any()]
         if len(draws) >= 2:
             found = True
             assert "me:draw" in state.information_state_string(0)
@@ -361,22 +335,18 @@ def test_openspiel_ismcts_runs_on_the_dealt_game():
     game = sos.load_game("schnapsen20")
     rng = np.random.default_rng(2)
     state = _random_state(game, rng, 9)
-    bot = ismcts.ISMCTSBot(
-        game, mcts.RandomRolloutEvaluator(1, np.random.RandomState(0)), 2.0, 30, random_state=np.random.RandomState(1)
-    )
+    bot = ismcts.ISMCTSBot(game, mcts.RandomRolloutEvaluator(1, np.random.RandomState(0)), 2.0, 30,
+                           random_state=np.random.RandomState(1))
     bot.set_resampler(lambda s, p: s.resample_from_infostate(p, rng))
     assert bot.step(state) in state.legal_actions()
 
 
 @needs_openspiel
-@pytest.mark.parametrize(
-    "name, ruleset, knobs",
-    [
-        ("openspiel-ismcts", "schnapsen20", {}),
-        ("openspiel-ismcts", "sixtysix24", {"must_head": True}),
-        ("openspiel-mcts", "schnapsen20", {"claim_mode": "auto"}),
-    ],
-)
+@pytest.mark.parametrize("name, ruleset, knobs", [
+    ("openspiel-ismcts", "schnapsen20", {}),
+    ("openspiel-ismcts", "sixtysix24", {"must_head": True}),
+    ("openspiel-mcts", "schnapsen20", {"claim_mode": "auto"}),
+])
 def test_search_bots_play_legal_actions_through_the_arena(name, ruleset, knobs):
     from agents.evaluation.arena import play_match
 

@@ -67,16 +67,7 @@ def test_the_narration_of_a_scripted_hand_is_the_golden_transcript():
 def test_the_golden_transcript_shows_what_it_must():
     """The golden hand holds each kind of narration (so the test above covers them)."""
     text = (DATA / "play_narration.out").read_text(encoding="utf-8")
-    for words in (
-        "the opponent wins the trick",
-        "you win the trick",
-        "card points (R8)",
-        "you drew ",
-        "the opponent drew",
-        "announce the marriage in",
-        "belongs to a marriage: announce it first",
-        "is neither a card code",
-        "legal: ",
-        "game point",
-    ):
+    for words in ("the opponent wins the trick", "you win the trick", "card points (R8)", "you drew ",
+                  "the opponent drew", "announce the marriage in", "belongs to a marriage: announce it first",
+                  "is neither a card code", "legal: ", "game point"):
         assert words in text, words

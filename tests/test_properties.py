@@ -32,15 +32,8 @@ VARIANTS = [
     ("schnapsen20", {"claim_mode": "auto"}),
     ("schnapsen20", {"marriage_declaration": "optional"}),
     ("schnapsen20", {"exchange_min_stock": 2, "close_min_stock": 2}),
-    (
-        "schnapsen20",
-        {
-            "closed_hand_end": "must_claim",
-            "closing_reference": "at_end",
-            "failed_close_value": "flat3",
-            "unclaimed_last_trick_value": "one",
-        },
-    ),
+    ("schnapsen20", {"closed_hand_end": "must_claim", "closing_reference": "at_end",
+                     "failed_close_value": "flat3", "unclaimed_last_trick_value": "one"}),
     ("schnapsen20", {"marriage_on_opening_lead": False, "marriage_window": "stock_open", "must_head": False}),
     ("sixtysix24", {}),
     ("sixtysix24", {"false_claim": "mirror"}),
@@ -48,19 +41,10 @@ VARIANTS = [
     ("sixtysix24", {"claim_mode": "auto"}),
     ("sixtysix24", {"marriage_declaration": "optional", "exchange_min_stock": 4, "close_min_stock": 4}),
     ("sixtysix24", {"must_head": True, "exchange_rank": "J", "tie": "last_trick"}),
-    (
-        "sixtysix24",
-        {
-            "marriage_window": "any",
-            "last_trick_bonus_when_closed": True,
-            "closing_reference": "at_end",
-            "failed_close_value": "flat3",
-        },
-    ),
-    (
-        "sixtysix24",
-        {"marriage_window": "stock_open", "closed_hand_end": "must_claim", "marriage_on_opening_lead": False},
-    ),
+    ("sixtysix24", {"marriage_window": "any", "last_trick_bonus_when_closed": True,
+                    "closing_reference": "at_end", "failed_close_value": "flat3"}),
+    ("sixtysix24", {"marriage_window": "stock_open", "closed_hand_end": "must_claim",
+                    "marriage_on_opening_lead": False}),
 ]
 RULES = [RuleSet.make(name, **kw) for name, kw in VARIANTS]
 VARIANT_IDS = [f"{name}-{'-'.join(f'{k}={v}' for k, v in kw.items()) or 'defaults'}" for name, kw in VARIANTS]
@@ -70,14 +54,8 @@ VARIANT_INDEX = st.integers(min_value=0, max_value=len(VARIANTS) - 1)
 
 
 def _settings(n: int):
-    return settings(
-        max_examples=n,
-        derandomize=True,
-        database=None,
-        deadline=None,
-        print_blob=True,
-        suppress_health_check=[HealthCheck.too_slow],
-    )
+    return settings(max_examples=n, derandomize=True, database=None, deadline=None, print_blob=True,
+                    suppress_health_check=[HealthCheck.too_slow])
 
 
 # --------------------------------------------------------------------------- independent rule model
@@ -253,14 +231,8 @@ def max_steps(rules: RuleSet) -> int:
 
 def check_cards(rules: RuleSet, pos: dict) -> None:
     """Every card in exactly one place: hands, won piles, stock (dead cards after closing too), table."""
-    places = (
-        pos["hands"]["player_0"]
-        + pos["hands"]["player_1"]
-        + pos["won"]["player_0"]
-        + pos["won"]["player_1"]
-        + pos["stock"]
-        + ([pos["table"]] if pos["table"] else [])
-    )
+    places = (pos["hands"]["player_0"] + pos["hands"]["player_1"] + pos["won"]["player_0"]
+              + pos["won"]["player_1"] + pos["stock"] + ([pos["table"]] if pos["table"] else []))
     assert len(places) == rules.n_cards, places
     assert sorted(places) == sorted(deck_codes(rules))
     assert sum(CARD_POINTS[c[0]] for c in places) == 120
@@ -360,11 +332,8 @@ def check_result(rules: RuleSet, s: GameState, before: dict, name: str, pos: dic
     else:
         assert res.winner in (0, 1) and res.game_points >= 1
     assert res.reason in ("claim", "false_claim", "last_trick", "closed_hand", "count", "tie")
-    assert pos["result"] == {
-        "winner": None if res.winner is None else PLAYERS[res.winner],
-        "game_points": res.game_points,
-        "reason": res.reason,
-    }
+    assert pos["result"] == {"winner": None if res.winner is None else PLAYERS[res.winner],
+                             "game_points": res.game_points, "reason": res.reason}
     assert pos["points"] == expected_counted(rules, pos)
     # Independent scoring of how the hand ended.
     if name == "claim":
@@ -441,7 +410,6 @@ def play_and_check(rules: RuleSet, seed: int, stats: dict, illegal: bool = True)
 
 def new_stats() -> dict:
     from collections import Counter
-
     return Counter()
 
 
@@ -469,9 +437,8 @@ def test_same_seed_same_hand(seed, variant):
     s2, a2 = random_hand(rules, seed)
     assert a1 == a2
     assert s1 == s2 and s1.position() == s2.position()
-    assert GameState.new_hand(rules, rng=np.random.default_rng(seed)) == GameState.new_hand(
-        rules, rng=np.random.default_rng(seed)
-    )
+    assert GameState.new_hand(rules, rng=np.random.default_rng(seed)) == \
+        GameState.new_hand(rules, rng=np.random.default_rng(seed))
 
 
 @_settings(120)

@@ -39,7 +39,7 @@ def test_records_write_read_replay_reproduce(tmp_path, ruleset):
 
 
 def test_record_loads_into_the_env_and_reproduces():
-    ((rec, final),) = _random_records(1, seed=4)
+    (rec, final), = _random_records(1, seed=4)
     env = schnapsen_v0.raw_env(**{k: v for k, v in rec.rules.items() if k != "ruleset"})
     env.reset(options={"deck": rec.deck, "dealer": rec.dealer})
     for name in rec.actions:
@@ -59,20 +59,15 @@ def _lines(pairs):
     return [json.dumps(r.to_dict()) for r, _ in pairs]
 
 
-@pytest.mark.parametrize(
-    "corrupt, message",
-    [
-        (lambda d: "{not json", "line 2: not JSON"),
-        (lambda d: json.dumps({**d, "extra": 1}), "line 2: .*unknown key"),
-        (
-            lambda d: json.dumps({**d, "actions": d["actions"][:1] + ["play XX"] + d["actions"][2:]}),
-            "line 2, action 1 'play XX'",
-        ),
-        (lambda d: json.dumps({**d, "actions": d["actions"][:-1]}), "line 2: the recorded result"),
-        (lambda d: json.dumps({**d, "deck": d["deck"][:-1]}), "line 2: .*deck"),
-        (lambda d: json.dumps({**d, "rules": {"ruleset": "bridge"}}), "line 2: .*ruleset"),
-    ],
-)
+@pytest.mark.parametrize("corrupt, message", [
+    (lambda d: "{not json", "line 2: not JSON"),
+    (lambda d: json.dumps({**d, "extra": 1}), "line 2: .*unknown key"),
+    (lambda d: json.dumps({**d, "actions": d["actions"][:1] + ["play XX"] + d["actions"][2:]}),
+     "line 2, action 1 'play XX'"),
+    (lambda d: json.dumps({**d, "actions": d["actions"][:-1]}), "line 2: the recorded result"),
+    (lambda d: json.dumps({**d, "deck": d["deck"][:-1]}), "line 2: .*deck"),
+    (lambda d: json.dumps({**d, "rules": {"ruleset": "bridge"}}), "line 2: .*ruleset"),
+])
 def test_bad_records_refused_naming_line_and_action(tmp_path, corrupt, message):
     pairs = _random_records(3, seed=5)
     lines = _lines(pairs)
@@ -84,14 +79,11 @@ def test_bad_records_refused_naming_line_and_action(tmp_path, corrupt, message):
 
 
 def test_illegal_action_in_record_named():
-    ((rec, _),) = _random_records(1, seed=6)
+    (rec, _), = _random_records(1, seed=6)
     d = rec.to_dict()
     first_legal = d["actions"][0]
-    illegal = next(
-        n
-        for n in RuleSet.make().action_names
-        if n not in GameState.from_deck(RuleSet.make(), d["deck"], d["dealer"]).legal_action_names()
-    )
+    illegal = next(n for n in RuleSet.make().action_names
+                   if n not in GameState.from_deck(RuleSet.make(), d["deck"], d["dealer"]).legal_action_names())
     d["actions"][0] = illegal
     with pytest.raises(RecordError, match=f"action 0 '{illegal}'.*legal are"):
         replay_to_end(HandRecord.from_dict(d))
@@ -126,9 +118,8 @@ def test_play_program_whole_hand_with_bad_input(tmp_path, monkeypatch):
     inp = _Typist(["", "ZZ", "marriage Q", "play AC AC", "?", "help"] + ["auto"] * 40)
     out = io.StringIO()
     rec_path = tmp_path / "played.jsonl"
-    rc = play_main(
-        ["--opponent", "random", "--seed", "1", "--seat", "player_0", "--record", str(rec_path)], inp=inp, out=out
-    )
+    rc = play_main(["--opponent", "random", "--seed", "1", "--seat", "player_0", "--record", str(rec_path)],
+                   inp=inp, out=out)
     text = out.getvalue()
     assert rc == 0
     assert "neither a card code" in text and "Legal:" in text and "legal: " in text
@@ -177,7 +168,7 @@ def test_replay_program(tmp_path, capsys):
 
 
 def test_records_refuse_bad_bytes_and_types(tmp_path):
-    ((rec, _),) = _random_records(1, seed=8)
+    (rec, _), = _random_records(1, seed=8)
     bad = tmp_path / "latin1.jsonl"
     bad.write_bytes(b"\xff\xfe" + json.dumps(rec.to_dict()).encode())
     with pytest.raises(RecordError, match="line 1: not UTF-8"):
@@ -191,11 +182,8 @@ def test_records_refuse_bad_bytes_and_types(tmp_path):
 
 def test_play_program_checks_record_path_before_playing(tmp_path, capsys):
     with pytest.raises(SystemExit):
-        play_main(
-            ["--opponent", "random", "--record", str(tmp_path / "missing" / "x.jsonl")],
-            inp=_Typist([]),
-            out=io.StringIO(),
-        )
+        play_main(["--opponent", "random", "--record", str(tmp_path / "missing" / "x.jsonl")], inp=_Typist([]),
+                  out=io.StringIO())
     assert "--record" in capsys.readouterr().err
 
 
@@ -214,9 +202,8 @@ def test_arena_writes_records_that_replay(tmp_path, episode):
     from agents.evaluation.arena import play_match
 
     path = tmp_path / "arena.jsonl"
-    res = play_match(
-        "heuristic", "random", n_deals=4, seed=3, workers=1, progress=False, episode=episode, records_path=path
-    )
+    res = play_match("heuristic", "random", n_deals=4, seed=3, workers=1, progress=False, episode=episode,
+                     records_path=path)
     recs = read_records(path)  # every record replays to its recorded result
     assert len(recs) == res.hands
     assert {r.players["player_0"] for r in recs} == {"heuristic", "random"}

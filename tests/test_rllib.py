@@ -39,22 +39,9 @@ def local_ray():
 
 
 def _tiny(tmp_path, **kw):
-    base = dict(
-        total_steps=2000,
-        batch_size=1000,
-        minibatch_size=250,
-        update_epochs=2,
-        env_runners=1,
-        pool_size=2,
-        pool_every=1,
-        final_eval_deals=10,
-        final_eval_opponents=("random",),
-        eval_workers=1,
-        run_dir=str(tmp_path),
-        run_name="rl",
-        progress=False,
-        tensorboard=False,
-    )
+    base = dict(total_steps=2000, batch_size=1000, minibatch_size=250, update_epochs=2,
+                env_runners=1, pool_size=2, pool_every=1, final_eval_deals=10, final_eval_opponents=("random",),
+                eval_workers=1, run_dir=str(tmp_path), run_name="rl", progress=False, tensorboard=False)
     base.update(kw)
     return train_rllib.RLlibArgs(**base)
 
@@ -79,21 +66,15 @@ def _observations(n, seed):
 
 
 def _batch(observations):
-    return {
-        Columns.OBS: {
-            "observation": torch.as_tensor(np.stack([o["observation"] for o in observations])),
-            "action_mask": torch.as_tensor(np.stack([o["action_mask"] for o in observations])),
-        }
-    }
+    return {Columns.OBS: {"observation": torch.as_tensor(np.stack([o["observation"] for o in observations])),
+                          "action_mask": torch.as_tensor(np.stack([o["action_mask"] for o in observations]))}}
 
 
 def _module():
     env = rm.make_env({})
-    return rm.MaskedActorCriticModule(
-        observation_space=env.observation_space["player_0"],
-        action_space=env.action_space["player_0"],
-        model_config={"hidden": 32, "layers": 1},
-    )
+    return rm.MaskedActorCriticModule(observation_space=env.observation_space["player_0"],
+                                      action_space=env.action_space["player_0"],
+                                      model_config={"hidden": 32, "layers": 1})
 
 
 def _unmasked_forward(self, batch, **kwargs):
@@ -123,11 +104,9 @@ def test_module_puts_no_probability_on_illegal_actions():
 def test_heuristic_module_plays_as_the_heuristic_agent():
     obs = _observations(200, seed=9)
     env = rm.make_env({})
-    module = rm.HeuristicModule(
-        observation_space=env.observation_space["player_0"],
-        action_space=env.action_space["player_0"],
-        model_config={"seed": 3, "rules": RuleSet.make("schnapsen20").to_dict()},
-    )
+    module = rm.HeuristicModule(observation_space=env.observation_space["player_0"],
+                                action_space=env.action_space["player_0"],
+                                model_config={"seed": 3, "rules": RuleSet.make("schnapsen20").to_dict()})
     actions = module.forward_inference(_batch(obs))[Columns.ACTIONS]
     ref = HeuristicAgent("schnapsen20", seed=3)
     assert [int(a) for a in actions] == [ref.act(o) for o in obs]
@@ -139,7 +118,7 @@ def test_heuristic_module_plays_as_the_heuristic_agent():
 def test_strict_env_refuses_an_illegal_action_and_keeps_state():
     env = rm.make_env({})
     obs, _ = env.reset(seed=4)
-    ((agent, o),) = obs.items()
+    (agent, o), = obs.items()
     illegal = int(np.flatnonzero(o["action_mask"] == 0)[0])
     before = env.env.observe(agent)
     with pytest.raises(IllegalActionError, match=f"illegal action {illegal} for {agent}"):
@@ -210,17 +189,9 @@ def test_rllib_flags_are_checked(tmp_path):
     with pytest.raises(ValueError, match="needs 99 CPUs"):
         train_rllib.validate(_tiny(tmp_path, env_runners=99))
     train_rllib.validate(_tiny(tmp_path, env_runners=99, ray_address="auto"))  # a cluster may have them
-    for kw in [
-        {"learning_rate": -1.0},
-        {"learning_rate": float("nan")},
-        {"gamma": 1.5},
-        {"gamma": 0.0},
-        {"gae_lambda": -2.0},
-        {"clip_coef": -0.2},
-        {"ent_coef": float("inf")},
-        {"max_grad_norm": -1.0},
-        {"vf_coef": -1.0},
-    ]:
+    for kw in [{"learning_rate": -1.0}, {"learning_rate": float("nan")}, {"gamma": 1.5}, {"gamma": 0.0},
+               {"gae_lambda": -2.0}, {"clip_coef": -0.2}, {"ent_coef": float("inf")}, {"max_grad_norm": -1.0},
+               {"vf_coef": -1.0}]:
         (name,) = kw
         with pytest.raises(ValueError, match=f"--{name.replace('_', '-')} must be a finite number in"):
             train_rllib.validate(_tiny(tmp_path, **kw))
@@ -265,9 +236,8 @@ def test_seeded_rllib_runs_are_reproducible(tmp_path, local_ray):
     """Same seed, same weights, with the opponent pool and the heuristic in the mix (one local env runner)."""
     weights = []
     for name in ("a", "b"):
-        train_rllib.main(
-            _tiny(tmp_path, run_name=name, env_runners=0, heuristic_prob=0.3, pool_prob=0.3, final_eval_deals=0)
-        )
+        train_rllib.main(_tiny(tmp_path, run_name=name, env_runners=0, heuristic_prob=0.3, pool_prob=0.3,
+                         final_eval_deals=0))
         weights.append(PolicyAgent.load(tmp_path / name / "policy.pt").model.state_dict())
     assert all(torch.equal(weights[0][k], weights[1][k]) for k in weights[0])
 

@@ -113,7 +113,6 @@ def test_checkpoints_without_checksum_still_load_and_can_get_one(tmp_path):
 
 def test_shipped_policies_carry_a_valid_checksum():
     from agents import SHIPPED_POLICIES
-
     shipped = sorted(DATA_DIR.glob("*.pt"))
     assert [p.name for p in shipped] == sorted(SHIPPED_POLICIES.values())  # every file declared, none missing
     for path in shipped:
@@ -162,12 +161,9 @@ def test_corrupt_checkpoint_message(tmp_path):
     b = bytearray(path.read_bytes())
     b[len(b) // 2] ^= 0x10
     path.write_bytes(bytes(b))
-    with pytest.raises(
-        CheckpointError,
-        match=r"checkpoint '.*p\.pt' is corrupt: the SHA-256 of its content is "
-        r"[0-9a-f]{16}\.\.\., but the file records [0-9a-f]{16}\.\.\.: expected "
-        r"an unchanged file as train.py wrote it",
-    ):
+    with pytest.raises(CheckpointError, match=r"checkpoint '.*p\.pt' is corrupt: the SHA-256 of its content is "
+                                              r"[0-9a-f]{16}\.\.\., but the file records [0-9a-f]{16}\.\.\.: expected "
+                                              r"an unchanged file as train.py wrote it"):
         load_checkpoint(path)
 
 
@@ -181,7 +177,7 @@ def test_nan_weights_refused_when_loaded(tmp_path):
 
 def test_huge_network_config_refused_without_allocating(tmp_path):
     ck = _policy_ckpt()
-    ck["net"] = {**ck["net"], "hidden": 10**9}
+    ck["net"] = {**ck["net"], "hidden": 10 ** 9}
     save_atomic(ck, tmp_path / "huge.pt")
     with pytest.raises(CheckpointError, match="weights do not fit the network config"):
         PolicyAgent.load(tmp_path / "huge.pt")
@@ -195,13 +191,10 @@ def test_resume_refuses_another_version_naming_both_versions(tiny_run, tmp_path,
     ck["versions"]["schnapsen_env"] = "9.9.9"
     save_atomic(ck, path)
     before = files_under(path.parent)
-    with pytest.raises(
-        CheckpointError,
-        match=r"comes from an incompatible version of train.py \(arguments unknown "
-        r"here: \['entropy_schedule'\], missing: \[\]\); the checkpoint was "
-        r"written by schnapsen_env 9.9.9 with torch .*; this is schnapsen_env "
-        r"0.1.0 with torch .*: resume it with the version that wrote it",
-    ):
+    with pytest.raises(CheckpointError, match=r"comes from an incompatible version of train.py \(arguments unknown "
+                                              r"here: \['entropy_schedule'\], missing: \[\]\); the checkpoint was "
+                                              r"written by schnapsen_env 9.9.9 with torch .*; this is schnapsen_env "
+                                              r"0.1.0 with torch .*: resume it with the version that wrote it"):
         train.main(train.Args(resume=str(path)))
     assert train.cli(["--resume", str(path)]) == 2
     err = capsys.readouterr().err
@@ -229,7 +222,7 @@ def _damage(name):
         elif name == "buffer obs shape":
             sampler["buffer"]["obs"] = sampler["buffer"]["obs"][:, :-1]
         elif name == "chain row":
-            sampler["buffer"]["chains"][0][2].append(10**6)
+            sampler["buffer"]["chains"][0][2].append(10 ** 6)
         elif name == "sampler rng":
             sampler["rng"] = "seed 7"
         elif name == "optimizer shape":
@@ -258,32 +251,12 @@ def _damage(name):
             ck["trainer"] = [1, 2]
         elif name == "unknown trainer key":
             tr["schedule"] = 1
-
     return f
 
 
-DAMAGES = [
-    "no venv",
-    "sampler count",
-    "sampler rng",
-    "opp_seat length",
-    "opp_seat values",
-    "buffer obs shape",
-    "chain row",
-    "optimizer shape",
-    "pool snapshot",
-    "rng",
-    "venv rng",
-    "venv position",
-    "global_step",
-    "torch_rng",
-    "history",
-    "model shape",
-    "layout",
-    "arg type",
-    "trainer type",
-    "unknown trainer key",
-]
+DAMAGES = ["no venv", "sampler count", "sampler rng", "opp_seat length", "opp_seat values", "buffer obs shape", "chain row", "optimizer shape",
+           "pool snapshot", "rng", "venv rng", "venv position", "global_step", "torch_rng", "history", "model shape",
+           "layout", "arg type", "trainer type", "unknown trainer key"]
 
 
 @pytest.mark.parametrize("damage", DAMAGES)
@@ -302,11 +275,8 @@ def test_resume_refuses_damaged_trainer_state_in_one_line(tiny_run, tmp_path, ca
 
 def test_resume_refuses_flags_that_differ_from_the_run(tiny_run, tmp_path):
     path = _copy_run(tiny_run, tmp_path)
-    with pytest.raises(
-        ValueError,
-        match=r"--hidden 64 differs from the resumed run's 16: --resume continues the "
-        r"run with its own arguments",
-    ):
+    with pytest.raises(ValueError, match=r"--hidden 64 differs from the resumed run's 16: --resume continues the "
+                                         r"run with its own arguments"):
         train.main(train.Args(resume=str(path), hidden=64))
 
 
@@ -343,7 +313,7 @@ def test_arena_full_disk_keeps_the_results_and_every_complete_record(tmp_path, m
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # complete lines only: no cut-off line to skip
         kept = read_records(full / "r.jsonl")
-    assert 1 <= len(kept) < 12 and [r.to_dict() for r in kept] == [r.to_dict() for r in all_records[: len(kept)]]
+    assert 1 <= len(kept) < 12 and [r.to_dict() for r in kept] == [r.to_dict() for r in all_records[:len(kept)]]
     assert f"the file holds the {len(kept)} complete line(s) written before it" in lines[1]
     assert "(the match was played to its end)" in lines[1]
     assert [p.name for p in full.iterdir() if p.name.endswith(".tmp")] == []
@@ -363,10 +333,8 @@ def test_arena_read_only_folder_refused_before_any_game(tmp_path, monkeypatch, c
             arena_cli.main(ARENA + [flag, str(ro / "x")])
         assert e.value.code == 2
         err = capsys.readouterr().err
-        assert err == (
-            f"schnapsen-arena: error: {flag} '{ro / 'x'}': folder '{ro}' is not writable (permission "
-            "denied): expected a file path in an existing, writable folder (see schnapsen-arena --help)\n"
-        )
+        assert err == (f"schnapsen-arena: error: {flag} '{ro / 'x'}': folder '{ro}' is not writable (permission "
+                       "denied): expected a file path in an existing, writable folder (see schnapsen-arena --help)\n")
     assert list(ro.iterdir()) == []
 
 
@@ -388,10 +356,8 @@ def test_arena_json_folder_turning_read_only_keeps_the_results(tmp_path, monkeyp
     assert arena_cli.main(ARENA + ["--json", str(folder / "out.json")]) == 1
     out, err = capsys.readouterr()
     assert _untimed(out) == _untimed(expected_table)
-    assert err == (
-        f"schnapsen-arena: error: --json: cannot write '{folder / 'out.json'}': permission denied (no file "
-        "was written); the results are printed above\n"
-    )
+    assert err == (f"schnapsen-arena: error: --json: cannot write '{folder / 'out.json'}': permission denied (no file "
+                   "was written); the results are printed above\n")
 
 
 class _Typist:
@@ -425,23 +391,15 @@ def test_play_full_disk_reports_in_one_line_and_plays_on(tmp_path, monkeypatch, 
 
     monkeypatch.setattr(RecordWriter, "write", write_then_fill)
     out = io.StringIO()
-    rc = play_cli.main(
-        ["--opponent", "random", "--seed", "3", "--hands", "2", "--record", str(tmp_path / "g.jsonl")],
-        inp=_Typist(["auto"] * 200),
-        out=out,
-    )
+    rc = play_cli.main(["--opponent", "random", "--seed", "3", "--hands", "2", "--record", str(tmp_path / "g.jsonl")],
+                       inp=_Typist(["auto"] * 200), out=out)
     err = capsys.readouterr().err
     assert rc == 1
-    assert err == (
-        f"schnapsen-play: error: cannot write line 2 to --record '{tmp_path / 'g.jsonl'}': no space left "
-        "on device; the file holds the 1 complete line(s) written before it; play goes on without "
-        "recording\n"
-    )
-    ends = [
-        line
-        for line in out.getvalue().splitlines()
-        if line.startswith(("you win ", "the opponent wins ", "the hand is a tie"))
-    ]
+    assert err == (f"schnapsen-play: error: cannot write line 2 to --record '{tmp_path / 'g.jsonl'}': no space left "
+                   "on device; the file holds the 1 complete line(s) written before it; play goes on without "
+                   "recording\n")
+    ends = [line for line in out.getvalue().splitlines()
+            if line.startswith(("you win ", "the opponent wins ", "the hand is a tie"))]
     assert len(ends) >= 2  # both hands were played
     (rec,) = read_records(tmp_path / "g.jsonl")
     assert rec.result is not None
@@ -461,11 +419,9 @@ def test_train_full_disk_at_the_end_keeps_the_last_good_checkpoint(tmp_path, mon
     assert train.cli(tiny_argv(tmp_path)) == 1
     err = capsys.readouterr().err
     path = tmp_path / "tiny" / "checkpoint.pt"
-    assert err == (
-        f"train.py: error: cannot write '{path}': no space left on device (the old file is unchanged); "
-        f"the last good checkpoint '{path}' (update 1, {load_checkpoint(path)['trainer']['global_step']:,} "
-        f"steps) is kept: free space or fix the folder, then continue with --resume {path}\n"
-    )
+    assert err == (f"train.py: error: cannot write '{path}': no space left on device (the old file is unchanged); "
+                   f"the last good checkpoint '{path}' (update 1, {load_checkpoint(path)['trainer']['global_step']:,} "
+                   f"steps) is kept: free space or fix the folder, then continue with --resume {path}\n")
     assert saved == [1] and disk.failures >= 1
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
     disk.free = None  # space freed: the run continues from the kept checkpoint
@@ -480,11 +436,9 @@ def test_train_read_only_run_dir_refused_before_any_work(tmp_path, monkeypatch, 
     ro.mkdir()
     ReadOnly(monkeypatch, ro)
     assert train.cli(tiny_argv(ro)) == 2
-    assert capsys.readouterr().err == (
-        f"train.py: error: the run folder '{ro / 'tiny'}' (--run-dir, --run-name or "
-        f"--resume): folder '{ro}' is not writable (permission denied): expected a "
-        "writable folder\n"
-    )
+    assert capsys.readouterr().err == (f"train.py: error: the run folder '{ro / 'tiny'}' (--run-dir, --run-name or "
+                                       f"--resume): folder '{ro}' is not writable (permission denied): expected a "
+                                       "writable folder\n")
     assert list(ro.iterdir()) == []
 
 
@@ -493,11 +447,9 @@ def test_run_name_cannot_leave_the_run_folder(tmp_path, capsys):
     inner.mkdir(parents=True)
     for name in ("../../x", "..", "x/../../y", "/abs"):
         assert train.cli(tiny_argv(inner, run_name=name)) == 2
-        assert capsys.readouterr().err == (
-            f"train.py: error: --run-name {name!r} is not a plain folder name: expected "
-            "a name without '/' that is not '.' or '..' (the run folder stays inside "
-            "--run-dir)\n"
-        )
+        assert capsys.readouterr().err == (f"train.py: error: --run-name {name!r} is not a plain folder name: expected "
+                                           "a name without '/' that is not '.' or '..' (the run folder stays inside "
+                                           "--run-dir)\n")
     assert files_under(tmp_path) == {}
 
 
@@ -554,9 +506,9 @@ def test_reader_skips_only_a_cut_off_last_line_and_says_so(tmp_path, capsys):
     assert err.startswith(f"schnapsen-replay: warning: {path} line 3: skipped an incomplete last line (")
     assert err.count("\n") == 1
     # a bad line that is not the last, or a last line whose damage is not at its end, is still an error
-    path.write_bytes(data[: start_of_last - 40] + b"\n" + data[start_of_last:])
+    path.write_bytes(data[:start_of_last - 40] + b"\n" + data[start_of_last:])
     assert replay_cli.main([str(path)]) == 2
-    path.write_bytes(data[:start_of_last] + b"#" + data[start_of_last + 1 : -1])
+    path.write_bytes(data[:start_of_last] + b"#" + data[start_of_last + 1:-1])
     assert replay_cli.main([str(path)]) == 2
 
 
@@ -565,11 +517,8 @@ def test_write_records_is_atomic_on_a_full_disk(tmp_path, monkeypatch):
     write_records(path, random_records(2))
     before = path.read_bytes()
     FullDisk(monkeypatch, tmp_path, free=100)
-    with pytest.raises(
-        WriteError,
-        match=r"cannot write '.*r\.jsonl': no space left on device \(the old file is "
-        r"unchanged\)",
-    ):
+    with pytest.raises(WriteError, match=r"cannot write '.*r\.jsonl': no space left on device \(the old file is "
+                                         r"unchanged\)"):
         write_records(path, random_records(5, seed=2))
     assert path.read_bytes() == before and stale_temps(path) == []
 
@@ -578,11 +527,8 @@ def test_line_writer_cuts_a_partial_line_back(tmp_path, monkeypatch):
     FullDisk(monkeypatch, tmp_path, free=25)
     with LineWriter(tmp_path / "l.txt") as w:
         w.write("0123456789")
-        with pytest.raises(
-            WriteError,
-            match=r"cannot write line 2 to '.*l\.txt': no space left on device; the file "
-            r"holds the 1 complete line\(s\) written before it",
-        ):
+        with pytest.raises(WriteError, match=r"cannot write line 2 to '.*l\.txt': no space left on device; the file "
+                                             r"holds the 1 complete line\(s\) written before it"):
             w.write("abcdefghijklmnopqrstuvwxyz")
         with pytest.raises(WriteError):  # and later writes too
             w.write("x")
@@ -600,11 +546,8 @@ def test_atomic_write_into_a_read_only_folder(tmp_path, monkeypatch):
 # ------------------------------------------------------------------------------------------------ env errors
 def test_vector_env_before_reset_says_call_reset_first():
     venv = SchnapsenVectorEnv(3)
-    with pytest.raises(
-        RuntimeError,
-        match=r"^SchnapsenVectorEnv\.step\(\) before reset\(\): the slots hold no "
-        r"hands yet; call reset\(\) first \(or set_state\(\)\)$",
-    ):
+    with pytest.raises(RuntimeError, match=r"^SchnapsenVectorEnv\.step\(\) before reset\(\): the slots hold no "
+                                           r"hands yet; call reset\(\) first \(or set_state\(\)\)$"):
         venv.step(np.zeros(3, dtype=np.int64))
     with pytest.raises(RuntimeError, match=r"get_state\(\) before reset\(\)"):
         venv.get_state()
@@ -618,16 +561,13 @@ def test_vector_env_names_the_slot_of_a_none_action():
     before = venv.get_state()
     actions = np.array([int(np.flatnonzero(m)[0]) for m in masks], dtype=object)
     actions[2] = None
-    with pytest.raises(
-        IllegalActionError,
-        match=r"^slot 2: None is not an action id: expected an int from 0 to 26 "
-        r"\(a legal action of that slot\)$",
-    ):
+    with pytest.raises(IllegalActionError, match=r"^slot 2: None is not an action id: expected an int from 0 to 26 "
+                                                 r"\(a legal action of that slot\)$"):
         venv.step(actions)
     actions[2] = "play QH"
     with pytest.raises(IllegalActionError, match=r"^slot 2: 'play QH' is not an action id"):
         venv.step(actions)
-    actions[2] = 10**30
+    actions[2] = 10 ** 30
     with pytest.raises(IllegalActionError, match=r"^slot 2: illegal action 1000000000000000000000000000000 for"):
         venv.step(actions)
     assert venv.get_state() == before
@@ -667,11 +607,8 @@ def test_play_survives_an_opponent_turning_nan_mid_game(tmp_path, monkeypatch, c
     try:
         path = tmp_path / "g.jsonl"
         out = io.StringIO()
-        rc = play_cli.main(
-            ["--opponent", "turns-nan", "--seed", "2", "--hands", "3", "--record", str(path)],
-            inp=_Typist(["auto"] * 200),
-            out=out,
-        )
+        rc = play_cli.main(["--opponent", "turns-nan", "--seed", "2", "--hands", "3", "--record", str(path)],
+                           inp=_Typist(["auto"] * 200), out=out)
     finally:
         unregister_agent("turns-nan")
     err = capsys.readouterr().err

@@ -62,9 +62,8 @@ def _reference_values(agent: RolloutAgent, observation: dict, n: int, rng: np.ra
     return {a: v / n for a, v in totals.items()}
 
 
-@pytest.mark.parametrize(
-    "ruleset, seed, plies", [("schnapsen20", 0, 0), ("schnapsen20", 5, 6), ("sixtysix24", 2, 3), ("schnapsen20", 9, 13)]
-)
+@pytest.mark.parametrize("ruleset, seed, plies", [("schnapsen20", 0, 0), ("schnapsen20", 5, 6), ("sixtysix24", 2, 3),
+                                                  ("schnapsen20", 9, 13)])
 def test_compiled_action_values_match_the_reference_playouts(ruleset, seed, plies):
     rules = RuleSet.make(ruleset)
     rng = np.random.default_rng(seed)

@@ -43,20 +43,8 @@ def test_r20_w2_on_opening_lead_only_under_false_claim_variants():
 
 def test_r20_w3_last_trick_is_a_claim():
     s = s22()
-    play(
-        s,
-        "close",
-        "play AH",
-        "play JS",
-        "play AC",
-        "play KS",
-        "play AS",
-        "play JC",
-        "play TS",
-        "play KC",
-        "play TH",
-        "play TC",
-    )
+    play(s, "close", "play AH", "play JS", "play AC", "play KS", "play AS", "play JC", "play TS", "play KC",
+         "play TH", "play TC")
     assert s.counted(A) == 77
     assert res(s) == (A, 2, "claim")  # W3 claim by the closer: v(snap) = v(13, 1) = 2
 

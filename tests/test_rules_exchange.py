@@ -48,15 +48,8 @@ def test_r17_exchange_then_close_same_turn():
 
 def test_r17_exchange_then_claim_same_turn():
     # A holds the trump jack and already has 49 + 20 (marriage D) = 69: W1 stays open after the exchange.
-    s = load(
-        rs(),
-        trump="H",
-        stock="KS QS TC KH",
-        a="JH QH AS TS AC",
-        b="JS KC QC JC JD",
-        won_a="AD TD KD QD AH TH",
-        mar_a="D",
-    )
+    s = load(rs(), trump="H", stock="KS QS TC KH", a="JH QH AS TS AC", b="JS KC QC JC JD",
+             won_a="AD TD KD QD AH TH", mar_a="D")
     assert s.counted(A) == 69
     s.step("exchange")
     assert "claim" in legal(s)
@@ -65,7 +58,8 @@ def test_r17_exchange_then_claim_same_turn():
 
 
 def test_r16_no_exchange_after_announcement_or_close():
-    s = load(rs(), trump="H", stock="JD AH TH TS QH KH", a="JH KS QS AS AC", b="JS TC KC QC JC", won_a="AD TD KD QD")
+    s = load(rs(), trump="H", stock="JD AH TH TS QH KH", a="JH KS QS AS AC", b="JS TC KC QC JC",
+             won_a="AD TD KD QD")
     assert {"exchange", "marriage S", "close"} <= legal(s)
     s.step("marriage S")
     assert legal(s) == {"play KS", "play QS"}

@@ -16,14 +16,11 @@ def test_r9_open_phase_any_card_s12():
     assert plays(s12()) == set("KS AH TD QC JC".split())
 
 
-@pytest.mark.parametrize(
-    "sid, expect",
-    [
-        ("S06", {"KS"}),  # must head in the led suit
-        ("S07", {"JS"}),  # must follow although unable to beat; may not trump
-        ("S10", {"AH"}),  # trump led, must over-trump
-    ],
-)
+@pytest.mark.parametrize("sid, expect", [
+    ("S06", {"KS"}),  # must head in the led suit
+    ("S07", {"JS"}),  # must follow although unable to beat; may not trump
+    ("S10", {"AH"}),  # trump led, must over-trump
+])
 def test_r10_strict_following(sid, expect):
     s = at(sid)
     assert plays(s) == expect

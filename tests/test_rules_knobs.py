@@ -40,13 +40,8 @@ def _cell(value, python: bool) -> str:
     return repr(value) if python else json.dumps(value)
 
 
-@pytest.mark.parametrize(
-    "path, heading, python",
-    [
-        (ROOT / "docs" / "RULES.md", "## 5. Rule knobs", False),
-        (ROOT / "docs" / "rulesets.md", "| key | schnapsen20 | sixtysix24 | schnapsen10 |", True),
-    ],
-)
+@pytest.mark.parametrize("path, heading, python", [(ROOT / "docs" / "RULES.md", "## 5. Rule knobs", False),
+                                                   (ROOT / "docs" / "rulesets.md", "| key | schnapsen20 | sixtysix24 | schnapsen10 |", True)])
 def test_knob_tables_match_the_presets(path, heading, python):
     table = _knob_table(path, heading)
     assert list(table) == list(KNOBS), f"{path.name}: the knob keys differ from schnapsen_env/ruleset.py's"

@@ -24,7 +24,8 @@ def test_r12_optional_declaration_allows_plain_lead_s45():
 
 
 def test_r12_marriage_40_in_trumps_20_otherwise():
-    pos = dict(trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD", won_a="TH TD TC TS")
+    pos = dict(trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD",
+               won_a="TH TD TC TS")
     s = load(rs(), **pos)
     assert legal(s) == {"marriage C", "marriage S", "play AS", "close"}
     s.step("marriage S")
@@ -35,7 +36,8 @@ def test_r12_marriage_40_in_trumps_20_otherwise():
 
 
 def test_r4_after_announcement_only_k_or_q_and_one_marriage_per_lead():
-    s = load(rs(), trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD", won_a="TH TD TC TS")
+    s = load(rs(), trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD",
+             won_a="TH TD TC TS")
     s.step("marriage S")
     assert legal(s) == {"play KS", "play QS"}  # 60 < 66: no claim, no second marriage, no close
     s.step("play QS")
@@ -44,7 +46,8 @@ def test_r4_after_announcement_only_k_or_q_and_one_marriage_per_lead():
 
 
 def test_r4_claim_after_announcement_when_correct_r20_w2():
-    s = load(rs(), trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD", won_a="TH TD TC TS")
+    s = load(rs(), trump="C", stock="AH AD KH KD JH JC", a="KC QC AS KS QS", b="JS QD QH AC JD",
+             won_a="TH TD TC TS")
     s.step("marriage C")
     assert legal(s) == {"play KC", "play QC", "claim"}
     s.step("claim")
@@ -65,15 +68,8 @@ def test_r14_pending_marriage_s03():
 
 
 def test_r14_pending_marriage_never_counts_for_no_trick_test():
-    s = load(
-        rs(),
-        trump="H",
-        stock="",
-        a="JC JD AH",
-        b="KH TH JH",
-        won_a="AS TS KS QS AC TC KC QC AD TD KD QD QH JS",
-        mar_b="H",
-    )
+    s = load(rs(), trump="H", stock="", a="JC JD AH", b="KH TH JH",
+             won_a="AS TS KS QS AC TC KC QC AD TD KD QD QH JS", mar_b="H")
     assert s.counted(B) == 0 and s.counted(A) == 89
     s.step("claim")
     assert res(s) == (A, 3, "claim")

@@ -55,17 +55,14 @@ def test_r26_m02_dealer_alternates(winner):
     assert hand(s, A) == set("AS TS KS KH QH".split())
 
 
-@pytest.mark.parametrize(
-    "knob, result, expect",
-    [
-        ("alternate", Result(A, 2, "claim"), B),
-        ("alternate", Result(B, 2, "claim"), B),
-        ("loser", Result(A, 2, "claim"), B),
-        ("loser", Result(B, 2, "claim"), A),
-        ("winner", Result(A, 2, "claim"), A),
-        ("winner", Result(B, 2, "claim"), B),
-    ],
-)
+@pytest.mark.parametrize("knob, result, expect", [
+    ("alternate", Result(A, 2, "claim"), B),
+    ("alternate", Result(B, 2, "claim"), B),
+    ("loser", Result(A, 2, "claim"), B),
+    ("loser", Result(B, 2, "claim"), A),
+    ("winner", Result(A, 2, "claim"), A),
+    ("winner", Result(B, 2, "claim"), B),
+])
 def test_r26_next_dealer_knob(knob, result, expect):
     assert next_dealer(rs(next_dealer=knob), A, result) == expect
 

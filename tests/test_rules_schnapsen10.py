@@ -22,15 +22,8 @@ def test_RS1_deck_and_action_table():
     assert RULES.deck.codes == ("AC", "TC", "KC", "QC", "JC", "AD", "TD", "KD", "QD", "JD")
     assert RULES.deck.points_of(RULES.deck.full) == 60
     assert (RULES.n_cards, RULES.hand_size, RULES.n_tricks, RULES.n_actions, RULES.stock0) == (10, 4, 5, 17, 2)
-    assert RULES.action_names[10:] == (
-        "marriage C",
-        "marriage D",
-        "marriage H",
-        "marriage S",
-        "exchange",
-        "close",
-        "claim",
-    )
+    assert RULES.action_names[10:] == ("marriage C", "marriage D", "marriage H", "marriage S", "exchange", "close",
+                                       "claim")
 
 
 def test_RS1_no_hearts_or_spades_anywhere():
@@ -106,13 +99,10 @@ def test_section1_game_value_bound_33_in_the_full_rulesets():
         assert (r.claim_target, r.marriage_points(0b0011, 0)) == (66, 60)
 
 
-@pytest.mark.parametrize(
-    "deck, b_counted, value",
-    [
-        ("QC AD TC QD KC JD TD JC AC KD", 22, 1),  # 22 >= 17: 1 (schnapsen20's bound 33 would give 2)
-        ("KD JC JD KC AD TD QD AC QC TC", 14, 2),  # 14 < 17: 2
-    ],
-)
+@pytest.mark.parametrize("deck, b_counted, value", [
+    ("QC AD TC QD KC JD TD JC AC KD", 22, 1),  # 22 >= 17: 1 (schnapsen20's bound 33 would give 2)
+    ("KD JC JD KC AD TD QD AC QC TC", 14, 2),  # 14 < 17: 2
+])
 def test_RS3_a_false_claim_is_scored_with_the_bound_17(deck, b_counted, value):
     """Under false_claim="mirror", A claims with too few points after winning trick 2: B wins v(B) (R22, RS3).
     Both hands: B leads the trump ace and wins trick 1, A wins trick 2 (6 and 12 points) and claims."""
@@ -120,12 +110,8 @@ def test_RS3_a_false_claim_is_scored_with_the_bound_17(deck, b_counted, value):
     g = GameState.from_deck(rules, deck.split(), "player_0")
     b_hand = sorted(g.position()["hands"]["player_1"])
     lead2, follow2 = {True: ("play JC", "play KC"), False: ("play JD", "play TD")}[deck.startswith("QC")]
-    for name in (
-        "play AD" if deck.startswith("QC") else "play AC",
-        "play AC" if deck.startswith("QC") else "play QC",
-        lead2,
-        follow2,
-    ):
+    for name in ("play AD" if deck.startswith("QC") else "play AC", "play AC" if deck.startswith("QC") else "play QC",
+                 lead2, follow2):
         g.step(name)
     assert g.to_move == 0 and list(g.tricks) == [1, 1], b_hand
     assert g.counted(1) == b_counted and g.counted(0) < 33
@@ -157,32 +143,20 @@ def test_RS4_knobs():
 
 
 def _position(**changes) -> dict:
-    pos = {
-        "trump": "C",
-        "stock": [],
-        "closed_by": None,
-        "closing_snapshot": None,
-        "hands": {"player_0": ["AD", "TD", "KD"], "player_1": ["QD", "JD", "QC"]},
-        "won": {"player_0": ["AC", "TC"], "player_1": ["KC", "JC"]},
-        "marriages": {"player_0": [], "player_1": []},
-        "announced": None,
-        "leader": "player_0",
-        "table": None,
-        "dealer": "player_1",
-    }
+    pos = {"trump": "C", "stock": [], "closed_by": None, "closing_snapshot": None,
+           "hands": {"player_0": ["AD", "TD", "KD"], "player_1": ["QD", "JD", "QC"]},
+           "won": {"player_0": ["AC", "TC"], "player_1": ["KC", "JC"]},
+           "marriages": {"player_0": [], "player_1": []}, "announced": None,
+           "leader": "player_0", "table": None, "dealer": "player_1"}
     pos.update(changes)
     return pos
 
 
 def test_RS1_positions_name_clubs_and_diamonds_only():
     from schnapsen_env.errors import InvalidPositionError
-
     GameState.from_position(RULES, _position())  # the base position loads
-    with pytest.raises(
-        InvalidPositionError,
-        match=r"marriages\['player_0'\] must be a suit letter of this deck "
-        r"\(one of C D\), got 'H'",
-    ):
+    with pytest.raises(InvalidPositionError, match=r"marriages\['player_0'\] must be a suit letter of this deck "
+                                                   r"\(one of C D\), got 'H'"):
         GameState.from_position(RULES, _position(marriages={"player_0": ["H", "S"], "player_1": []}))
     with pytest.raises(InvalidPositionError, match=r"trump must be a suit letter of this deck \(one of C D\)"):
         GameState.from_position(RULES, _position(trump="H"))
@@ -191,7 +165,6 @@ def test_RS1_positions_name_clubs_and_diamonds_only():
 def test_RS1_state_arrays_with_suits_outside_the_deck_are_refused():
     from schnapsen_env import rules_core
     from schnapsen_env.errors import InvalidPositionError
-
     g = GameState.new_hand(RULES, np.random.default_rng(0))
     st = rules_core.from_game_state(g)
     rules_core.check_state(st, RULES)

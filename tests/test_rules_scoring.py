@@ -73,28 +73,16 @@ def test_r23_closer_claims_falsely_s24(knobs, points):
 
 def closed_by_b_a_to_lead(**knobs) -> GameState:
     """B closed before trick 1 (snapshot A = (0, 0)), A won trick 1 (B led JD, A took it with AD)."""
-    return load(
-        rs(**knobs),
-        trump="H",
-        stock="KS TD KD QD AC TC KC QC JC JH",
-        a="AH TH QS JS",
-        b="AS TS KH QH",
-        won_a="JD AD",
-        leader="A",
-        closed_by="B",
-        snap=(0, 0),
-    )
+    return load(rs(**knobs), trump="H", stock="KS TD KD QD AC TC KC QC JC JH", a="AH TH QS JS",
+                b="AS TS KH QH", won_a="JD AD", leader="A", closed_by="B", snap=(0, 0))
 
 
-@pytest.mark.parametrize(
-    "knobs, points",
-    [
-        ({"false_claim": "mirror"}, 3),  # max(2, v(0, 0))
-        ({"false_claim": "mirror", "closing_reference": "at_end"}, 2),  # max(2, v(13, 1))
-        ({"false_claim": "pagat"}, 3),  # closer without a trick
-        ({"false_claim": "pagat", "closing_reference": "at_end"}, 3),
-    ],
-)
+@pytest.mark.parametrize("knobs, points", [
+    ({"false_claim": "mirror"}, 3),  # max(2, v(0, 0))
+    ({"false_claim": "mirror", "closing_reference": "at_end"}, 2),  # max(2, v(13, 1))
+    ({"false_claim": "pagat"}, 3),  # closer without a trick
+    ({"false_claim": "pagat", "closing_reference": "at_end"}, 3),
+])
 def test_r23_non_closer_claims_falsely(knobs, points):
     s = closed_by_b_a_to_lead(**knobs)
     assert s.counted(A) == 13 and "claim" in legal(s)
@@ -102,14 +90,11 @@ def test_r23_non_closer_claims_falsely(knobs, points):
     assert res(s) == (B, points, "false_claim")
 
 
-@pytest.mark.parametrize(
-    "knobs, points",
-    [
-        ({"false_claim": "mirror"}, 2),  # max(2, v(42, 2))
-        ({"false_claim": "pagat"}, 2),  # closer A has a trick
-        ({"false_claim": "mirror", "failed_close_value": "flat3"}, 3),
-    ],
-)
+@pytest.mark.parametrize("knobs, points", [
+    ({"false_claim": "mirror"}, 2),  # max(2, v(42, 2))
+    ({"false_claim": "pagat"}, 2),  # closer A has a trick
+    ({"false_claim": "mirror", "failed_close_value": "flat3"}, 3),
+])
 def test_r23_non_closer_claims_falsely_s26(knobs, points):
     s = s26(rs(**knobs))
     play(s, "close", "play QH", "play KH")
@@ -128,46 +113,22 @@ def test_r23_played_out_closer_score_s28():
     assert res(s) == (A, 3, "closed_hand")
 
 
-@pytest.mark.parametrize(
-    "knobs, expect",
-    [
-        ({"closed_hand_end": "must_claim"}, (B, 3, "closed_hand")),
-        ({"closed_hand_end": "must_claim", "failed_close_value": "flat3"}, (B, 3, "closed_hand")),
-        ({"closing_reference": "at_end"}, (A, 2, "closed_hand")),  # v(B at end) = v(13, 1)
-    ],
-)
+@pytest.mark.parametrize("knobs, expect", [
+    ({"closed_hand_end": "must_claim"}, (B, 3, "closed_hand")),
+    ({"closed_hand_end": "must_claim", "failed_close_value": "flat3"}, (B, 3, "closed_hand")),
+    ({"closing_reference": "at_end"}, (A, 2, "closed_hand")),  # v(B at end) = v(13, 1)
+])
 def test_r23a_played_out_variants_s28(knobs, expect):
     s = s28(rs(**knobs))
-    play(
-        s,
-        "close",
-        "play AS",
-        "play JS",
-        "play TS",
-        "play KS",
-        "play AH",
-        "play QC",
-        "play TH",
-        "play TC",
-        "play JC",
-        "play AC",
-    )
+    play(s, "close", "play AS", "play JS", "play TS", "play KS", "play AH", "play QC", "play TH", "play TC",
+         "play JC", "play AC")
     assert res(s) == expect
 
 
 def test_r23_played_out_closer_below_66_loses():
     """Closed hand played out, closer below 66, last-trick winner below 66: O wins max(2, v(snap))."""
-    s = load(
-        rs(),
-        trump="S",
-        stock="KH QH JH JD KC QS",
-        a="AC",
-        b="JC",
-        closed_by="A",
-        snap=(40, 3),
-        won_a="AS TS AH TH JS KS",
-        won_b="AD KD TD QD TC QC",
-    )
+    s = load(rs(), trump="S", stock="KH QH JH JD KC QS", a="AC", b="JC", closed_by="A", snap=(40, 3),
+             won_a="AS TS AH TH JS KS", won_b="AD KD TD QD TC QC")
     assert s.counted(A) == 48 and s.counted(B) == 41
     play(s, "play AC", "play JC")
     assert s.counted(A) == 61
@@ -177,25 +138,15 @@ def test_r23_played_out_closer_below_66_loses():
 @pytest.mark.parametrize("when_closed, points", [(False, 55), (True, 65)])
 def test_r66_7_last_trick_bonus_only_unclosed(when_closed, points):
     rules = rs("sixtysix24", last_trick_bonus_when_closed=when_closed)
-    s = load(
-        rules,
-        trump="S",
-        stock="9D JS",
-        a="9C",
-        b="9S",
-        closed_by="A",
-        snap=(40, 5),
-        won_a="AS TS AH TH AD TD",
-        won_b="KS QS KH QH JH KD QD JD AC TC KC QC JC 9H",
-    )
+    s = load(rules, trump="S", stock="9D JS", a="9C", b="9S", closed_by="A", snap=(40, 5),
+             won_a="AS TS AH TH AD TD", won_b="KS QS KH QH JH KD QD JD AC TC KC QC JC 9H")
     play(s, "play 9C", "play 9S")
     assert s.counted(B) == points
     assert res(s) == (B, 2, "closed_hand")  # closer A at 63 < 66: max(2, v(40, 5))
 
 
-@pytest.mark.parametrize(
-    "tie, expect", [("carry", (None, 0, "tie")), ("none", (None, 0, "tie")), ("last_trick", (B, 1, "last_trick"))]
-)
+@pytest.mark.parametrize("tie, expect", [("carry", (None, 0, "tie")), ("none", (None, 0, "tie")),
+                                         ("last_trick", (B, 1, "last_trick"))])
 def test_r66_10_tie_t06(tie, expect):
     s = t06(rs("sixtysix24", tie=tie))
     s.step("play 9C")
@@ -213,15 +164,8 @@ def test_r66_10_count_t09():
 
 
 def test_r66_10_count_uses_v_of_last_trick_winner():
-    s = load(
-        rs("sixtysix24"),
-        trump="S",
-        stock="",
-        a="9C",
-        b="9S",
-        won_a="AS TS KS QS JS AH TH KH QH JH AD TD AC TC",
-        won_b="KD QD JD 9D KC QC JC 9H",
-    )
+    s = load(rs("sixtysix24"), trump="S", stock="", a="9C", b="9S",
+             won_a="AS TS KS QS JS AH TH KH QH JH AD TD AC TC", won_b="KD QD JD 9D KC QC JC 9H")
     assert s.counted(A) == 102
     play(s, "play 9C", "play 9S")
     assert s.counted(B) == 28
@@ -230,15 +174,8 @@ def test_r66_10_count_uses_v_of_last_trick_winner():
 
 def test_r66_10_w3_after_bonus():
     """B reaches 66 only through the +10 of the last trick: W3 claim."""
-    s = load(
-        rs("sixtysix24"),
-        trump="S",
-        stock="",
-        a="9C",
-        b="9S",
-        won_a="AS TS AH TH AD JS 9H 9D",
-        won_b="KS QS KH QH JH TD KD QD JD AC TC KC QC JC",
-    )
+    s = load(rs("sixtysix24"), trump="S", stock="", a="9C", b="9S",
+             won_a="AS TS AH TH AD JS 9H 9D", won_b="KS QS KH QH JH TD KD QD JD AC TC KC QC JC")
     assert s.counted(B) == 65 and s.counted(A) == 55
     play(s, "play 9C", "play 9S")
     assert s.counted(B) == 75

@@ -11,27 +11,15 @@ import pytest
 from helpers.areas import A, B, at, load, plays, rs, t06
 
 
-@pytest.mark.parametrize(
-    "follow, winner, gain",
-    [
-        ("AS", A, 15),  # same suit, higher rank wins
-        ("AH", A, 15),  # follower's trump wins
-        ("TD", B, 14),  # off suit, no trump: leader wins
-        ("JC", B, 6),
-    ],
-)
+@pytest.mark.parametrize("follow, winner, gain", [
+    ("AS", A, 15),  # same suit, higher rank wins
+    ("AH", A, 15),  # follower's trump wins
+    ("TD", B, 14),  # off suit, no trump: leader wins
+    ("JC", B, 6),
+])
 def test_r6_trick_winner_spade_led(follow, winner, gain):
-    s = load(
-        rs(),
-        trump="H",
-        stock="QD JD KC TH",
-        a="AS AH TD QC JC",
-        b="TS JS KH QH",
-        won_a="AD KD",
-        won_b="AC TC QS JH",
-        leader="B",
-        table="KS",
-    )
+    s = load(rs(), trump="H", stock="QD JD KC TH", a="AS AH TD QC JC", b="TS JS KH QH", won_a="AD KD",
+             won_b="AC TC QS JH", leader="B", table="KS")
     before = (s.counted(A), s.counted(B))
     s.step("play " + follow)
     assert s.leader == s.to_move == winner  # the winner leads next
@@ -43,17 +31,8 @@ def test_r6_trick_winner_spade_led(follow, winner, gain):
 
 @pytest.mark.parametrize("follow, winner", [("AH", A), ("AS", B), ("QC", B)])
 def test_r6_trick_winner_trump_led(follow, winner):
-    s = load(
-        rs(),
-        trump="H",
-        stock="QD JD KC TH",
-        a="AS AH TD QC JC",
-        b="TS JS KS QH",
-        won_a="AD KD",
-        won_b="AC TC QS JH",
-        leader="B",
-        table="KH",
-    )
+    s = load(rs(), trump="H", stock="QD JD KC TH", a="AS AH TD QC JC", b="TS JS KS QH", won_a="AD KD",
+             won_b="AC TC QS JH", leader="B", table="KH")
     s.step("play " + follow)
     assert s.leader == winner
 

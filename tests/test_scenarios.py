@@ -27,84 +27,70 @@ def _points(**want):
     def check(d: Driver) -> None:
         got = {who: d.points(who) for who in want}
         assert got == want, f"points {got}, expected {want}"
-
     return check
 
 
 def _legal(who: str, *cards: str):
     """``who`` may play exactly these cards and nothing else."""
-
     def check(d: Driver) -> None:
         assert d.legal(who) == {f"play {c}" for c in cards}
-
     return check
 
 
 def _actions(who: str, *names: str):
     """``who``'s legal actions are exactly ``names``."""
-
     def check(d: Driver) -> None:
         assert d.legal(who) == set(names)
-
     return check
 
 
 def _legal_is_hand(who: str, n: int):
     """``who`` may play any of the ``n`` cards held, and nothing else."""
-
     def check(d: Driver) -> None:
         assert len(d.hand(who)) == n
         assert d.legal(who) == {f"play {c}" for c in d.hand(who)}
-
     return check
 
 
 def _offers(who: str, *names: str):
     def check(d: Driver) -> None:
         assert set(names) <= d.legal(who), (names, d.legal(who))
-
     return check
 
 
 def _not_offered(who: str, *names: str):
     def check(d: Driver) -> None:
         assert not set(names) & d.legal(who), (names, d.legal(who))
-
     return check
 
 
 def _refused(who: str, name: str):
     def check(d: Driver) -> None:
         d.refuse(who, name)
-
     return check
 
 
 def _hand(who: str, *cards: str):
     def check(d: Driver) -> None:
         assert d.hand(who) == set(cards)
-
     return check
 
 
 def _holds(who: str, *cards: str):
     def check(d: Driver) -> None:
         assert set(cards) <= d.hand(who), (cards, d.hand(who))
-
     return check
 
 
 def _lacks(who: str, *cards: str):
     def check(d: Driver) -> None:
         assert not set(cards) & d.hand(who), (cards, d.hand(who))
-
     return check
 
 
 def _turn_up(card: str | None):
     def check(d: Driver) -> None:
         assert d.turn_up() == card
-
     return check
 
 
@@ -113,14 +99,12 @@ def _stock(size: int, top: str | None = None):
         assert len(d.stock()) == size
         if top is not None:
             assert d.stock()[0] == top
-
     return check
 
 
 def _to_move(who: str):
     def check(d: Driver) -> None:
         assert d.to_move() == who
-
     return check
 
 
@@ -128,28 +112,24 @@ def _snapshot(points: int, tricks: int, closer: str):
     def check(d: Driver) -> None:
         assert d.position()["closed_by"] == SEAT[closer]
         assert d.snapshot() == (points, tricks)
-
     return check
 
 
 def _tricks(who: str, n: int):
     def check(d: Driver) -> None:
         assert d.tricks(who) == n
-
     return check
 
 
 def _pending(who: str, n: int):
     def check(d: Driver) -> None:
         assert d.pending(who) == n
-
     return check
 
 
 def _marriages(who: str, *suits: str):
     def check(d: Driver) -> None:
         assert d.marriages(who) == list(suits)
-
     return check
 
 
@@ -165,7 +145,6 @@ def _all(*checks):
     def check(d: Driver) -> None:
         for c in checks:
             c(d)
-
     return check
 
 
@@ -175,21 +154,18 @@ EXPECT = {
     ("S02", "B may not exchange (no trump jack)"): _all(_lacks("B", "JH"), _refused("B", "exchange")),
     ("S02", "A may not exchange (not on lead)"): _all(_holds("A", "JH"), _to_move("B"), _not_offered("A", "exchange")),
     ("S02", "B may not claim (no trick yet)"): _all(_tricks("B", 0), _refused("B", "claim")),
-    ("S02", "KH and QH leads are 40-marriage leads"): _all(
-        _not_offered("B", "play KH", "play QH"), _actions("B", "play AS", "play TS", "play KS", "marriage H", "close")
-    ),
-    ("S03", "A has 14, B has 0 counted (40 pending)"): _all(
-        _points(A=14, B=0), _pending("B", 40), _marriages("B", "H")
-    ),
-    ("S03", "A drew TD, B drew KD"): _all(
-        _hand("A", "QS", "JS", "JH", "AD", "TD"), _hand("B", "AS", "TS", "KS", "KH", "KD")
-    ),
+    ("S02", "KH and QH leads are 40-marriage leads"):
+        _all(_not_offered("B", "play KH", "play QH"),
+             _actions("B", "play AS", "play TS", "play KS", "marriage H", "close")),
+    ("S03", "A has 14, B has 0 counted (40 pending)"):
+        _all(_points(A=14, B=0), _pending("B", 40), _marriages("B", "H")),
+    ("S03", "A drew TD, B drew KD"):
+        _all(_hand("A", "QS", "JS", "JH", "AD", "TD"), _hand("B", "AS", "TS", "KS", "KH", "KD")),
     ("S03", "stock 8, top QD"): _stock(8, "QD"),
     ("S04", "A got TH, JH is now the turn-up"): _all(_holds("A", "TH"), _lacks("A", "JH"), _turn_up("JH")),
     ("S05", "B counted = 6 + 40 = 46"): _all(_points(B=46), _pending("B", 0)),
-    ("S05", "B drew QD first, A drew JD"): _all(
-        _hand("B", "AS", "TS", "KH", "KD", "QD"), _hand("A", "QS", "JH", "AD", "TD", "JD")
-    ),
+    ("S05", "B drew QD first, A drew JD"):
+        _all(_hand("B", "AS", "TS", "KH", "KD", "QD"), _hand("A", "QS", "JH", "AD", "TD", "JD")),
     ("S06", "A legal = {KS}"): _legal("A", "KS"),
     ("S07", "A legal = {JS}"): _legal("A", "JS"),
     ("S09", "A legal = all 4"): _legal_is_hand("A", 4),
@@ -200,9 +176,8 @@ EXPECT = {
     ("S13", "B drew KC, A drew the turn-up TH"): _all(_holds("B", "KC"), _holds("A", "TH")),
     ("S13", "stock empty -> strict from trick 6"): _all(_stock(0), _strict),
     ("S16", "A holds TH, turn-up JH"): _all(_holds("A", "TH"), _lacks("A", "JH"), _turn_up("JH")),
-    ("S16", "B won 7, drew KC; A drew JH back"): _all(
-        _points(B=35 + 7), _holds("B", "KC"), _holds("A", "JH"), _stock(0)
-    ),
+    ("S16", "B won 7, drew KC; A drew JH back"):
+        _all(_points(B=35 + 7), _holds("B", "KC"), _holds("A", "JH"), _stock(0)),
     ("S17", "A counted 28+40 = 68"): _points(A=68),
     ("S17", "claim window open"): _offers("A", "claim"),
     ("S19", "B must follow with JS"): _legal("B", "JS"),
@@ -229,14 +204,12 @@ EXPECT = {
     ("S42", "B 74"): _points(B=74),
     ("S45", "both a marriage lead and a plain lead of KS exist"): _offers("A", "marriage S", "play KS"),
     ("S45", "A 46 (no 20)"): _all(_points(A=46), _marriages("A")),
-    ("S46", "KH/QH are plain leads on the opening lead"): _all(
-        _offers("B", "play KH", "play QH"), _refused("B", "marriage H")
-    ),
+    ("S46", "KH/QH are plain leads on the opening lead"):
+        _all(_offers("B", "play KH", "play QH"), _refused("B", "marriage H")),
     ("T02", "B may declare 40 on opening lead"): _offers("B", "marriage H"),
     ("T02", "B may close (stock 12)"): _all(_offers("B", "close"), _stock(12)),
-    ("T02", "A cannot exchange 9H (not on lead)"): _all(
-        _holds("A", "9H"), _to_move("B"), _not_offered("A", "exchange"), _refused("B", "exchange")
-    ),
+    ("T02", "A cannot exchange 9H (not on lead)"):
+        _all(_holds("A", "9H"), _to_move("B"), _not_offered("A", "exchange"), _refused("B", "exchange")),
     ("T04", "close allowed at stock 2"): _all(_offers("A", "close"), _stock(2)),
     ("T04", "A holds TH, turn-up 9H"): _all(_holds("A", "TH"), _lacks("A", "9H"), _turn_up("9H")),
     ("T04", "A drew the 9H back"): _all(_holds("A", "9H"), _holds("B", "KC"), _points(B=12 + 7)),
@@ -249,23 +222,9 @@ EXPECT = {
 # The result reason of each scenario with a Result line, and of each variant that changes the result (the rule
 # book gives the winner and the game points; the reason is the engine's name of the rule that ended the hand).
 REASONS = {
-    "S04": "false_claim",
-    "S17": "claim",
-    "S20": "claim",
-    "S22": "claim",
-    "S24": "false_claim",
-    "S26": "claim",
-    "S28": "closed_hand",
-    "S29": "claim",
-    "S32": "false_claim",
-    "S34": "claim",
-    "S35": "last_trick",
-    "S39": "claim",
-    "S40": "claim",
-    "S42": "claim",
-    "S43": "claim",
-    "T06": "tie",
-    "T09": "count",
+    "S04": "false_claim", "S17": "claim", "S20": "claim", "S22": "claim", "S24": "false_claim", "S26": "claim",
+    "S28": "closed_hand", "S29": "claim", "S32": "false_claim", "S34": "claim", "S35": "last_trick", "S39": "claim",
+    "S40": "claim", "S42": "claim", "S43": "claim", "T06": "tie", "T09": "count",
     ("S20", 'closing_reference="at_end"'): "claim",
     ("S28", 'closed_hand_end="must_claim"'): "closed_hand",
     ("S32", 'false_claim="pagat"'): "false_claim",
@@ -310,9 +269,8 @@ def _variant_result(text: str) -> tuple[str, int] | None:
     return None if m is None else (m.group(1), int(m.group(2) or m.group(3)))
 
 
-VARIANT_CASES = [
-    pytest.param(sc, v, id=f"{sc.sid}-{v.key.replace(chr(34), '')}") for sc in position_scenarios() for v in sc.variants
-]
+VARIANT_CASES = [pytest.param(sc, v, id=f"{sc.sid}-{v.key.replace(chr(34), '')}")
+                 for sc in position_scenarios() for v in sc.variants]
 
 
 # ---------------------------------------------------------------------------------- the rule book is covered
@@ -367,7 +325,8 @@ def test_scenario_variant(sc, variant, driver_kind):
 
 
 @pytest.mark.parametrize("driver_kind", DRIVERS)
-@pytest.mark.parametrize("sc", [s for s in position_scenarios() if s.claim_refused_under_reject], ids=lambda s: s.sid)
+@pytest.mark.parametrize("sc", [s for s in position_scenarios() if s.claim_refused_under_reject],
+                         ids=lambda s: s.sid)
 def test_claim_refused_under_default_false_claim(sc, driver_kind):
     """'(under the default "reject" the claim is not a legal action here)': the same steps under
     ``false_claim="reject"`` reach the claim, and the claim is refused."""
@@ -451,9 +410,8 @@ def test_deal_mapping(sc, driver_kind):
 
 
 @pytest.mark.parametrize("driver_kind", DRIVERS)
-@pytest.mark.parametrize(
-    "sc, started", [(sc, rulebook()[sid]) for sc in deal_scenarios() for sid in sc.deal.starts], ids=lambda s: s.sid
-)
+@pytest.mark.parametrize("sc, started", [(sc, rulebook()[sid]) for sc in deal_scenarios() for sid in sc.deal.starts],
+                         ids=lambda s: s.sid)
 def test_deal_is_the_start_of(sc, started, driver_kind):
     """'This is the starting state of ...': the deal gives that scenario's position, and the scenario replayed from
     the deal (under its own knobs) ends as the rule book says."""
@@ -545,19 +503,15 @@ def test_m02_dealer_rotation_after_tie_sixtysix24(rulebook):
 
 
 # ------------------------------------------------------------------------------------- the parser fails loudly
-@pytest.mark.parametrize(
-    "old, new, message",
-    [
-        ("2. A plays AH\n3. expect: A has 14", "2. A plyas AH\n3. expect: A has 14", "not a known step form"),
-        ("A: hand KS JS AH TD QC |", "A: hand KS JS AH TD QC ", "cannot parse the player line"),
-        ("**Result:** A wins the hand, **2** game point(s).", "**Result:** A wins, 2.", "not a known line"),
-        ("Ruleset `sixtysix24`, defaults.", "Ruleset `sixtysix32`, defaults.", "unknown ruleset"),
-        ("3. B plays JS\n4. A claims 66", "4. B plays JS\n4. A claims 66", "numbered 1..n"),
-        ("1. B leads QH (marriage 40)", "1. B leads QH (marriage 20)", "is worth 40"),
-        ("This is the starting state of T02.", "This is the starting state of T03.", "T03, which does not exist"),
-    ],
-    ids=["step", "position", "result", "ruleset", "numbering", "marriage", "deal"],
-)
+@pytest.mark.parametrize("old, new, message", [
+    ("2. A plays AH\n3. expect: A has 14", "2. A plyas AH\n3. expect: A has 14", "not a known step form"),
+    ("A: hand KS JS AH TD QC |", "A: hand KS JS AH TD QC ", "cannot parse the player line"),
+    ("**Result:** A wins the hand, **2** game point(s).", "**Result:** A wins, 2.", "not a known line"),
+    ("Ruleset `sixtysix24`, defaults.", "Ruleset `sixtysix32`, defaults.", "unknown ruleset"),
+    ("3. B plays JS\n4. A claims 66", "4. B plays JS\n4. A claims 66", "numbered 1..n"),
+    ("1. B leads QH (marriage 40)", "1. B leads QH (marriage 20)", "is worth 40"),
+    ("This is the starting state of T02.", "This is the starting state of T03.", "T03, which does not exist"),
+], ids=["step", "position", "result", "ruleset", "numbering", "marriage", "deal"])
 def test_rulebook_parser_names_what_it_cannot_read(tmp_path, old, new, message):
     from helpers.rulebook import RULES_MD
 

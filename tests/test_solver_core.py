@@ -31,7 +31,8 @@ NODES_FILE = Path(__file__).resolve().parent.parent / "benchmarks" / "solver_cor
 EXACT_CASES = [(c, False) for c in CASES[::3]] + [(c, True) for c in CASES[::3] if c[0] == "schnapsen20"]
 
 
-@pytest.mark.parametrize("case,close_below_root", EXACT_CASES, ids=lambda c: c if isinstance(c, bool) else case_id(c))
+@pytest.mark.parametrize("case,close_below_root", EXACT_CASES,
+                         ids=lambda c: c if isinstance(c, bool) else case_id(c))
 def test_compiled_values_equal_reference(case, close_below_root):
     ruleset, knobs = case
     rules = RuleSet.make(ruleset, **knobs)
@@ -64,7 +65,6 @@ def test_one_solver_over_successive_positions_of_a_hand_bug():
     keys once overwrote the generation counter, so that entries of an earlier solve, relative to the other player,
     were read as this one's)."""
     from agents.search.solver_core import GENERATION
-
     for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
         rules = RuleSet.make(ruleset)
         rng = np.random.default_rng(4)
@@ -83,33 +83,18 @@ def test_one_solver_over_successive_positions_of_a_hand_bug():
 def test_horizon_values_equal_reference_where_the_leader_could_claim_bug():
     """At a horizon the claim is not dominant (playing on can score more by the evaluation): the compiled
     solver's claim shortcut once applied there too (core -1.0, reference -1.1212 at depth 2 here)."""
-    pos = {
-        "trump": "D",
-        "stock": [],
-        "closed_by": None,
-        "closing_snapshot": None,
-        "hands": {"player_0": ["TD", "QD", "KH", "QH", "JS"], "player_1": ["TC", "QC", "JC", "AD", "KD"]},
-        "won": {"player_0": ["JD", "TH", "TS", "KS"], "player_1": ["AC", "KC", "AH", "JH", "AS", "QS"]},
-        "marriages": {"player_0": [], "player_1": ["S"]},
-        "announced": None,
-        "leader": "player_0",
-        "table": None,
-        "dealer": "player_0",
-        "match_points": {"player_0": 0, "player_1": 0},
-        "carry": 0,
-        "history": [
-            {"leader": "player_1", "cards": ["JH", "AC"], "winner": "player_1"},
-            {"leader": "player_1", "cards": ["AH", "AS"], "winner": "player_1"},
-            {"leader": "player_1", "cards": ["QS", "KC"], "winner": "player_1"},
-            {"leader": "player_1", "cards": ["KS", "JD"], "winner": "player_0"},
-            {"leader": "player_0", "cards": ["TS", "TH"], "winner": "player_0"},
-        ],
-        "known": {"player_0": [], "player_1": ["KD"]},
-        "exchanged": False,
-        "points": {"player_0": 26, "player_1": 62},
-        "tricks": {"player_0": 2, "player_1": 3},
-        "result": None,
-    }
+    pos = {"trump": "D", "stock": [], "closed_by": None, "closing_snapshot": None,
+           "hands": {"player_0": ["TD", "QD", "KH", "QH", "JS"], "player_1": ["TC", "QC", "JC", "AD", "KD"]},
+           "won": {"player_0": ["JD", "TH", "TS", "KS"], "player_1": ["AC", "KC", "AH", "JH", "AS", "QS"]},
+           "marriages": {"player_0": [], "player_1": ["S"]}, "announced": None, "leader": "player_0",
+           "table": None, "dealer": "player_0", "match_points": {"player_0": 0, "player_1": 0}, "carry": 0,
+           "history": [{"leader": "player_1", "cards": ["JH", "AC"], "winner": "player_1"},
+                       {"leader": "player_1", "cards": ["AH", "AS"], "winner": "player_1"},
+                       {"leader": "player_1", "cards": ["QS", "KC"], "winner": "player_1"},
+                       {"leader": "player_1", "cards": ["KS", "JD"], "winner": "player_0"},
+                       {"leader": "player_0", "cards": ["TS", "TH"], "winner": "player_0"}],
+           "known": {"player_0": [], "player_1": ["KD"]}, "exchanged": False,
+           "points": {"player_0": 26, "player_1": 62}, "tricks": {"player_0": 2, "player_1": 3}, "result": None}
     g = GameState.from_position(RuleSet.make(), pos)
     for depth in (1, 2, 3, None):
         fast, ref = CoreSolver(g.rules).action_values(g, depth), Solver().action_values(g, depth)
@@ -139,9 +124,7 @@ def test_best_action_bits_search_with_the_solvers_close_below_root_bug():
         for g in open_stock:
             values = CoreSolver(rules, close_below_root=close_below_root).action_values(g)
             best = max(values.values())
-            got = solver.best_action_bits(
-                np.ascontiguousarray(rules_core.from_game_state(g)[None]), np.zeros(1, np.int64)
-            )
+            got = solver.best_action_bits(np.ascontiguousarray(rules_core.from_game_state(g)[None]), np.zeros(1, np.int64))
             assert int(got[0]) == sum(1 << a for a, v in values.items() if v == best), g.position()
 
 
@@ -170,11 +153,8 @@ def test_state_arrays_no_hand_reaches_are_refused_bug():
     s = CoreSolver(rules)
     good = rules_core.from_game_state(g)
     s.action_values(good)
-    cases = {
-        "bonus": (rules_core.F.bonus, 40),
-        "tricks": (rules_core.F.tricks, int(good[rules_core.F.tricks]) + 2),
-        "hands": (rules_core.F.hands, int(good[rules_core.F.hands]) | int(good[rules_core.F.hands + 1])),
-    }
+    cases = {"bonus": (rules_core.F.bonus, 40), "tricks": (rules_core.F.tricks, int(good[rules_core.F.tricks]) + 2),
+             "hands": (rules_core.F.hands, int(good[rules_core.F.hands]) | int(good[rules_core.F.hands + 1]))}
     for field, (at, value) in cases.items():
         bad = good.copy()
         bad[at] = value
@@ -215,8 +195,8 @@ def test_world_values_equal_one_solve_per_world():
     single = CoreSolver(rules, close_below_root=True)
     for w, world in enumerate(worlds):
         h = g.copy()
-        h.hands[1] = sum(1 << int(c) for c in world[: len(opp_hand)])
-        h.stock = tuple(int(c) for c in world[len(opp_hand) :]) + ((g.stock[-1],) if g.stock else ())
+        h.hands[1] = sum(1 << int(c) for c in world[:len(opp_hand)])
+        h.stock = tuple(int(c) for c in world[len(opp_hand):]) + ((g.stock[-1],) if g.stock else ())
         values = single.action_values(h)
         assert [values[int(a)] for a in actions] == batch[w].tolist()
 
@@ -248,13 +228,10 @@ def test_a_second_process_runs_the_cached_strict_phase_search_bug(tmp_path):
     cache folder, over every knob set: the cached run must give the compiled run's values."""
     import subprocess
     import sys
-
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path))
     root = str(Path(__file__).resolve().parent.parent)
-    runs = [
-        subprocess.run([sys.executable, "-c", _CACHED_RUN, root], env=env, capture_output=True, text=True, timeout=600)
-        for _ in range(2)
-    ]
+    runs = [subprocess.run([sys.executable, "-c", _CACHED_RUN, root], env=env, capture_output=True, text=True,
+                           timeout=600) for _ in range(2)]
     for run in runs:
         assert run.returncode == 0, run.stderr[-2000:]
     assert runs[0].stdout == runs[1].stdout and len(runs[0].stdout) > 1000

@@ -100,11 +100,7 @@ def test_short_run_checkpoints_resumes_and_loads(tmp_path):
         env.reset(seed=hand)
         while not all(env.terminations.values()):
             obs = env.observe(env.agent_selection)
-            a = (
-                agent.act(obs)
-                if env.agent_selection == "player_0"
-                else int(rng.choice(np.flatnonzero(obs["action_mask"])))
-            )
+            a = agent.act(obs) if env.agent_selection == "player_0" else int(rng.choice(np.flatnonzero(obs["action_mask"])))
             assert obs["action_mask"][a] == 1
             env.step(a)
 
@@ -115,7 +111,8 @@ def test_resume_is_exact(tmp_path, threads):
     resumed tensors sit at other addresses (its results depend on memory alignment), so the weights agree to float
     rounding only; every count agrees exactly either way."""
     train.main(tiny_args(tmp_path, run_name="straight", total_steps=3500, threads=threads))
-    stopped = train.main(tiny_args(tmp_path, run_name="split", total_steps=3500, stop_after_updates=1, threads=threads))
+    stopped = train.main(tiny_args(tmp_path, run_name="split", total_steps=3500, stop_after_updates=1,
+                                   threads=threads))
     assert stopped["steps"] < 3500 and not (tmp_path / "split" / "policy.pt").exists()
     train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt"), threads=threads))
     a = load_checkpoint(tmp_path / "straight" / "checkpoint.pt")
@@ -171,45 +168,25 @@ def test_bad_checkpoints_are_refused(tmp_path):
 
 
 def test_learning_beats_random_clearly(tmp_path):
-    args = tiny_args(
-        tmp_path,
-        run_name="learn",
-        total_steps=120_000,
-        num_envs=128,
-        batch_size=8192,
-        minibatch_size=1024,
-        update_epochs=4,
-        hidden=128,
-        checkpoint_every=100,
-        pool_every=5,
-        seed=11,
-        learning_rate=1e-3,
-    )
+    args = tiny_args(tmp_path, run_name="learn", total_steps=120_000, num_envs=128, batch_size=8192,
+                     minibatch_size=1024, update_epochs=4, hidden=128, checkpoint_every=100, pool_every=5,
+                     seed=11, learning_rate=1e-3)
     train.main(args)
-    res = play_match(str(tmp_path / "learn" / "policy.pt"), "random", n_deals=300, seed=123, workers=1, progress=False)
+    res = play_match(str(tmp_path / "learn" / "policy.pt"), "random", n_deals=300, seed=123, workers=1,
+                     progress=False)
     # Random play scores 0 on average against random; the margin below held with room to spare.
     assert res.ci_low > 0.5, res.table()
     assert res.hand_win_rate > 0.65, res.table()
 
 
-@pytest.mark.parametrize(
-    "flags, message",
-    [
-        (dict(batch_size=0), "--batch-size"),
-        (dict(pool_size=0), "--pool-size"),
-        (dict(pool_every=0), "--pool-every"),
-        (dict(heuristic_prob=0.8, pool_prob=0.3), "sum <= 1"),
-        (dict(device="cuda:nonsense"), "--device"),
-        (dict(final_eval_opponents=("bogus",)), "unknown agent"),
-        (dict(ruleset="bridge"), "ruleset"),
-        # 0 once fell back to the defaults (``x or default``) instead of being refused (bug)
-        (dict(total_steps=0), "--total-steps"),
-        (dict(samplers=0), "--samplers"),
-        (dict(threads=0), "--threads"),
-        (dict(sampler_nice=20), "--sampler-nice"),
-        (dict(sampler_nice=-1), "--sampler-nice"),
-    ],
-)
+@pytest.mark.parametrize("flags, message", [
+    (dict(batch_size=0), "--batch-size"), (dict(pool_size=0), "--pool-size"), (dict(pool_every=0), "--pool-every"),
+    (dict(heuristic_prob=0.8, pool_prob=0.3), "sum <= 1"), (dict(device="cuda:nonsense"), "--device"),
+    (dict(final_eval_opponents=("bogus",)), "unknown agent"), (dict(ruleset="bridge"), "ruleset"),
+    # 0 once fell back to the defaults (``x or default``) instead of being refused (bug)
+    (dict(total_steps=0), "--total-steps"), (dict(samplers=0), "--samplers"), (dict(threads=0), "--threads"),
+    (dict(sampler_nice=20), "--sampler-nice"), (dict(sampler_nice=-1), "--sampler-nice"),
+])
 def test_bad_flags_refused_before_any_work(tmp_path, flags, message):
     with pytest.raises(ValueError, match=message):
         train.main(tiny_args(tmp_path, **flags))
@@ -241,20 +218,20 @@ def test_sampler_and_learner_compute_the_same_log_probs(precision):
     log-probabilities a sampler stored equal the learner network's on the same rows (bf16: to its rounding)."""
     torch.manual_seed(0)
     net = ActorCritic(255, 27, hidden=64)
-    sampler = Sampler(0, rules_of(train.Args()), 8, 5, net.config(), 200, 0.0, 0.0, 1.0, 0.95, precision=precision)
+    sampler = Sampler(0, rules_of(train.Args()), 8, 5, net.config(), 200, 0.0, 0.0, 1.0, 0.95,
+                      precision=precision)
     batch, _ = sampler.collect({k: v.clone() for k, v in net.state_dict().items()}, None, 200)
     net.precision = precision
     with torch.no_grad():
-        _, logp, _, _ = net.get_action_and_value(
-            torch.from_numpy(batch["obs"]), torch.from_numpy(batch["masks"]), torch.from_numpy(batch["actions"])
-        )
+        _, logp, _, _ = net.get_action_and_value(torch.from_numpy(batch["obs"]), torch.from_numpy(batch["masks"]),
+                                                 torch.from_numpy(batch["actions"]))
     torch.testing.assert_close(logp, torch.from_numpy(batch["logp"]), rtol=0, atol=1e-5)
     if precision == "bf16":  # and it does compute in bfloat16: float32 differs
         net.precision = "fp32"
         with torch.no_grad():
-            _, logp32, _, _ = net.get_action_and_value(
-                torch.from_numpy(batch["obs"]), torch.from_numpy(batch["masks"]), torch.from_numpy(batch["actions"])
-            )
+            _, logp32, _, _ = net.get_action_and_value(torch.from_numpy(batch["obs"]),
+                                                       torch.from_numpy(batch["masks"]),
+                                                       torch.from_numpy(batch["actions"]))
         assert not torch.equal(logp32, logp)
         torch.testing.assert_close(logp32, logp, rtol=0, atol=0.05)
 
@@ -274,8 +251,7 @@ def test_bf16_update_on_observations_rounded_once_equals_autocasts_rounding():
     for x in (obs, obs.to(torch.bfloat16)):
         net.zero_grad()
         _, logp, ent, value, log_probs = net.get_action_and_value(
-            x, torch.from_numpy(batch["masks"]), torch.from_numpy(batch["actions"]), return_log_probs=True
-        )
+            x, torch.from_numpy(batch["masks"]), torch.from_numpy(batch["actions"]), return_log_probs=True)
         (logp.sum() + ent.sum() + value.sum()).backward()
         outs.append((logp.detach(), value.detach(), log_probs.detach()))
         grads.append([q.grad.clone() for q in net.parameters()])
@@ -297,9 +273,8 @@ def test_checkpoint_from_before_the_precision_flag_resumes_in_fp32(tmp_path):
 
 def test_resume_takes_machine_flags_from_the_command_line(tmp_path):
     train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1))
-    out = train.main(
-        train.Args(resume=str(tmp_path / "tiny" / "checkpoint.pt"), threads=2, tensorboard=False, progress=False)
-    )
+    out = train.main(train.Args(resume=str(tmp_path / "tiny" / "checkpoint.pt"), threads=2, tensorboard=False,
+                                progress=False))
     assert out["steps"] >= 3000
     assert load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")["args"]["threads"] == 2
 
@@ -324,7 +299,6 @@ def test_the_learning_rate_never_decays_to_zero_on_the_last_batches(tmp_path):
     than total_steps // batch_size; those kept a rate of 0 (an update that did nothing)."""
     train.main(tiny_args(tmp_path, total_steps=2500, tensorboard=True))
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
-
     ea = EventAccumulator(str(tmp_path / "tiny"))
     ea.Reload()
     rates = [e.value for e in ea.Scalars("charts/learning_rate")]
@@ -357,10 +331,8 @@ def test_sampler_processes_match_inline_samplers_exactly(tmp_path):
     b = train.main(tiny_args(tmp_path, run_name="inline", inline_samplers=True, **kw))
     for key in ("steps", "sampler_decisions", "decisions_trained", "decisions_pending"):
         assert a[key] == b[key], key
-    _weights_equal(
-        load_checkpoint(tmp_path / "procs" / "policy.pt")["model"],
-        load_checkpoint(tmp_path / "inline" / "policy.pt")["model"],
-    )
+    _weights_equal(load_checkpoint(tmp_path / "procs" / "policy.pt")["model"],
+                   load_checkpoint(tmp_path / "inline" / "policy.pt")["model"])
 
 
 def test_overlapped_sampling_plays_the_same_batches_however_checkpoints_fall(tmp_path):
@@ -374,21 +346,16 @@ def test_overlapped_sampling_plays_the_same_batches_however_checkpoints_fall(tmp
     c = train.main(tiny_args(tmp_path, run_name="inline", inline_samplers=True, checkpoint_every=100, **kw))
     assert a["batches_overlapped"] > 0 and b["batches_overlapped"] == 0
     assert c["batches_overlapped"] == 0  # inline samplers play a batch when it is gathered
-    stopped = train.main(
-        tiny_args(tmp_path, run_name="split", inline_samplers=False, checkpoint_every=100, stop_after_updates=2, **kw)
-    )
-    assert (
-        stopped["steps"] < 4500
-        and load_checkpoint(tmp_path / "split" / "checkpoint.pt")["trainer"]["next_request"] is not None
-    )
+    stopped = train.main(tiny_args(tmp_path, run_name="split", inline_samplers=False, checkpoint_every=100,
+                                   stop_after_updates=2, **kw))
+    assert stopped["steps"] < 4500 and load_checkpoint(tmp_path / "split" / "checkpoint.pt")["trainer"][
+        "next_request"] is not None
     train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt"), threads=1))
     for key in ("steps", "sampler_decisions", "decisions_trained", "decisions_pending"):
         assert a[key] == b[key] == c[key], key
     for run in ("every", "inline", "split"):
-        _weights_equal(
-            load_checkpoint(tmp_path / "flight" / "policy.pt")["model"],
-            load_checkpoint(tmp_path / run / "policy.pt")["model"],
-        )
+        _weights_equal(load_checkpoint(tmp_path / "flight" / "policy.pt")["model"],
+                       load_checkpoint(tmp_path / run / "policy.pt")["model"])
     train.main(tiny_args(tmp_path, run_name="sync", inline_samplers=False, **{**kw, "overlap_sampling": False}))
     sync = load_checkpoint(tmp_path / "sync" / "policy.pt")["model"]
     flight = load_checkpoint(tmp_path / "flight" / "policy.pt")["model"]
@@ -397,7 +364,6 @@ def test_overlapped_sampling_plays_the_same_batches_however_checkpoints_fall(tmp
 
 def _tiny_process_samplers(tmp_path):
     from schnapsen_env.encoding import obs_size
-
     args = tiny_args(tmp_path, samplers=2, inline_samplers=False)
     rules = rules_of(args)
     model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers, 0)
@@ -434,7 +400,6 @@ def test_overlapping_sampler_processes_yield_the_cores_to_the_learner(tmp_path, 
     its core; without the overlap nothing runs beside them and they keep the learner's priority."""
     from agents.training.self_play import SAMPLER_NICE
     from schnapsen_env.encoding import obs_size
-
     args = tiny_args(tmp_path, samplers=2, inline_samplers=False, overlap_sampling=overlap)
     rules = rules_of(args)
     samplers = start_samplers(args, rules, ActorCritic(obs_size(rules), rules.n_actions, 32).config())
@@ -445,9 +410,8 @@ def test_overlapping_sampler_processes_yield_the_cores_to_the_learner(tmp_path, 
         samplers.close()
     assert found == [min(19, ours + SAMPLER_NICE) if overlap else ours] * 2
     if overlap:  # --sampler-nice 0: equal priority (a machine shared with other busy jobs)
-        samplers = start_samplers(
-            dataclasses.replace(args, sampler_nice=0), rules, ActorCritic(obs_size(rules), rules.n_actions, 32).config()
-        )
+        samplers = start_samplers(dataclasses.replace(args, sampler_nice=0), rules,
+                                        ActorCritic(obs_size(rules), rules.n_actions, 32).config())
         try:
             assert [os.getpriority(os.PRIO_PROCESS, p.pid) for p in samplers.procs] == [ours] * 2
         finally:
@@ -478,18 +442,8 @@ def test_every_learner_decision_is_trained_once_or_pending(tmp_path):
 def test_sampler_returns_each_decision_once_with_its_chain():
     rules = RuleSet.make("schnapsen20")
     net = ActorCritic(255, 27, hidden=16).config()
-    s = Sampler(
-        0,
-        rules,
-        num_envs=8,
-        seed=5,
-        net=net,
-        rows_per_call=100,
-        pool_prob=0.0,
-        heuristic_prob=0.5,
-        gamma=1.0,
-        gae_lambda=0.95,
-    )
+    s = Sampler(0, rules, num_envs=8, seed=5, net=net, rows_per_call=100, pool_prob=0.0, heuristic_prob=0.5,
+                gamma=1.0, gae_lambda=0.95)
     weights = ActorCritic(**net).state_dict()
     taken = returned = 0
     for _ in range(6):
@@ -503,22 +457,12 @@ def test_sampler_returns_each_decision_once_with_its_chain():
 
 
 def test_rule_knobs_reach_the_samplers_checkpoint_and_evaluation(tmp_path):
-    train.main(
-        tiny_args(
-            tmp_path,
-            knob=("close_min_stock=3", "false_claim=mirror"),
-            total_steps=1200,
-            final_eval_deals=5,
-            final_eval_opponents=("random",),
-        )
-    )
+    train.main(tiny_args(tmp_path, knob=("close_min_stock=3", "false_claim=mirror"), total_steps=1200,
+                         final_eval_deals=5, final_eval_opponents=("random",)))
     ck = load_checkpoint(tmp_path / "tiny" / "policy.pt")
     assert ck["rules"]["close_min_stock"] == 3 and ck["rules"]["false_claim"] == "mirror"
-    for knob, message in (
-        (("close_min_stock",), "KEY=VALUE"),
-        (("no_such_knob=1",), "no_such_knob"),
-        (("close_min_stock=3", "close_min_stock=2"), "given twice"),
-    ):
+    for knob, message in ((("close_min_stock",), "KEY=VALUE"), (("no_such_knob=1",), "no_such_knob"),
+                          (("close_min_stock=3", "close_min_stock=2"), "given twice")):
         with pytest.raises(ValueError, match=message):
             train.main(tiny_args(tmp_path, run_name="bad", knob=knob))
     assert not (tmp_path / "bad").exists()
@@ -530,11 +474,9 @@ def test_repeated_knob_flags_add_up_instead_of_replacing_each_other():
     train_rllib = load_script("train_rllib.py")
 
     for cls in (train.Args, train_rllib.RLlibArgs):
-        for argv in (
-            ["--knob", "false_claim=mirror", "--seed", "4", "--knob", "close_min_stock=3"],
-            ["--knob=false_claim=mirror", "--knob", "close_min_stock=3", "--seed", "4"],
-            ["--seed", "4", "--knob", "false_claim=mirror", "close_min_stock=3"],
-        ):
+        for argv in (["--knob", "false_claim=mirror", "--seed", "4", "--knob", "close_min_stock=3"],
+                     ["--knob=false_claim=mirror", "--knob", "close_min_stock=3", "--seed", "4"],
+                     ["--seed", "4", "--knob", "false_claim=mirror", "close_min_stock=3"]):
             args = parse_args(argv, cls, "train.py")
             rules = rules_of(args).to_dict()
             assert args.seed == 4 and rules["false_claim"] == "mirror" and rules["close_min_stock"] == 3, argv
@@ -547,7 +489,8 @@ def test_tiny_ray_run_samples_on_actors(tmp_path):
     import ray
 
     try:
-        out = train.main(tiny_args(tmp_path, samplers=2, inline_samplers=False, ray_address="local", total_steps=2000))
+        out = train.main(tiny_args(tmp_path, samplers=2, inline_samplers=False, ray_address="local",
+                                   total_steps=2000))
     finally:
         if ray.is_initialized():
             ray.shutdown()
@@ -579,7 +522,6 @@ def test_best_action_bits_are_the_solvers_best_actions():
     from agents.search.solver_core import CoreSolver
     from schnapsen_env import rules_core
     from schnapsen_env.rules import GameState
-
     for ruleset in ("schnapsen20", "sixtysix24", "schnapsen10"):
         rules = RuleSet.make(ruleset)
         rng = np.random.default_rng(4)
@@ -602,7 +544,6 @@ def test_best_action_bits_are_the_solvers_best_actions():
 
 def test_sampler_labels_exactly_the_exhausted_stock_choices():
     from schnapsen_env.encoding import layout
-
     rules = rules_of(train.Args())
     net = ActorCritic(255, 27, hidden=32)
     sampler = Sampler(0, rules, 16, 5, net.config(), 600, 0.0, 0.0, 1.0, 0.95, endgame_teacher=True)
@@ -621,7 +562,6 @@ def test_sampler_labels_exactly_the_exhausted_stock_choices():
 
 def test_sampler_state_from_before_the_teacher_loads(tmp_path):
     from agents.training.self_play import sampler_state_problem
-
     rules = rules_of(train.Args())
     net = ActorCritic(255, 27, hidden=32)
     sampler = Sampler(0, rules, 8, 5, net.config(), 200, 0.0, 0.0, 1.0, 0.95, endgame_teacher=True)
@@ -631,7 +571,7 @@ def test_sampler_state_from_before_the_teacher_loads(tmp_path):
     capacity = len(sampler.buf.obs)
     assert sampler_state_problem(st, 8, 255, 27, capacity, 1) is None
     sampler.set_state(st)
-    assert not sampler.buf.teach[: sampler.buf.size].any()
+    assert not sampler.buf.teach[:sampler.buf.size].any()
 
 
 def test_nash_conv_is_tracked_over_training_on_schnapsen10(tmp_path, monkeypatch):
@@ -651,9 +591,8 @@ def test_nash_conv_is_tracked_over_training_on_schnapsen10(tmp_path, monkeypatch
     assert all(t["nash_conv"] > 0 and t["exploitability"] == pytest.approx(t["nash_conv"] / 2) for t in track)
     model, _, _ = load_policy(tmp_path / "tiny" / "policy.pt", "schnapsen10")
     # equal up to float summation order (torch's thread count differs outside the run)
-    assert whole(rules, small).nash_conv(exact.network_policy(model))["nash_conv"] == pytest.approx(
-        track[-1]["nash_conv"], abs=1e-5
-    )
+    assert whole(rules, small).nash_conv(exact.network_policy(model))["nash_conv"] == \
+        pytest.approx(track[-1]["nash_conv"], abs=1e-5)
     ck = load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")
     assert [h for h in ck["trainer"]["history"] if "nash_conv" in h] == track
 

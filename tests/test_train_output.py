@@ -29,14 +29,12 @@ def test_help_is_short_grouped_and_names_every_flag():
 
 
 def test_help_and_help_all_from_the_command_line():
-    short = subprocess.run(
-        [sys.executable, "train.py", "--help"], cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
+    short = subprocess.run([sys.executable, "train.py", "--help"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=300)
     assert short.returncode == 0 and short.stdout.startswith("usage: train.py [--FLAG VALUE ...]")
     assert "╭" not in short.stdout  # no boxes
-    full = subprocess.run(
-        [sys.executable, "train.py", "--help-all"], cwd=ROOT, capture_output=True, text=True, timeout=300
-    )
+    full = subprocess.run([sys.executable, "train.py", "--help-all"], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300)
     assert full.returncode == 0 and "--max-grad-norm" in full.stdout and len(full.stdout) > len(short.stdout)
 
 
@@ -46,27 +44,10 @@ def test_first_clause_keeps_parentheses_whole():
 
 
 def test_a_run_ends_with_its_policy_a_yardstick_and_the_next_commands(tmp_path, capsys):
-    args = train.Args(
-        total_steps=3000,
-        num_envs=16,
-        batch_size=1024,
-        minibatch_size=256,
-        update_epochs=2,
-        hidden=32,
-        seed=3,
-        eval_every=0,
-        final_eval_deals=2,
-        final_eval_opponents=("heuristic",),
-        eval_workers=1,
-        checkpoint_every=1,
-        run_dir=str(tmp_path),
-        run_name="tiny",
-        tensorboard=False,
-        progress=False,
-        samplers=1,
-        inline_samplers=True,
-        threads=1,
-    )
+    args = train.Args(total_steps=3000, num_envs=16, batch_size=1024, minibatch_size=256, update_epochs=2,
+                      hidden=32, seed=3, eval_every=0, final_eval_deals=2, final_eval_opponents=("heuristic",),
+                      eval_workers=1, checkpoint_every=1, run_dir=str(tmp_path), run_name="tiny", tensorboard=False,
+                      progress=False, samplers=1, inline_samplers=True, threads=1)
     summary = train.main(args)
     out = capsys.readouterr().out
     policy = tmp_path / "tiny" / "policy.pt"

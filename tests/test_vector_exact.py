@@ -59,11 +59,13 @@ def _lockstep(case_index: int) -> tuple[Counter, Counter]:
         seats = np.array([g.to_move for g in games])
         encoding.observations_into(games, seats, ref_obs)
         ref_masks = np.stack([g.action_mask() for g in games])
-        if not (np.array_equal(to_move, seats) and np.array_equal(masks, ref_masks) and np.array_equal(obs, ref_obs)):
+        if not (np.array_equal(to_move, seats) and np.array_equal(masks, ref_masks)
+                and np.array_equal(obs, ref_obs)):
             for i, g in enumerate(games):
                 assert to_move[i] == g.to_move, (i, t)
                 np.testing.assert_array_equal(masks[i], g.action_mask(), err_msg=f"slot {i} step {t}")
-                np.testing.assert_array_equal(obs[i], encoding.observation(g, g.to_move), err_msg=f"slot {i} step {t}")
+                np.testing.assert_array_equal(obs[i], encoding.observation(g, g.to_move),
+                                              err_msg=f"slot {i} step {t}")
         actions = np.array([_pick(pick_rng, m, n_cards) for m in masks], dtype=np.int64)
         kinds.update(action_kind(int(a), n_cards) for a in actions)
         if t % 10 == 0:
@@ -192,6 +194,8 @@ def test_vector_env_get_set_state_resumes_identically():
         assert ra[5] == rb[5]
 
 
+
+
 def _harvest_endgames(ruleset: str, count: int, seed: int) -> list[dict]:
     """Positions (dicts) with two tricks left and the leader to lead, from random play under the ruleset's
     defaults that rarely closes and never claims, so that many hands reach the end."""
@@ -253,10 +257,7 @@ def _endgame_lockstep(case_index: int) -> Counter:
                     reasons[g.result.reason] += 1
                     assert rules_core.result_of(b[i]) == g.result, i
     for i, g in enumerate(games):
-        assert rules_core.to_game_state(b[i], rules) == g, (
-            i,
-            differing_fields(rules_core.to_game_state(b[i], rules), g),
-        )
+        assert rules_core.to_game_state(b[i], rules) == g, (i, differing_fields(rules_core.to_game_state(b[i], rules), g))
     return reasons
 
 
@@ -353,7 +354,6 @@ def test_copied_vector_env_deals_from_its_own_generators_bug(how):
     shared (and, once the original was freed, read freed) generator state."""
     import copy
     import pickle
-
     venv = SchnapsenVectorEnv(8)
     venv.reset(seed=3)
     twin = copy.deepcopy(venv) if how == "deepcopy" else pickle.loads(pickle.dumps(venv))

@@ -132,10 +132,8 @@ def test_options_offer_the_registered_agents_and_no_paths(client):
     assert [a["id"] for a in o["analysers"]["sixtysix24"]] == ["pimc", "expert"]
 
 
-@pytest.mark.parametrize(
-    "ruleset, claim, plain, trump",
-    [("schnapsen20", 66, 20, 40), ("sixtysix24", 66, 20, 40), ("schnapsen10", 33, 10, 20)],
-)
+@pytest.mark.parametrize("ruleset, claim, plain, trump", [("schnapsen20", 66, 20, 40), ("sixtysix24", 66, 20, 40),
+                                                         ("schnapsen10", 33, 10, 20)])
 def test_the_view_carries_the_rulesets_targets_for_the_labels(client, ruleset, claim, plain, trump):
     """The page labels the claim and marriage buttons from the view (RS3 halves them), not from constants."""
     view = new_game(client, opponent="random", seat="player_0", ruleset=ruleset, mode="hand", seed=1)
@@ -146,16 +144,11 @@ def test_the_view_carries_the_rulesets_targets_for_the_labels(client, ruleset, c
 
 
 # ------------------------------------------------------------------------------------------------ whole games
-@pytest.mark.parametrize(
-    "ruleset,seat,opponent",
-    [
-        ("schnapsen20", "player_0", "random"),
-        ("schnapsen20", "player_1", "heuristic"),
-        ("sixtysix24", "player_0", "heuristic"),
-        ("sixtysix24", "player_1", "random"),
-        ("schnapsen10", "player_1", "expert"),
-    ],
-)
+@pytest.mark.parametrize("ruleset,seat,opponent", [("schnapsen20", "player_0", "random"),
+                                                   ("schnapsen20", "player_1", "heuristic"),
+                                                   ("sixtysix24", "player_0", "heuristic"),
+                                                   ("sixtysix24", "player_1", "random"),
+                                                   ("schnapsen10", "player_1", "expert")])
 def test_a_whole_hand_over_http(client, app, ruleset, seat, opponent):
     rng = np.random.default_rng(7)
     for seed in (11, 12):
@@ -173,11 +166,8 @@ def test_a_whole_hand_over_http(client, app, ruleset, seat, opponent):
         end = replay_to_end(record)
         me = PLAYERS.index(seat)
         winner = None if end.result.winner is None else ("you" if end.result.winner == me else "opponent")
-        assert view["table"]["result"] == {
-            "winner": winner,
-            "game_points": end.result.game_points,
-            "reason": str(end.result.reason),
-        }
+        assert view["table"]["result"] == {"winner": winner, "game_points": end.result.game_points,
+                                           "reason": str(end.result.reason)}
         assert view["table"]["opponent_hand"] == end.rules.deck.codes_of(end.hands[1 - me])  # revealed at the end
         again = client.post(f"/api/games/{view['game']}/actions", json={"action": "claim"})
         assert again.status_code == 409 and "hand is over" in again.json()["error"]
@@ -245,13 +235,11 @@ def test_an_illegal_action_is_refused_and_changes_nothing(client, app):
     legal = [a["name"] for a in view["table"]["legal"]]
     not_mine = next(f"play {c}" for c in game.rules.deck.codes if f"play {c}" not in legal)
     before = snapshot(client, view)
-    cases = [
-        ({"action": not_mine}, 409, [not_mine, *legal]),
-        ({"action": "exchange"} if "exchange" not in legal else {"action": "claim"}, 409, legal),
-        ({"action": "play ZZ"}, 422, ["play ZZ", "action"]),
-        ({"action": 999}, 422, ["999"]),
-        ({"action": legal[0], "version": view["version"] + 1}, 409, ["stale", str(view["version"])]),
-    ]
+    cases = [({"action": not_mine}, 409, [not_mine, *legal]),
+             ({"action": "exchange"} if "exchange" not in legal else {"action": "claim"}, 409, legal),
+             ({"action": "play ZZ"}, 422, ["play ZZ", "action"]),
+             ({"action": 999}, 422, ["999"]),
+             ({"action": legal[0], "version": view["version"] + 1}, 409, ["stale", str(view["version"])])]
     for body, status, named in cases:
         r = client.post(f"/api/games/{view['game']}/actions", json=body)
         assert r.status_code == status, (body, r.json())
@@ -265,15 +253,9 @@ def test_malformed_bodies_get_422_naming_the_field(client):
     view = new_game(client, opponent="random", mode="hand", seed=22)
     before = snapshot(client, view)
     url = f"/api/games/{view['game']}/actions"
-    cases = [
-        ({}, "body.action"),
-        ({"action": ["play AC"]}, "body.action"),
-        ({"action": True}, "body.action"),
-        ({"action": "claim", "verison": 1}, "body.verison"),
-        ({"action": "claim", "version": -1}, "body.version"),
-        ({"action": "claim", "version": "3"}, "body.version"),
-        ([1, 2], "body"),
-    ]
+    cases = [({}, "body.action"), ({"action": ["play AC"]}, "body.action"), ({"action": True}, "body.action"),
+             ({"action": "claim", "verison": 1}, "body.verison"), ({"action": "claim", "version": -1}, "body.version"),
+             ({"action": "claim", "version": "3"}, "body.version"), ([1, 2], "body")]
     for body, field in cases:
         r = client.post(url, json=body)
         assert r.status_code == 422, body
@@ -282,16 +264,10 @@ def test_malformed_bodies_get_422_naming_the_field(client):
     assert r.status_code == 422 and "body" in r.json()["error"]
     assert snapshot(client, view) == before
     n_games = len(client.app.state.games)
-    for body, field in [
-        ({"seat": "player_2"}, "body.seat"),
-        ({"ruleset": "skat"}, "body.ruleset"),
-        ({"mode": "tournament"}, "body.mode"),
-        ({"seed": -1}, "body.seed"),
-        ({"seed": 2**63}, "body.seed"),
-        ({"seed": 1.5}, "body.seed"),
-        ({"opponent": 3}, "body.opponent"),
-        ({"colour": "red"}, "body.colour"),
-    ]:
+    for body, field in [({"seat": "player_2"}, "body.seat"), ({"ruleset": "skat"}, "body.ruleset"),
+                        ({"mode": "tournament"}, "body.mode"), ({"seed": -1}, "body.seed"),
+                        ({"seed": 2 ** 63}, "body.seed"), ({"seed": 1.5}, "body.seed"), ({"opponent": 3}, "body.opponent"),
+                        ({"colour": "red"}, "body.colour")]:
         r = client.post("/api/games", json=body)
         assert r.status_code == 422 and field in r.json()["error"], (body, r.json())
     assert len(client.app.state.games) == n_games  # no game was made
@@ -305,18 +281,13 @@ def test_bodies_that_are_no_json_get_422_saying_what_was_expected(client):
     before = snapshot(client, view)
     n_games = len(client.app.state.games)
     json_type = {"content-type": "application/json"}
-    cases = [
-        (f"/api/games/{view['game']}/actions", b'{"action": "play', "not JSON", ["action", "version"]),
-        (
-            f"/api/games/{view['game']}/actions",
-            b"[" * 30_000 + b"]" * 30_000,
-            "nested too deeply",
-            ["action", "version"],
-        ),
-        ("/api/games", b'{"seed": ' + b"9" * 5000 + b"}", "digits", ["opponent", "seat", "ruleset", "mode", "seed"]),
-        ("/api/games", '{"opponent": "\u00e9"}'.encode("latin-1"), "UTF-8", ["opponent", "seed"]),
-        (f"/api/games/{view['game']}/analysis", b"{" * 50_000, "", ["analysers", "version"]),
-    ]
+    cases = [(f"/api/games/{view['game']}/actions", b'{"action": "play', "not JSON", ["action", "version"]),
+             (f"/api/games/{view['game']}/actions", b"[" * 30_000 + b"]" * 30_000, "nested too deeply",
+              ["action", "version"]),
+             ("/api/games", b'{"seed": ' + b"9" * 5000 + b"}", "digits",
+              ["opponent", "seat", "ruleset", "mode", "seed"]),
+             ("/api/games", '{"opponent": "\u00e9"}'.encode("latin-1"), "UTF-8", ["opponent", "seed"]),
+             (f"/api/games/{view['game']}/analysis", b"{" * 50_000, "", ["analysers", "version"])]
     for url, data, problem, fields in cases:
         r = client.post(url, content=data, headers=json_type)
         assert r.status_code == 422, (url, data[:30], r.text[:200])
@@ -340,15 +311,12 @@ def test_an_oversized_json_body_gets_413_before_it_is_read_whole(client, app):
 
     def chunks():  # no Content-Length: the limit must hold while the body is read
         for k in range(0, len(big), 1 << 14):
-            yield big[k : k + (1 << 14)]
+            yield big[k:k + (1 << 14)]
 
     r = client.post(url, content=chunks(), headers={"content-type": "application/json"})
     assert r.status_code == 413 and "over the limit" in r.json()["error"], r.text[:200]
-    r = client.post(
-        "/api/games",
-        content=b'{"seed": 1' + b" " * (MAX_BODY_BYTES + 1) + b"}",
-        headers={"content-type": "application/json"},
-    )
+    r = client.post("/api/games", content=b'{"seed": 1' + b" " * (MAX_BODY_BYTES + 1) + b"}",
+                    headers={"content-type": "application/json"})
     assert r.status_code == 413
     assert snapshot(client, view) == before
     ok = client.post(url, json={"action": view["table"]["legal"][0]["name"], "version": view["version"]})
@@ -384,16 +352,10 @@ def test_opponents_are_ids_never_paths(client):
 
 
 def test_unknown_games_and_routes_get_404_json(client):
-    for method, path in [
-        ("GET", "/api/games/nope"),
-        ("POST", "/api/games/nope/actions"),
-        ("POST", "/api/games/nope/next"),
-        ("POST", "/api/games/nope/analysis"),
-        ("GET", "/api/games/nope/records"),
-        ("DELETE", "/api/games/nope"),
-        ("GET", "/api/replays/nope/records/0"),
-        ("GET", "/api/no-such-route"),
-    ]:
+    for method, path in [("GET", "/api/games/nope"), ("POST", "/api/games/nope/actions"),
+                         ("POST", "/api/games/nope/next"), ("POST", "/api/games/nope/analysis"),
+                         ("GET", "/api/games/nope/records"), ("DELETE", "/api/games/nope"),
+                         ("GET", "/api/replays/nope/records/0"), ("GET", "/api/no-such-route")]:
         r = client.request(method, path, json={"action": "claim"} if path.endswith("actions") else None)
         assert r.status_code == 404, (method, path)
         assert "error" in r.json() and ("unknown" in r.json()["error"] or "Not Found" in r.json()["error"])
@@ -481,15 +443,10 @@ def _swap_in(game, state: GameState):
     game.state = state
 
 
-@pytest.mark.parametrize(
-    "case,ruleset,seat,opponent",
-    [
-        (0, "schnapsen20", "player_0", "trained"),
-        (1, "schnapsen20", "player_1", "heuristic"),
-        (2, "sixtysix24", "player_0", "random"),
-        (3, "sixtysix24", "player_1", "heuristic"),
-    ],
-)
+@pytest.mark.parametrize("case,ruleset,seat,opponent", [(0, "schnapsen20", "player_0", "trained"),
+                                                        (1, "schnapsen20", "player_1", "heuristic"),
+                                                        (2, "sixtysix24", "player_0", "random"),
+                                                        (3, "sixtysix24", "player_1", "heuristic")])
 def test_the_client_never_receives_a_hidden_card(client, app, case, ruleset, seat, opponent):
     """Swap what the person cannot see in the server's state: the JSON sent is identical; swap what they see: it
     differs. No hidden card code appears anywhere in what is sent."""
@@ -563,10 +520,8 @@ def test_a_seed_the_server_drew_is_sent_only_once_the_game_is_over(client, app, 
 
 # The expert's search of a sixtysix24 opening is long (its first eight worlds; docs, "The web app"):
 # from trick 4 on it is short.
-@pytest.mark.parametrize(
-    "ruleset,analysers,from_trick",
-    [("schnapsen20", ["pimc", "expert", "trained-long"], 1), ("sixtysix24", ["pimc", "expert"], 4)],
-)
+@pytest.mark.parametrize("ruleset,analysers,from_trick", [("schnapsen20", ["pimc", "expert", "trained-long"], 1),
+                                                          ("sixtysix24", ["pimc", "expert"], 4)])
 def test_the_analysis_sees_only_the_persons_observation(client, app, ruleset, analysers, from_trick):
     """The analysis of a position is the same whatever the hidden cards are (the analysers get the person's
     observation only): swap them and analyse again, with the cached answer dropped."""
@@ -618,11 +573,8 @@ def test_analysis_values_every_legal_action(client, app):
     app.state.games.get(gid).analyses.clear()
     again = client.post(f"/api/games/{gid}/analysis", json={"analysers": ["expert"]}).json()
     assert again["analyses"][0]["values"] == by["expert"]["values"]
-    bad = [
-        ({"analysers": ["random"]}, 422, "not on offer"),
-        ({"analysers": []}, 422, "empty"),
-        ({"analysers": ["trained"], "version": view["version"] + 5}, 409, "stale"),
-    ]
+    bad = [({"analysers": ["random"]}, 422, "not on offer"), ({"analysers": []}, 422, "empty"),
+           ({"analysers": ["trained"], "version": view["version"] + 5}, 409, "stale")]
     for body, status, text in bad:
         r = client.post(f"/api/games/{gid}/analysis", json=body)
         assert r.status_code == status and text in r.json()["error"], (body, r.json())
@@ -638,11 +590,8 @@ def test_the_server_answers_while_a_long_search_runs(client):
     other = new_game(client, opponent="random", mode="hand", seed=62)
     client.post(f"/api/games/{other['game']}/analysis", json={"analysers": ["expert"]})  # the worker is warm
     answer = {}
-    th = threading.Thread(
-        target=lambda: answer.setdefault(
-            "r", client.post(f"/api/games/{slow['game']}/analysis", json={"analysers": ["expert"]})
-        )
-    )
+    th = threading.Thread(target=lambda: answer.setdefault("r", client.post(
+        f"/api/games/{slow['game']}/analysis", json={"analysers": ["expert"]})))
     game = client.app.state.games.get(slow["game"])
     th.start()
     deadline = time.monotonic() + 30
@@ -666,15 +615,8 @@ def test_a_searching_opponent_does_not_hold_up_another_games_quick_opponent(clie
     r = client.post(f"/api/games/{quick['game']}/actions", json={"action": quick["table"]["legal"][0]["name"]})
     quick = r.json()["view"]  # the quick opponent's worker is warm
     answer = {}
-    th = threading.Thread(
-        target=lambda: answer.setdefault(
-            "r",
-            client.post(
-                "/api/games",
-                json={"opponent": "expert", "ruleset": "sixtysix24", "seat": "player_1", "mode": "hand", "seed": 4},
-            ),
-        )
-    )
+    th = threading.Thread(target=lambda: answer.setdefault("r", client.post("/api/games", json={
+        "opponent": "expert", "ruleset": "sixtysix24", "seat": "player_1", "mode": "hand", "seed": 4})))
     n = len(client.app.state.games)
     th.start()
     deadline = time.monotonic() + 30
@@ -682,10 +624,8 @@ def test_a_searching_opponent_does_not_hold_up_another_games_quick_opponent(clie
         time.sleep(0.005)
     time.sleep(0.2)
     start = time.perf_counter()
-    r = client.post(
-        f"/api/games/{quick['game']}/actions",
-        json={"action": quick["table"]["legal"][0]["name"], "version": quick["version"]},
-    )
+    r = client.post(f"/api/games/{quick['game']}/actions", json={"action": quick["table"]["legal"][0]["name"],
+                                                                   "version": quick["version"]})
     took = time.perf_counter() - start
     still_searching = th.is_alive()
     th.join(120)
@@ -792,17 +732,15 @@ def _running(pid: int) -> bool:
 def test_the_search_workers_end_when_the_server_is_killed():
     """A server killed outright (SIGKILL, the kernel's out-of-memory killer) runs no shutdown: its workers, blocked
     on their task queue, must still end by themselves rather than stay forever."""
-    script = (
-        "import asyncio, os\n"
-        "from agents.web.search import SearchPool\n"
-        "pool = SearchPool(2)\n"
-        "async def main():\n"
-        "    await pool.run('play', os.getpid)\n"
-        "    await pool.run('analysis', os.getpid)\n"
-        "    print(*[p for ex in pool._executors.values() if ex for p in ex._processes], flush=True)\n"
-        "    await asyncio.sleep(600)\n"
-        "asyncio.run(main())\n"
-    )
+    script = ("import asyncio, os\n"
+              "from agents.web.search import SearchPool\n"
+              "pool = SearchPool(2)\n"
+              "async def main():\n"
+              "    await pool.run('play', os.getpid)\n"
+              "    await pool.run('analysis', os.getpid)\n"
+              "    print(*[p for ex in pool._executors.values() if ex for p in ex._processes], flush=True)\n"
+              "    await asyncio.sleep(600)\n"
+              "asyncio.run(main())\n")
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
     pids: list[int] = []
     try:
@@ -838,7 +776,6 @@ def test_warm_up_loads_the_policies_and_the_compiled_searches():
 def test_several_games_at_once_do_not_interfere(client, app):
     """Two games with the same seed, one played interleaved with a third game and one alone, see the same views;
     two games played at the same time from two threads both end well."""
-
     def views_of(seed, moves_rng, interleave=None):
         view = new_game(client, opponent="heuristic", mode="hand", seed=seed)
         out = [view]
@@ -930,14 +867,8 @@ def test_an_uploaded_record_replays_move_by_move_with_every_card_shown(client):
         end = replay_to_end(record)
         n = end.deck.size
         for f in frames:  # every card is somewhere on view: nothing is hidden in a replay
-            seen = (
-                f["hand"]
-                + f["opponent_hand"]
-                + f["stock_order"]
-                + f["you"]["won"]
-                + f["opponent"]["won"]
-                + ([f["table"]] if f["table"] else [])
-            )
+            seen = (f["hand"] + f["opponent_hand"] + f["stock_order"] + f["you"]["won"] + f["opponent"]["won"]
+                    + ([f["table"]] if f["table"] else []))
             assert sorted(seen) == sorted(end.rules.deck.codes) and len(seen) == n
             assert f["legal"] == []  # watched, not played
         assert frames[-1]["result"]["game_points"] == record.result["game_points"]
@@ -974,10 +905,8 @@ def test_records_under_other_knobs_replay_and_knobs_beyond_the_app_are_refused(c
     """Records of either ruleset under other knobs replay and analyse; int knobs too large for the compiled searches
     and the page (a match target of 10**400 made the replay's frames a bare 500) are refused at the upload, naming
     the line and the knob."""
-    knobbed = [
-        (RuleSet.make("schnapsen20", false_claim="mirror", close_min_stock=2, match_target=3), 5),
-        (RuleSet.make("sixtysix24", tie="none", last_trick_bonus=20, exchange_rank="J"), 6),
-    ]
+    knobbed = [(RuleSet.make("schnapsen20", false_claim="mirror", close_min_stock=2, match_target=3), 5),
+               (RuleSet.make("sixtysix24", tie="none", last_trick_bonus=20, exchange_rank="J"), 6)]
     r = client.post("/api/replays", content=_records_text(knobbed))
     assert r.status_code == 201, r.json()
     rid = r.json()["replay"]
@@ -989,11 +918,8 @@ def test_records_under_other_knobs_replay_and_knobs_beyond_the_app_are_refused(c
         assert out.status_code == 200 and out.json()["analyses"], out.text
     good = _records_text([("schnapsen20", 7)])
     n = len(app.state.replays)
-    for ruleset, knob, value in [
-        ("schnapsen20", "match_target", 10**400),
-        ("schnapsen20", "match_target", 10**6),
-        ("sixtysix24", "last_trick_bonus", 10**30),
-    ]:
+    for ruleset, knob, value in [("schnapsen20", "match_target", 10 ** 400), ("schnapsen20", "match_target", 10 ** 6),
+                                 ("sixtysix24", "last_trick_bonus", 10 ** 30)]:
         bad = _records_text([(RuleSet.make(ruleset, **{knob: value}), 8)])
         r = client.post("/api/replays?name=k.jsonl", content=good + b"\n" + bad)
         assert r.status_code == 422, (knob, value, r.text[:300])
@@ -1017,12 +943,8 @@ def test_bad_uploads_get_4xx_naming_the_problem_and_change_nothing(client, app):
     good = _records_text([("schnapsen20", 4)])
     line = json.loads(good)
     bad_action = dict(line, actions=line["actions"][:2] + ["play ZZ"])
-    wrong_result = dict(
-        line,
-        result={"winner": "player_0", "game_points": 3, "reason": "claim"}
-        if line["result"]["game_points"] != 3
-        else {**line["result"], "game_points": 1},
-    )
+    wrong_result = dict(line, result={"winner": "player_0", "game_points": 3, "reason": "claim"}
+                        if line["result"]["game_points"] != 3 else {**line["result"], "game_points": 1})
     cases = [
         (b"", 422, "no records"),
         (b"hello\n", 422, "line 1: not JSON"),
@@ -1039,11 +961,8 @@ def test_bad_uploads_get_4xx_naming_the_problem_and_change_nothing(client, app):
         assert text in r.json()["error"] and "x.jsonl" in r.json()["error"], r.json()
     assert len(app.state.replays) == n  # no replay was made
     cut = client.post("/api/replays", content=good + good[:40])  # a last line cut off by an interrupted write
-    assert (
-        cut.status_code == 201
-        and len(cut.json()["records"]) == 1
-        and "incomplete last line" in cut.json()["warnings"][0]
-    )
+    assert cut.status_code == 201 and len(cut.json()["records"]) == 1 and "incomplete last line" in cut.json()[
+        "warnings"][0]
 
 
 # ------------------------------------------------------------------------------------------------ --policy
@@ -1067,21 +986,18 @@ def test_a_policy_file_is_offered_as_opponent_and_analyser(tmp_path):
 
 
 # ------------------------------------------------------------------------------------------------ the command
-@pytest.mark.parametrize(
-    "argv,text",
-    [
-        (["--port", "70000"], "--port 70000: expected a port from 0 to 65535"),
-        (["--port", "x"], "invalid int value"),
-        (["--seed", "-1"], "--seed -1"),
-        (["--workers", "-1"], "--workers -1"),
-        (["--policy", "missing.pt"], "--policy 'missing.pt' does not exist"),
-        (["--policy", "FOLDER"], "is a folder"),
-        (["--policy", "/dev/null"], "--policy '/dev/null' is not a regular file"),
-        (["--policy", "BROKEN"], "--policy"),
-        (["--host", "no-such-host.invalid"], "--host 'no-such-host.invalid': unknown host"),
-        (["--bogus"], "unrecognized arguments"),
-    ],
-)
+@pytest.mark.parametrize("argv,text", [
+    (["--port", "70000"], "--port 70000: expected a port from 0 to 65535"),
+    (["--port", "x"], "invalid int value"),
+    (["--seed", "-1"], "--seed -1"),
+    (["--workers", "-1"], "--workers -1"),
+    (["--policy", "missing.pt"], "--policy 'missing.pt' does not exist"),
+    (["--policy", "FOLDER"], "is a folder"),
+    (["--policy", "/dev/null"], "--policy '/dev/null' is not a regular file"),
+    (["--policy", "BROKEN"], "--policy"),
+    (["--host", "no-such-host.invalid"], "--host 'no-such-host.invalid': unknown host"),
+    (["--bogus"], "unrecognized arguments"),
+])
 def test_bad_command_lines_are_one_line_errors(argv, text, tmp_path, capsys):
     from agents.cli.web import main
 
@@ -1123,6 +1039,7 @@ def test_a_missing_web_extra_is_a_one_line_error(monkeypatch, capsys):
     assert e.value.code == 2 and "uvicorn not installed" in err and "extra 'web'" in err, err
 
 
+
 def test_a_warm_up_broken_by_the_servers_own_closing_is_not_logged(caplog):
     """Ctrl-C during the warm-up once printed "a search worker failed to warm up: BrokenProcessPool" for each
     worker the closing terminated (bug); a warm-up that fails while the server runs is still logged."""
@@ -1130,7 +1047,6 @@ def test_a_warm_up_broken_by_the_servers_own_closing_is_not_logged(caplog):
     from concurrent.futures.process import BrokenProcessPool
 
     from agents.web.search import SearchPool, _report_warm_up
-
     pool = SearchPool()
     fut = Future()
     fut.set_exception(BrokenProcessPool("terminated"))

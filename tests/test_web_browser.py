@@ -32,37 +32,22 @@ ROOT = Path(__file__).resolve().parent.parent
 ARTIFACTS = ROOT / "artifacts" / "web"
 CHROMIUM = os.environ.get("SCHNAPSEN_CHROMIUM") or shutil.which("chromium") or shutil.which("chromium-browser")
 # Headless, and quiet on a closed network: without the background-networking flags Chromium keeps calling home.
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
+                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 SETTLED = "['your-turn', 'hand-over', 'match-over'].includes(document.body.dataset.state)"
 # Generous waits: on a fresh clone the first search compiles numba's code first; warm, the waits are short.
 WAIT_MS = 240_000
 
 if CHROMIUM is None:
-    pytest.skip(
-        "no Chromium binary (apt-get install chromium, or set SCHNAPSEN_CHROMIUM); .ci/run installs it",
-        allow_module_level=True,
-    )
+    pytest.skip("no Chromium binary (apt-get install chromium, or set SCHNAPSEN_CHROMIUM); .ci/run installs it",
+                allow_module_level=True)
 
 
 @pytest.fixture(scope="module")
 def server():
     """The real ``schnapsen-web`` on a free port; yields its URL."""
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "agents.cli.web", "--port", "0", "--seed", "0", "--workers", "2"],
-        cwd=ROOT,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-    )
+    proc = subprocess.Popen([sys.executable, "-m", "agents.cli.web", "--port", "0", "--seed", "0", "--workers", "2"],
+                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     lines: queue.Queue = queue.Queue()
     threading.Thread(target=lambda: [lines.put(x) for x in proc.stdout], daemon=True).start()
     try:
@@ -125,11 +110,8 @@ def test_a_whole_hand_played_by_clicking(server, browser):
         names = offered_actions(page, server)
         if clicks == 2 and not analysed:  # ask for the analysis of this position; the page stays usable meanwhile
             page.click("#btn-analyse")
-            page.wait_for_function(
-                "document.querySelectorAll('#analysis td.num').length > 0 && "
-                "document.querySelectorAll('#analysis td.pending').length === 0",
-                timeout=WAIT_MS,
-            )
+            page.wait_for_function("document.querySelectorAll('#analysis td.num').length > 0 && "
+                                   "document.querySelectorAll('#analysis td.pending').length === 0", timeout=WAIT_MS)
             rows = page.locator("#analysis tbody tr")
             assert rows.count() == len(names)  # one row per legal action
             assert page.locator("#analysis td.failed").count() == 0

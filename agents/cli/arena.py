@@ -43,32 +43,22 @@ def build_parser() -> argparse.ArgumentParser:
     p = ArgumentParser(
         prog=PROG,
         description="Play duplicate deals between Schnapsen agents and report mean game points per hand "
-        "(95% CI over deals), hand and match win rates, or a round robin with Elo ratings.",
+                    "(95% CI over deals), hand and match win rates, or a round robin with Elo ratings.",
         epilog=f"An agent is a name ({', '.join(agent_names())}), optionally with arguments "
-        "(rollout:n_samples=8,depth=2), or a checkpoint path ending in .pt.",
-    )
+               "(rollout:n_samples=8,depth=2), or a checkpoint path ending in .pt.")
     p.add_argument("agents", nargs="*", metavar="AGENT", help="two agents: A and B")
     p.add_argument("--round-robin", nargs="+", metavar="AGENT", help="play every pair of these agents, fit Elo")
-    p.add_argument("--deals", type=int, default=1000, help="duplicate deals per pair (each played twice; default 1000)")
+    p.add_argument("--deals", type=int, default=1000, help="duplicate deals per pair (each played twice; "
+                                                            "default 1000)")
     p.add_argument("--ruleset", choices=RULESETS, default="schnapsen20")
     p.add_argument("--seed", type=int, default=0, help="seeds the deals and the agents (default 0)")
     p.add_argument("--workers", type=int, default=None, help="processes (default: all cores)")
     p.add_argument("--episode", choices=EPISODES, default="hand", help="one hand or a whole match per deal")
     p.add_argument("--chunk-size", type=int, default=10, help="deals per task (default 10)")
-    p.add_argument(
-        "--knob",
-        type=_knob,
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="a rule knob of RULES.md section 5 (repeatable)",
-    )
-    p.add_argument(
-        "--json",
-        metavar="PATH",
-        help="also write the result as JSON to PATH; '-' writes the JSON alone "
-        "to standard output and the table to standard error",
-    )
+    p.add_argument("--knob", type=_knob, action="append", default=[], metavar="KEY=VALUE",
+                   help="a rule knob of RULES.md section 5 (repeatable)")
+    p.add_argument("--json", metavar="PATH", help="also write the result as JSON to PATH; '-' writes the JSON alone "
+                                                  "to standard output and the table to standard error")
     p.add_argument("--records", metavar="PATH", help="write every hand as a game record (JSON Lines; two-agent mode)")
     p.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     return p
@@ -82,12 +72,9 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         parser.error(f"expected two agents (or --round-robin), got {len(args.agents)}")
     if args.records and args.round_robin:
         parser.error("--records works with two agents, not with --round-robin")
-    for flag, value, low, high in (
-        ("--deals", args.deals, 1, MAX_DEALS),
-        ("--seed", args.seed, 0, MAX_SEED),
-        ("--workers", args.workers, 1, MAX_WORKERS),
-        ("--chunk-size", args.chunk_size, 1, MAX_DEALS),
-    ):
+    for flag, value, low, high in (("--deals", args.deals, 1, MAX_DEALS), ("--seed", args.seed, 0, MAX_SEED),
+                                   ("--workers", args.workers, 1, MAX_WORKERS), ("--chunk-size", args.chunk_size, 1,
+                                                                                 MAX_DEALS)):
         if value is not None and not low <= value <= high:
             top = "2**63 - 1" if high == MAX_SEED else f"{high:,}"
             parser.error(f"{flag} {value}: expected an int from {low:,} to {top}")
@@ -100,24 +87,18 @@ def _check_flags(parser: argparse.ArgumentParser, args: argparse.Namespace) -> N
         except ValueError as e:  # RulesError: an unknown key or a value the knob does not take
             parser.error(f"{shown}: {e}")
     if args.records == "-":
-        parser.error(
-            "--records '-': expected a file path (game records go to a file; --json - writes the result's "
-            "JSON to standard output)"
-        )
+        parser.error("--records '-': expected a file path (game records go to a file; --json - writes the result's "
+                     "JSON to standard output)")
     outputs = [("--records", args.records), ("--json", args.json if args.json != "-" else None)]
-    for (
-        flag,
-        path,
-    ) in outputs:  # fail before a long run, not after it; never over a checkpoint (an agent's, however named)
+    for flag, path in outputs:  # fail before a long run, not after it; never over a checkpoint (an agent's, however named)
         if path is not None:
             try:
                 check_output_file(path, f"{flag} {path!r}")
             except ValueError as e:
                 parser.error(str(e))
     if args.records and args.json and args.json != "-" and same_file(args.records, args.json):
-        parser.error(
-            f"--records {args.records!r} and --json {args.json!r} name the same file: expected two different files"
-        )
+        parser.error(f"--records {args.records!r} and --json {args.json!r} name the same file: expected two "
+                     "different files")
 
 
 @console_main(PROG)
@@ -134,15 +115,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
     _check_flags(parser, args)
-    common = dict(
-        ruleset=args.ruleset,
-        seed=args.seed,
-        workers=args.workers,
-        episode=args.episode,
-        progress=not args.no_progress,
-        chunk_size=args.chunk_size,
-        **dict(args.knob),
-    )
+    common = dict(ruleset=args.ruleset, seed=args.seed, workers=args.workers, episode=args.episode,
+                  progress=not args.no_progress, chunk_size=args.chunk_size, **dict(args.knob))
     status, records_error = 0, None
     try:
         if args.round_robin:

@@ -64,7 +64,7 @@ _ASCII_FALLBACK = {**dict(zip(SUIT_SYMBOLS, SUIT_LETTERS)), "±": "+/-", "—": 
 def _ascii_fallback(e: UnicodeError) -> tuple[str, int]:
     if not isinstance(e, UnicodeEncodeError):
         raise e
-    return "".join(_ASCII_FALLBACK.get(c, "?") for c in e.object[e.start : e.end]), e.end
+    return "".join(_ASCII_FALLBACK.get(c, "?") for c in e.object[e.start:e.end]), e.end
 
 
 codecs.register_error("schnapsen-ascii-fallback", _ascii_fallback)
@@ -124,7 +124,6 @@ def console_main(prog: str) -> Callable[[_Main], _Main]:
     they fail, and standard output is flushed before ``main()`` returns, so that its last bytes are checked here and
     not by Python at exit. What ``main()`` saves to files is up to it: it should save before it prints.
     """
-
     def wrap(main: _Main) -> _Main:
         @functools.wraps(main)
         def run(*args: Any, **kwargs: Any) -> int:
@@ -154,9 +153,7 @@ def console_main(prog: str) -> Callable[[_Main], _Main]:
             finally:
                 if stream is not None and isinstance(sys.stdout, _GuardedStdout):
                     sys.stdout = stream
-
         return typing.cast(_Main, run)
-
     return wrap
 
 

@@ -34,18 +34,8 @@ def _verb(side: str, you: str, other: str) -> str:
     return you if side == YOU else other
 
 
-def narrate_move(
-    rules: RuleSet,
-    by: str,
-    action: int,
-    before,
-    after,
-    stock_before: int,
-    stock_after: int,
-    trump: int,
-    turn_up: str | None = None,
-    mover_has_trick: bool = False,
-) -> list[str]:
+def narrate_move(rules: RuleSet, by: str, action: int, before, after, stock_before: int, stock_after: int,
+                 trump: int, turn_up: str | None = None, mover_has_trick: bool = False) -> list[str]:
     """Lines that say what the action did, from the player's side.
 
     Args:
@@ -68,11 +58,9 @@ def narrate_move(
         lead, follow = entry["cards"]
         points = rules.deck.points[rules.deck.index(lead)] + rules.deck.points[rules.deck.index(follow)]
         winner = _who(entry["won_by"])
-        lines.append(
-            f"trick {entry['trick']}: {_who(entry['led_by'])} led {card_text(lead)}, "
-            f"{_who(OPPONENT if entry['led_by'] == YOU else YOU)} followed {card_text(follow)}: "
-            f"{winner} {_verb(entry['won_by'], 'win', 'wins')} the trick, {points} card points (R8)"
-        )
+        lines.append(f"trick {entry['trick']}: {_who(entry['led_by'])} led {card_text(lead)}, "
+                     f"{_who(OPPONENT if entry['led_by'] == YOU else YOU)} followed {card_text(follow)}: "
+                     f"{winner} {_verb(entry['won_by'], 'win', 'wins')} the trick, {points} card points (R8)")
         if stock_after < stock_before:
             drew = [f"you drew {card_text(entry['drew'])}" if "drew" in entry else "you drew a card"]
             if "opponent_drew" in entry:
@@ -81,34 +69,22 @@ def narrate_move(
                 drew.append("the opponent drew a card")
             if entry["won_by"] == OPPONENT:
                 drew.reverse()
-            lines.append(
-                "; ".join(drew)
-                + " (R7)"
-                + (
-                    ": the stock is exhausted, the strict rules of play apply from now on (R9-R11)"
-                    if stock_after == 0
-                    else ""
-                )
-            )
+            lines.append("; ".join(drew) + " (R7)" + (": the stock is exhausted, the strict rules of play apply "
+                                                      "from now on (R9-R11)" if stock_after == 0 else ""))
     elif name.startswith("marriage "):
         suit = SUIT_LETTERS.index(name.split()[1])
         points = rules.marriage_points(1 << suit, trump)
-        counted = "counted at once" if mover_has_trick else f"counted once {who} {_verb(by, 'have', 'has')} won a trick"
-        lines.append(
-            f"{who} {_verb(by, 'announce', 'announces')} the marriage in {SUIT_NAMES[suit]}: {points} "
-            f"points, {counted}; the king or queen of {SUIT_NAMES[suit]} leads now (R12-R14)"
-        )
+        counted = ("counted at once" if mover_has_trick else
+                   f"counted once {who} {_verb(by, 'have', 'has')} won a trick")
+        lines.append(f"{who} {_verb(by, 'announce', 'announces')} the marriage in {SUIT_NAMES[suit]}: {points} "
+                     f"points, {counted}; the king or queen of {SUIT_NAMES[suit]} leads now (R12-R14)")
     elif name == "exchange":
-        lines.append(
-            f"{who} {_verb(by, 'exchange', 'exchanges')} the trump {_RANK_NAMES[rules.exchange_rank]} for the "
-            f"turn-up{' ' + card_text(turn_up) if turn_up else ''} (R16)"
-        )
+        lines.append(f"{who} {_verb(by, 'exchange', 'exchanges')} the trump {_RANK_NAMES[rules.exchange_rank]} for the "
+                     f"turn-up{' ' + card_text(turn_up) if turn_up else ''} (R16)")
     elif name == "close":
-        lines.append(
-            f"{who} {_verb(by, 'close', 'closes')} the stock: no more cards are drawn, the strict rules of "
-            f"play apply ({_strict(rules)}: R9-R11), and unless the closer reaches "
-            f"{rules.claim_target}, the other player scores at least 2 (R18, R19, R23)"
-        )
+        lines.append(f"{who} {_verb(by, 'close', 'closes')} the stock: no more cards are drawn, the strict rules of "
+                     f"play apply ({_strict(rules)}: R9-R11), and unless the closer reaches "
+                     f"{rules.claim_target}, the other player scores at least 2 (R18, R19, R23)")
     elif name == "claim":
         lines.append(f"{who} {_verb(by, 'claim', 'claims')} {rules.claim_target} (R20)")
     return lines
@@ -126,33 +102,23 @@ def why_illegal(state: GameState, action: int) -> str:
             return f"you do not hold {card_text(code)}"
         suit = code[1]
         if f"marriage {suit}" in legal and code[0] in "KQ":
-            return (
-                f"{card_text(code)} belongs to a marriage: announce it first (type 'marriage {suit}'), then "
-                f"play the king or queen (R12, R13)"
-            )
+            return (f"{card_text(code)} belongs to a marriage: announce it first (type 'marriage {suit}'), then "
+                    f"play the king or queen (R12, R13)")
         if state.table >= 0:
-            return (
-                f"{card_text(code)} is not allowed: the stock is closed or exhausted, so you must "
-                f"{_strict(rules)} (R9-R11)"
-            )
+            return (f"{card_text(code)} is not allowed: the stock is closed or exhausted, so you must "
+                    f"{_strict(rules)} (R9-R11)")
         if state.announced >= 0:
             return "after announcing a marriage you lead its king or queen (R13)"
         return f"{card_text(code)} cannot be played now"
     if name.startswith("marriage "):
-        return (
-            "a marriage is announced by the leader holding its king and queen, before leading, while the "
-            "marriage window is open (R12, R13)"
-        )
+        return ("a marriage is announced by the leader holding its king and queen, before leading, while the "
+                "marriage window is open (R12, R13)")
     if name == "exchange":
-        return (
-            f"the exchange is the leader's, holding the trump {_RANK_NAMES[rules.exchange_rank]}, while the stock is "
-            f"open with at least {rules.exchange_min_stock} cards (R16)"
-        )
+        return (f"the exchange is the leader's, holding the trump {_RANK_NAMES[rules.exchange_rank]}, while the stock is "
+                f"open with at least {rules.exchange_min_stock} cards (R16)")
     if name == "close":
-        return (
-            f"closing is the leader's, before leading, while the stock is open with at least "
-            f"{rules.close_min_stock} cards (R18)"
-        )
+        return (f"closing is the leader's, before leading, while the stock is open with at least "
+                f"{rules.close_min_stock} cards (R18)")
     if name == "claim":
         return f"a claim is possible when you have won a trick and may count {rules.claim_target} (R20, R21)"
     return f"{name!r} is not legal now"
@@ -163,10 +129,8 @@ def claim_hint(state: GameState, human: int) -> str | None:
     names = state.rules.action_names
     if state.to_move != human or names.index("claim") not in state.legal_actions():
         return None
-    return (
-        f"you may claim: you count {state.counted(human)} points, at least {state.rules.claim_target}; "
-        "type 'claim' to end the hand now (R20)"
-    )
+    return (f"you may claim: you count {state.counted(human)} points, at least {state.rules.claim_target}; "
+            "type 'claim' to end the hand now (R20)")
 
 
 def _seat(seat: int, human: int) -> str:
@@ -185,59 +149,38 @@ def result_text(result: Result, state: GameState, human: int) -> str:
     points = f"{gp} game point{'s' if gp != 1 else ''}"
     claim_typed = bool(state.actions) and rules.action_names[state.actions[-1]] == "claim"
     reason = str(result.reason)
-    v = f"3 if that player took no trick, 2 with fewer than {rules.schneider_below} points, else 1"
+    v = (f"3 if that player took no trick, 2 with fewer than {rules.schneider_below} points, else 1")
     if state.closed_by < 0:
         loser = 1 - w
         how = {
-            "claim": (
-                f"{winner} claimed with {state.counted(w)} points (R20, R22)"
-                if claim_typed
-                else f"{winner} won the last trick counting {state.counted(w)} points, which claims (W3, R20)"
-            ),
+            "claim": (f"{winner} claimed with {state.counted(w)} points (R20, R22)" if claim_typed else
+                      f"{winner} won the last trick counting {state.counted(w)} points, which claims (W3, R20)"),
             "false_claim": f"{_seat(loser, human)} claimed with fewer than {rules.claim_target} points (R21a, R22)",
             "last_trick": "every trick was played and nobody claimed: the last trick's winner wins (R22)",
             "count": f"the loser of the last trick counted {rules.claim_target} (R66-10)",
         }.get(reason, reason)
-        value = (
-            f"{_seat(loser, human)} took {state.tricks[loser]} trick(s) and {state.counted(loser)} points: {v}"
-            if reason != "false_claim"
-            else "the false_claim knob sets it (R21a)"
-        )
+        value = (f"{_seat(loser, human)} took {state.tricks[loser]} trick(s) and {state.counted(loser)} points: {v}"
+                 if reason != "false_claim" else "the false_claim knob sets it (R21a)")
     else:
         closer = state.closed_by
         snap_points, snap_tricks = state.closing_snapshot or (0, 0)
-        snap = (
-            f"{_seat(1 - closer, human)} had {snap_points} points and {snap_tricks} trick(s) when "
-            f"{_seat(closer, human)} closed"
-        )
+        snap = (f"{_seat(1 - closer, human)} had {snap_points} points and {snap_tricks} trick(s) when "
+                f"{_seat(closer, human)} closed")
         how = {
-            "claim": (
-                f"{winner} claimed with {state.counted(w)} points"
-                if claim_typed
-                else f"{winner} won the last trick counting {state.counted(w)} points, which claims (W3)"
-            ),
+            "claim": (f"{winner} claimed with {state.counted(w)} points" if claim_typed else
+                      f"{winner} won the last trick counting {state.counted(w)} points, which claims (W3)"),
             "false_claim": f"{_seat(1 - w, human)} claimed with fewer than {rules.claim_target} points",
-            "closed_hand": (
-                f"every card was played without a claim and the closer counted {state.counted(closer)} "
-                f"points"
-                + (
-                    f", at least {rules.claim_target}"
-                    if state.counted(closer) >= rules.claim_target
-                    else f", fewer than {rules.claim_target}"
-                )
-            ),
+            "closed_hand": (f"every card was played without a claim and the closer counted {state.counted(closer)} "
+                            f"points" + (f", at least {rules.claim_target}" if state.counted(closer) >= rules.claim_target
+                                         else f", fewer than {rules.claim_target}")),
         }.get(reason, reason)
         if w == closer:
             value = f"the closer wins the value of that snapshot: {snap}; {v} (R23)"
         else:
-            value = (
-                f"the closer failed, so the other player wins the snapshot's value but at least 2: {snap}; {v} "
-                f"(R23; the failed_close_value knob can make it 3)"
-            )
-    return (
-        f"{winner} {verb} {points}: {how}; {value}. Points at the end: you {state.counted(human)}, the opponent "
-        f"{state.counted(1 - human)}"
-    )
+            value = (f"the closer failed, so the other player wins the snapshot's value but at least 2: {snap}; {v} "
+                     f"(R23; the failed_close_value knob can make it 3)")
+    return (f"{winner} {verb} {points}: {how}; {value}. Points at the end: you {state.counted(human)}, the opponent "
+            f"{state.counted(1 - human)}")
 
 
 __all__ = ["SUIT_NAMES", "claim_hint", "narrate_move", "result_text", "why_illegal"]

@@ -43,7 +43,7 @@ PROG = "schnapsen-play"
 #: Longest input line read as a move (a move is a few characters; a longer line ends play).
 MAX_INPUT_LINE = 10_000
 #: Largest --seed (numpy takes seeds >= 0; torch up to 2**63 - 1).
-MAX_SEED = 2**63 - 1
+MAX_SEED = 2 ** 63 - 1
 
 
 class Quit(Exception):
@@ -79,10 +79,8 @@ def parse_action(text: str, state: GameState) -> tuple[int | None, str]:
         a = names["play t" + key[2:]]
     else:
         codes = rules.deck.codes
-        return None, (
-            f"{t!r} is neither a card code of {rules.name} (like {codes[3]}, {codes[-4]}, {codes[-1]}) nor "
-            "an action name"
-        )
+        return None, (f"{t!r} is neither a card code of {rules.name} (like {codes[3]}, {codes[-4]}, {codes[-1]}) nor "
+                      "an action name")
     if not state.is_legal(a):
         return None, why_illegal(state, a)
     return a, ""
@@ -95,11 +93,9 @@ def legal_text(state: GameState) -> str:
     return ", ".join(card_text(codes[a]) if a < state.rules.n_cards else names[a] for a in state.legal_actions())
 
 
-def play_hand(
-    state: GameState, human: int, opponent, inp: TextIO, out: TextIO, reveal: bool, recorder: Recorder | None = None
-) -> None:
+def play_hand(state: GameState, human: int, opponent, inp: TextIO, out: TextIO, reveal: bool,
+              recorder: Recorder | None = None) -> None:
     """Play one hand to its end in place (the human is seat ``human``)."""
-
     def apply(a: int) -> None:
         by = YOU if state.to_move == human else OPPONENT
         before, stock_before = observation(state, human), len(state.stock)
@@ -109,18 +105,8 @@ def play_hand(
             recorder.step(a)
         else:
             state.step(a)
-        for line in narrate_move(
-            state.rules,
-            by,
-            a,
-            before,
-            observation(state, human),
-            stock_before,
-            len(state.stock),
-            state.trump,
-            turn_up,
-            has_trick,
-        ):
+        for line in narrate_move(state.rules, by, a, before, observation(state, human), stock_before,
+                                 len(state.stock), state.trump, turn_up, has_trick):
             print("  " + line, file=out)
 
     names = state.rules.action_names
@@ -144,10 +130,8 @@ def play_hand(
                 if not line:
                     raise Quit()
                 if len(line) > MAX_INPUT_LINE:  # e.g. < /dev/zero: a line without end
-                    raise InputError(
-                        f"cannot read your move: an input line longer than {MAX_INPUT_LINE:,} characters: "
-                        "expected one move (like QH) per line"
-                    )
+                    raise InputError(f"cannot read your move: an input line longer than {MAX_INPUT_LINE:,} characters: "
+                                     "expected one move (like QH) per line")
                 if line.strip().lower() in ("quit", "exit", "q"):
                     raise Quit()
                 if line.strip() in ("?", "help"):
@@ -167,10 +151,8 @@ def play_hand(
             except Exception as e:  # the agent is the user's (e.g. a checkpoint): report it, keep the hands played
                 raise OpponentError(f"{type(e).__name__}: {one_line(e, 300)}") from e
             if not (0 <= a < len(names) and state.is_legal(a)):
-                raise OpponentError(
-                    f"it chose action {a} ({names[a] if 0 <= a < len(names) else 'unknown'}), which "
-                    f"is not legal: legal are {state.legal_action_names()}"
-                )
+                raise OpponentError(f"it chose action {a} ({names[a] if 0 <= a < len(names) else 'unknown'}), which "
+                                    f"is not legal: legal are {state.legal_action_names()}")
             shown = card_text(state.deck.codes[a]) if a < state.rules.n_cards else names[a]
             print(f"{PLAYERS[seat]} (opponent) plays {shown}", file=out)
             apply(a)
@@ -193,24 +175,14 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
     """
     inp = inp if inp is not None else sys.stdin
     out = out if out is not None else sys.stdout
-    p = ArgumentParser(
-        prog=PROG,
-        description=__doc__.split("\n\n")[0].replace("``", ""),
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    p.add_argument(
-        "--opponent",
-        default=STRONGEST_POLICY,
-        help=f"an agent: a name, name:key=value, or a .pt checkpoint (default: {STRONGEST_POLICY}, the "
-        "strongest shipped policy)",
-    )
+    p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0].replace("``", ""),
+                       formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--opponent", default=STRONGEST_POLICY,
+                   help=f"an agent: a name, name:key=value, or a .pt checkpoint (default: {STRONGEST_POLICY}, the "
+                        "strongest shipped policy)")
     p.add_argument("--ruleset", choices=RULESETS, default="schnapsen20")
-    p.add_argument(
-        "--seat",
-        choices=["player_0", "player_1", "alternate"],
-        default="alternate",
-        help="your seat (default: player_0 first, then alternating between hands; a match keeps it)",
-    )
+    p.add_argument("--seat", choices=["player_0", "player_1", "alternate"], default="alternate",
+                   help="your seat (default: player_0 first, then alternating between hands; a match keeps it)")
     p.add_argument("--hands", type=int, default=1, help="hands to play (ignored with --match)")
     p.add_argument("--match", action="store_true", help="play a whole match to 7 game points")
     p.add_argument("--seed", type=int, default=None, help="seed of the deals and the opponent")
@@ -273,11 +245,8 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
                 state = recorder.state
             print(f"\n=== hand {n + 1}: you are {PLAYERS[human]}, {PLAYERS[state.dealer]} deals ===", file=out)
             if n == 0:
-                print(
-                    "type a card as the table shows it (10♣) or by its code (TC), or an action (marriage H, exchange, "
-                    "close, claim); ? lists the legal moves, quit stops",
-                    file=out,
-                )
+                print("type a card as the table shows it (10♣) or by its code (TC), or an action (marriage H, exchange, "
+                      "close, claim); ? lists the legal moves, quit stops", file=out)
             play_hand(state, human, opponent, inp, out, not args.no_reveal, recorder)
             save(recorder.record())
             n += 1

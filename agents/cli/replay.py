@@ -52,36 +52,22 @@ def main(argv: list[str] | None = None) -> int:
         else:
             warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
     if not records:
-        return fail(
-            PROG,
-            f"{args.path} holds no complete record: expected JSON Lines records (schnapsen-play "
-            "--record, schnapsen-arena --records)",
-            2,
-        )
+        return fail(PROG, f"{args.path} holds no complete record: expected JSON Lines records (schnapsen-play "
+                          "--record, schnapsen-arena --records)", 2)
     if args.index is not None and not 0 <= args.index < len(records):
-        p.error(
-            f"--index {args.index}: the file holds {len(records)} record(s): expected 0 to {len(records) - 1}"
-            if records
-            else f"--index {args.index}: the file holds no records"
-        )
+        p.error(f"--index {args.index}: the file holds {len(records)} record(s): expected 0 to {len(records) - 1}"
+                if records else f"--index {args.index}: the file holds no records")
     chosen = range(len(records)) if args.index is None else [args.index]
     viewer = PLAYERS.index(args.viewer)
     for k in chosen:
         record = records[k]
         players = record.players or {}
-        labels = tuple(
-            str(players.get(PLAYERS[s]) or ("viewer" if s == viewer else "other")) for s in (viewer, 1 - viewer)
-        )
+        labels = tuple(str(players.get(PLAYERS[s]) or ("viewer" if s == viewer else "other")) for s in
+                       (viewer, 1 - viewer))
         who = ", ".join(f"{seat} = {players[seat]}" for seat in PLAYERS if players.get(seat)) or "players not recorded"
         result = record.result or {}
-        ended = (
-            (
-                f"{result.get('winner') or 'nobody'} won {result.get('game_points')} game point(s), "
-                f"{result.get('reason')}"
-            )
-            if result
-            else "unfinished"
-        )
+        ended = (f"{result.get('winner') or 'nobody'} won {result.get('game_points')} game point(s), "
+                 f"{result.get('reason')}") if result else "unfinished"
         print(f"=== record {k}: {who}; {record.dealer} deals; {ended} ===")
         for state, action in replay(record, f"{args.path} record {k}"):
             if action is not None:

@@ -36,7 +36,7 @@ MAX_DEALS = 1_000_000
 #: Most worker processes.
 MAX_WORKERS = 256
 #: Largest seed (numpy takes seeds >= 0; torch up to 2**63 - 1).
-MAX_SEED = 2**63 - 1
+MAX_SEED = 2 ** 63 - 1
 
 
 class RecordsWriteError(WriteError):
@@ -50,29 +50,15 @@ class RecordsWriteError(WriteError):
 
 
 def _check_int(name: str, value: Any, low: int, high: int | None) -> None:
-    if (
-        not isinstance(value, (int, np.integer))
-        or isinstance(value, bool)
-        or value < low
-        or (high is not None and value > high)
-    ):
+    if not isinstance(value, (int, np.integer)) or isinstance(value, bool) or value < low or \
+            (high is not None and value > high):
         want = f"an int from {low:,} to {high:,}" if high is not None else f"an int >= {low}"
         raise ValueError(f"{name} must be {want}, got {value!r}")
 
 
-def play_match(
-    agent_a: Any,
-    agent_b: Any,
-    n_deals: int,
-    ruleset: str = "schnapsen20",
-    seed: int = 0,
-    workers: int | None = None,
-    episode: str = "hand",
-    progress: bool = True,
-    chunk_size: int = 10,
-    records_path: str | os.PathLike | None = None,
-    **knobs: Any,
-) -> MatchResult:
+def play_match(agent_a: Any, agent_b: Any, n_deals: int, ruleset: str = "schnapsen20", seed: int = 0,
+               workers: int | None = None, episode: str = "hand", progress: bool = True, chunk_size: int = 10,
+               records_path: str | os.PathLike | None = None, **knobs: Any) -> MatchResult:
     """Play ``n_deals`` duplicate deals (``2 * n_deals`` hands or matches) between two agents.
 
     Args:
@@ -122,16 +108,8 @@ def play_match(
             raise _with_context(e, f"agent {short_repr(label)} cannot be built: {e}") from e
     workers = (os.cpu_count() or 1) if workers is None else int(workers)
     deals = sample_deals(int(n_deals), rules, seed)
-    duel = Duel(
-        factory_a=factory_a,
-        factory_b=factory_b,
-        labels=(label_a, label_b),
-        seed=seed,
-        ruleset=ruleset,
-        episode=episode,
-        knobs=dict(knobs),
-        records=records_path is not None,
-    )
+    duel = Duel(factory_a=factory_a, factory_b=factory_b, labels=(label_a, label_b), seed=seed, ruleset=ruleset,
+                episode=episode, knobs=dict(knobs), records=records_path is not None)
     t0 = time.perf_counter()
     writer = RecordWriter(records_path) if records_path is not None else None
     try:
@@ -140,7 +118,8 @@ def play_match(
     finally:
         if writer is not None:
             writer.close()
-    result = summarise(results, label_a, label_b, ruleset, episode, seed, knobs, chunk_size, time.perf_counter() - t0)
+    result = summarise(results, label_a, label_b, ruleset, episode, seed, knobs, chunk_size,
+                       time.perf_counter() - t0)
     if writer is not None and writer.error is not None:
         raise RecordsWriteError(writer.error.errno, f"{writer.error} (the match was played to its end)", result)
     return result
@@ -181,18 +160,9 @@ class _InOrder:
             r.records = None  # written: the match result does not need them
 
 
-def round_robin(
-    agents: list[Any],
-    n_deals: int,
-    ruleset: str = "schnapsen20",
-    seed: int = 0,
-    workers: int | None = None,
-    episode: str = "hand",
-    progress: bool = True,
-    chunk_size: int = 10,
-    anchor: str | None = "random",
-    **knobs: Any,
-) -> RoundRobinResult:
+def round_robin(agents: list[Any], n_deals: int, ruleset: str = "schnapsen20", seed: int = 0,
+                workers: int | None = None, episode: str = "hand", progress: bool = True, chunk_size: int = 10,
+                anchor: str | None = "random", **knobs: Any) -> RoundRobinResult:
     """Play every pair of ``agents`` with :func:`play_match` (same deals for every pair) and fit Elo ratings.
 
     Args:
@@ -214,18 +184,8 @@ def round_robin(
     wins: dict[tuple[str, str], float] = {}
     for i in range(len(resolved)):
         for j in range(i + 1, len(resolved)):
-            r = play_match(
-                resolved[i],
-                resolved[j],
-                n_deals,
-                ruleset=ruleset,
-                seed=seed,
-                workers=workers,
-                episode=episode,
-                progress=progress,
-                chunk_size=chunk_size,
-                **knobs,
-            )
+            r = play_match(resolved[i], resolved[j], n_deals, ruleset=ruleset, seed=seed, workers=workers,
+                           episode=episode, progress=progress, chunk_size=chunk_size, **knobs)
             pairs.append(r)
             wins[labels[i], labels[j]] = r.hands_won_a + 0.5 * r.ties
             wins[labels[j], labels[i]] = r.hands_won_b + 0.5 * r.ties
@@ -234,16 +194,5 @@ def round_robin(
     return RoundRobinResult(agents=labels, elo=elo, pairs=pairs, anchor=anchor_used)
 
 
-__all__ = [
-    "EPISODES",
-    "MAX_DEALS",
-    "MAX_SEED",
-    "MAX_WORKERS",
-    "MatchResult",
-    "RecordsWriteError",
-    "RoundRobinResult",
-    "fit_elo",
-    "play_match",
-    "resolve_agent",
-    "round_robin",
-]
+__all__ = ["EPISODES", "MAX_DEALS", "MAX_SEED", "MAX_WORKERS", "MatchResult", "RecordsWriteError", "RoundRobinResult",
+           "fit_elo", "play_match", "resolve_agent", "round_robin"]

@@ -121,15 +121,8 @@ def _recorder(env, labels: list[str]) -> tuple[Recorder, dict[str, str]]:
     return Recorder(env.rules, deck_of(game), PLAYERS[game.dealer]), {PLAYERS[0]: labels[0], PLAYERS[1]: labels[1]}
 
 
-def play_episode(
-    env,
-    acts: list[Callable],
-    agents: list[Any],
-    labels: list[str],
-    options: dict,
-    env_seed: int | None,
-    records: list | None = None,
-) -> tuple[list[tuple[int | None, int]], int | None]:
+def play_episode(env, acts: list[Callable], agents: list[Any], labels: list[str], options: dict,
+                 env_seed: int | None, records: list | None = None) -> tuple[list[tuple[int | None, int]], int | None]:
     """One episode in ``env`` (a ``raw_env`` with ``reward="game_points"``), seats ``player_0``, ``player_1`` played
     by ``acts``.
 
@@ -242,9 +235,8 @@ def _play_chunk(chunk: int, first: int, deals: list) -> list[DealResult]:
                 acts, agents, labels = [act_a, act_b], [agent_a, agent_b], [label_a, label_b]
             else:
                 acts, agents, labels = [act_b, act_a], [agent_b, agent_a], [label_b, label_a]
-            hands, match_winner = play_episode(
-                env, acts, agents, labels, {"deck": deck, "dealer": dealer}, env_seed, result.records
-            )
+            hands, match_winner = play_episode(env, acts, agents, labels, {"deck": deck, "dealer": dealer},
+                                               env_seed, result.records)
             sign = 1 if a_seat == 0 else -1
             for winner, p0 in hands:
                 result.points += sign * p0
@@ -285,15 +277,8 @@ class _ProgressOutput:
         return getattr(self.stream, name)
 
 
-def play_deals(
-    duel: Duel,
-    deals: list,
-    chunk_size: int,
-    workers: int,
-    progress: bool = False,
-    desc: str = "",
-    on_chunk: Callable[[list[DealResult]], None] | None = None,
-) -> list[DealResult]:
+def play_deals(duel: Duel, deals: list, chunk_size: int, workers: int, progress: bool = False,
+               desc: str = "", on_chunk: Callable[[list[DealResult]], None] | None = None) -> list[DealResult]:
     """Play every deal both ways, in chunks of ``chunk_size`` over ``workers`` processes (1: in this process).
 
     Args:
@@ -303,16 +288,10 @@ def play_deals(
     Returns:
         One :class:`DealResult` per deal, in deal order.
     """
-    chunks = [(c, start, deals[start : start + chunk_size]) for c, start in enumerate(range(0, len(deals), chunk_size))]
+    chunks = [(c, start, deals[start:start + chunk_size]) for c, start in enumerate(range(0, len(deals), chunk_size))]
     results: list[DealResult] = []
-    bar = tqdm(
-        total=len(deals),
-        unit="deal",
-        desc=desc,
-        leave=True,
-        file=_ProgressOutput(sys.stderr),
-        disable=not progress or sys.stderr is None,
-    )  # None: started with standard error closed (2>&-)
+    bar = tqdm(total=len(deals), unit="deal", desc=desc, leave=True, file=_ProgressOutput(sys.stderr),
+               disable=not progress or sys.stderr is None)  # None: started with standard error closed (2>&-)
     try:
         if workers <= 1 or len(chunks) <= 1:
             _init_worker(duel)
@@ -326,12 +305,8 @@ def play_deals(
             methods = multiprocessing.get_all_start_methods()
             # fork passes the duel (factories may be lambdas) to the workers without pickling it
             ctx = multiprocessing.get_context("fork" if "fork" in methods else None)
-            pool = ProcessPoolExecutor(
-                max_workers=min(workers, len(chunks)),
-                mp_context=ctx,
-                initializer=_init_pool_worker,
-                initargs=(duel, os.getpid()),
-            )
+            pool = ProcessPoolExecutor(max_workers=min(workers, len(chunks)), mp_context=ctx,
+                                       initializer=_init_pool_worker, initargs=(duel, os.getpid()))
             try:
                 futures = {pool.submit(_play_chunk, c, start, part): len(part) for c, start, part in chunks}
                 for fut in as_completed(futures):

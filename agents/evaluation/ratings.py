@@ -108,36 +108,23 @@ class MatchResult:
         """The result in words: who is ahead, by how many game points a hand (a hand is worth 1 to 3), and whether
         the 95% CI excludes zero (a measurable difference) or not (a tie at this number of deals)."""
         if self.mean == 0:
-            return f"{self.agent_a} and {self.agent_b} are level over {self.deals} deal(s)" + (
-                "" if self.ci_low is None else ": the 95% CI includes 0"
-            )
+            return (f"{self.agent_a} and {self.agent_b} are level over {self.deals} deal(s)"
+                    + ("" if self.ci_low is None else ": the 95% CI includes 0"))
         if self.ci_low is None or self.ci_high is None:
-            return (
-                f"{self.agent_a if self.mean >= 0 else self.agent_b} is ahead by {abs(self.mean):.3f} game points "
-                f"a hand, but {self.deals} deal gives no confidence interval: play more deals"
-            )
+            return (f"{self.agent_a if self.mean >= 0 else self.agent_b} is ahead by {abs(self.mean):.3f} game points "
+                    f"a hand, but {self.deals} deal gives no confidence interval: play more deals")
         if self.ci_low > 0 or self.ci_high < 0:
             better, worse = (self.agent_a, self.agent_b) if self.mean > 0 else (self.agent_b, self.agent_a)
-            return (
-                f"{better} is stronger than {worse} by {abs(self.mean):.3f} game points a hand (a hand is worth "
-                f"1 to 3); the 95% CI excludes 0"
-            )
-        return f"no measurable difference: the 95% CI includes 0 (a tie at {self.deals} deals; more deals narrow it)"
+            return (f"{better} is stronger than {worse} by {abs(self.mean):.3f} game points a hand (a hand is worth "
+                    f"1 to 3); the 95% CI excludes 0")
+        return (f"no measurable difference: the 95% CI includes 0 (a tie at {self.deals} deals; more deals narrow "
+                "it)")
 
     __str__ = table
 
 
-def summarise(
-    deals: list[DealResult],
-    label_a: str,
-    label_b: str,
-    ruleset: str,
-    episode: str,
-    seed: int,
-    knobs: dict,
-    chunk_size: int,
-    seconds: float,
-) -> MatchResult:
+def summarise(deals: list[DealResult], label_a: str, label_b: str, ruleset: str, episode: str, seed: int,
+              knobs: dict, chunk_size: int, seconds: float) -> MatchResult:
     """The :class:`MatchResult` of the played deals (module docstring for the statistics)."""
     n = len(deals)
     hands = sum(r.hands for r in deals)
@@ -158,38 +145,18 @@ def summarise(
     wins = sum(r.a_wins for r in deals)
     ties = sum(r.ties for r in deals)
     result = MatchResult(
-        agent_a=label_a,
-        agent_b=label_b,
-        ruleset=ruleset,
-        episode=episode,
-        seed=seed,
-        deals=n,
-        hands=hands,
-        mean=mean,
-        ci_low=ci_low,
-        ci_high=ci_high,
-        stdev_deal=sd,
-        hand_win_rate=(wins + 0.5 * ties) / hands if hands else 0.0,
-        hands_won_a=wins,
-        hands_won_b=hands - wins - ties,
-        ties=ties,
-        knobs=dict(knobs),
-        chunk_size=chunk_size,
-        seconds=seconds,
-    )
+        agent_a=label_a, agent_b=label_b, ruleset=ruleset, episode=episode, seed=seed, deals=n, hands=hands,
+        mean=mean, ci_low=ci_low, ci_high=ci_high, stdev_deal=sd,
+        hand_win_rate=(wins + 0.5 * ties) / hands if hands else 0.0, hands_won_a=wins,
+        hands_won_b=hands - wins - ties, ties=ties, knobs=dict(knobs), chunk_size=chunk_size, seconds=seconds)
     if episode == "match":
         result.matches = 2 * n
         result.match_win_rate = sum(r.a_matches for r in deals) / (2 * n) if n else 0.0
     return result
 
 
-def fit_elo(
-    names: list[str],
-    wins: dict[tuple[str, str], float],
-    anchor: str | None = "random",
-    prior: float = ELO_PRIOR_WINS,
-    iterations: int = ELO_ITERATIONS,
-) -> dict[str, float]:
+def fit_elo(names: list[str], wins: dict[tuple[str, str], float], anchor: str | None = "random",
+            prior: float = ELO_PRIOR_WINS, iterations: int = ELO_ITERATIONS) -> dict[str, float]:
     """Elo ratings by Bradley-Terry maximum likelihood over hand wins.
 
     ``P(i beats j) = g_i / (g_i + g_j)``, fitted with Hunter's MM iteration
@@ -244,12 +211,8 @@ class RoundRobinResult:
     anchor: str | None = None
 
     def to_dict(self) -> dict:
-        return {
-            "agents": self.agents,
-            "elo": self.elo,
-            "anchor": self.anchor,
-            "pairs": [p.to_dict() for p in self.pairs],
-        }
+        return {"agents": self.agents, "elo": self.elo, "anchor": self.anchor,
+                "pairs": [p.to_dict() for p in self.pairs]}
 
     def to_json(self, **kwargs: Any) -> str:
         return json.dumps(self.to_dict(), **kwargs)
@@ -267,13 +230,11 @@ class RoundRobinResult:
         head = ""
         if first is not None:
             knobs = "".join(f" {k}={v}" for k, v in first.knobs.items())
-            head = (
-                f"Round robin: {first.ruleset}{knobs}, {first.deals} duplicate deals per pair ({first.hands} "
-                f"{first.episode}s), seed {first.seed}\n"
-                "Cells: mean game points per hand of the row agent against the column agent, ± 95% CI "
-                "half-width over deals.\n"
-                f"Elo: Bradley-Terry fit over hand wins, {self.anchor + ' = 0' if self.anchor else 'mean 0'}.\n"
-            )
+            head = (f"Round robin: {first.ruleset}{knobs}, {first.deals} duplicate deals per pair ({first.hands} "
+                    f"{first.episode}s), seed {first.seed}\n"
+                    "Cells: mean game points per hand of the row agent against the column agent, ± 95% CI "
+                    "half-width over deals.\n"
+                    f"Elo: Bradley-Terry fit over hand wins, {self.anchor + ' = 0' if self.anchor else 'mean 0'}.\n")
         w0 = max([len("agent")] + [len(a) for a in order])
         cols = ["Elo"] + [f"vs {a}" for a in order]
         widths = [7] + [max(len(c), 13) for c in cols[1:]]

@@ -59,12 +59,11 @@ Policy = Callable[[np.ndarray, np.ndarray], np.ndarray]
 # ------------------------------------------------------------------------------------------------ deals
 def _check_rules(rules: RuleSet) -> None:
     if not isinstance(rules, RuleSet):
-        raise ValueError(f"expected a RuleSet, e.g. RuleSet.make('schnapsen10'), got {type(rules).__name__} {rules!r}")
+        raise ValueError(f"expected a RuleSet, e.g. RuleSet.make('schnapsen10'), got {type(rules).__name__} "
+                         f"{rules!r}")
     if rules.name != "schnapsen10":
-        raise ValueError(
-            f"exact tree walks need ruleset 'schnapsen10' (RULES.md section 3a), got {rules.name!r}: "
-            "the other rulesets are far too large to walk"
-        )
+        raise ValueError(f"exact tree walks need ruleset 'schnapsen10' (RULES.md section 3a), got {rules.name!r}: "
+                         "the other rulesets are far too large to walk")
 
 
 def _int_at_least(value, low: int, what: str) -> int:
@@ -92,15 +91,8 @@ def deals(rules: RuleSet):
             left = [c for c in rest if c not in theirs]
             for turn_up in left:
                 for stock in itertools.permutations([c for c in left if c != turn_up]):
-                    yield np.array(
-                        list(mine[:first])
-                        + list(theirs[:first])
-                        + [turn_up]
-                        + list(mine[first:])
-                        + list(theirs[first:])
-                        + list(stock),
-                        dtype=np.int64,
-                    )
+                    yield np.array(list(mine[:first]) + list(theirs[:first]) + [turn_up] + list(mine[first:])
+                                   + list(theirs[first:]) + list(stock), dtype=np.int64)
 
 
 def _dealt(rules: RuleSet, orders) -> np.ndarray:
@@ -112,33 +104,27 @@ def _dealt(rules: RuleSet, orders) -> np.ndarray:
     """
     n = rules.n_cards
     if isinstance(orders, np.ndarray) and orders.ndim != 2:
-        raise ValueError(
-            f"orders must be a list of deck orders (a 2-D array of shape (deals, {n})), got an array "
-            f"of shape {orders.shape}"
-        )
+        raise ValueError(f"orders must be a list of deck orders (a 2-D array of shape (deals, {n})), got an array "
+                         f"of shape {orders.shape}")
     try:
         orders = list(orders)
     except TypeError:
-        raise ValueError(
-            f"orders must be a list of deck orders (each a permutation of 0..{n - 1}), got {type(orders).__name__}"
-        ) from None
+        raise ValueError(f"orders must be a list of deck orders (each a permutation of 0..{n - 1}), got "
+                         f"{type(orders).__name__}") from None
     R = rules_core.rule_table(rules)
     roots = np.empty((len(orders), STATE_SIZE), dtype=np.int64)
     seen = set()
     for i, order in enumerate(orders):
         a = np.asarray(order)
         if a.shape != (n,) or a.dtype.kind not in "iu" or sorted(a.tolist()) != list(range(n)):
-            raise ValueError(
-                f"deal {i}: expected a deck order, a permutation of the card ids 0..{n - 1} ({n} ints), got {order!r}"
-            )
+            raise ValueError(f"deal {i}: expected a deck order, a permutation of the card ids 0..{n - 1} "
+                             f"({n} ints), got {order!r}")
         rules_core.deal(roots[i], R, a.astype(np.int64), 1)
         g = roots[i]
-        key = (int(g[F.hands]), int(g[F.hands + 1]), tuple(g[F.stock : F.stock + g[F.stock_end]].tolist()))
+        key = (int(g[F.hands]), int(g[F.hands + 1]), tuple(g[F.stock:F.stock + g[F.stock_end]].tolist()))
         if key in seen:
-            raise ValueError(
-                f"deal {i} repeats an earlier deal (the same hands, turn-up and stock): the deals are "
-                "uniform, so each must be given once"
-            )
+            raise ValueError(f"deal {i} repeats an earlier deal (the same hands, turn-up and stock): the deals are "
+                             "uniform, so each must be given once")
         seen.add(key)
     return roots
 
@@ -249,31 +235,9 @@ def _children(bits, nid, mode, action):
 
 
 @njit(cache=True)
-def _open_part(
-    roots,
-    R,
-    mode,
-    d0,
-    d1,
-    nid,
-    kind,
-    player,
-    depth_of,
-    first_child,
-    n_child,
-    action,
-    value,
-    infoset,
-    revealed_states,
-    infoset_ids,
-    infoset_player,
-    infoset_actions,
-    infoset_depth,
-    deal_first,
-    obs,
-    masks,
-    obs_node,
-):
+def _open_part(roots, R, mode, d0, d1, nid, kind, player, depth_of, first_child, n_child, action, value, infoset,
+               revealed_states, infoset_ids, infoset_player, infoset_actions, infoset_depth, deal_first, obs, masks,
+               obs_node):
     """Walk the open part below the dealt states ``roots[d0:d1]``, numbering nodes from ``nid`` on; each node's
     children are numbered together (so a node's index is above its parent's and the children of a node are
     contiguous, in action order).
@@ -518,23 +482,8 @@ def _reach(kind, player, first_child, n_child, prob, responder, n_roots_weight, 
 
 
 @njit(cache=True)
-def _best_response(
-    kind,
-    player,
-    depth_of,
-    first_child,
-    n_child,
-    value,
-    infoset,
-    prob,
-    revealed_value,
-    responder,
-    by_depth,
-    level_end,
-    set_offset,
-    n_set_actions,
-    roots_weight,
-):
+def _best_response(kind, player, depth_of, first_child, n_child, value, infoset, prob, revealed_value, responder,
+                   by_depth, level_end, set_offset, n_set_actions, roots_weight):
     """Best-response value of seat ``responder`` (for itself) against the policy ``prob`` on the open part, with
     the revealed subtrees' values ``revealed_value`` (for seat 0, under this responder). Levels deepest first: at each
     level the responder's information sets pick the action of highest counterfactual value summed over their nodes
@@ -612,22 +561,8 @@ def _policy_value(kind, first_child, n_child, value, infoset, prob, revealed_val
 
 
 @njit(cache=True)
-def _cfr_plus(
-    iterations,
-    t0,
-    kind,
-    player,
-    depth_of,
-    first_child,
-    n_child,
-    value,
-    infoset,
-    revealed_value,
-    set_offset,
-    regret,
-    average,
-    roots_weight,
-):
+def _cfr_plus(iterations, t0, kind, player, depth_of, first_child, n_child, value, infoset, revealed_value,
+              set_offset, regret, average, roots_weight):
     """``iterations`` of CFR+ (regret matching+, alternating updates, average weighted by the iteration number,
     counted from ``t0 + 1``) on the open part, the revealed subtrees valued by minimax. Updates ``regret`` and
     ``average`` (per information set and action) in place."""
@@ -717,31 +652,9 @@ class Tree:
         self._obs_size, self._n_actions = obs_size(rules), rules.n_actions
         e8, e64, ef = np.zeros(0, np.int8), np.zeros(0, np.int64), np.zeros(0)
         nobs, nmask = np.zeros((0, self._obs_size), np.float32), np.zeros((1, self._n_actions), np.int8)
-        n, nrev, nsets = _open_part(
-            self.roots,
-            self.R,
-            0,
-            0,
-            self.n_deals,
-            0,
-            e8,
-            e8,
-            e64,
-            e64,
-            e64,
-            e8,
-            ef,
-            e64,
-            np.zeros((0, STATE_SIZE), np.int64),
-            self._new_ids(),
-            e8,
-            e64,
-            e64,
-            e64,
-            nobs,
-            nmask,
-            e64,
-        )
+        n, nrev, nsets = _open_part(self.roots, self.R, 0, 0, self.n_deals, 0, e8, e8, e64, e64, e64, e8, ef, e64,
+                                    np.zeros((0, STATE_SIZE), np.int64), self._new_ids(), e8, e64, e64, e64,
+                                    nobs, nmask, e64)
         self.n_nodes, self.n_revealed, self.n_infosets = n, nrev, nsets
         self.kind, self.player, self.action, self.n_child = (np.zeros(n, np.int8) for _ in range(4))
         self.depth, self.first_child, self.infoset = (np.zeros(n, np.int64) for _ in range(3))
@@ -749,31 +662,9 @@ class Tree:
         self.revealed_states = np.zeros((nrev, STATE_SIZE), np.int64)
         self.set_player, self.set_actions, self.set_depth = (np.zeros(nsets, np.int64) for _ in range(3))
         self.deal_first = np.zeros(self.n_deals + 1, np.int64)
-        _open_part(
-            self.roots,
-            self.R,
-            1,
-            0,
-            self.n_deals,
-            0,
-            self.kind,
-            self.player,
-            self.depth,
-            self.first_child,
-            self.n_child,
-            self.action,
-            self.value,
-            self.infoset,
-            self.revealed_states,
-            self._new_ids(),
-            self.set_player,
-            self.set_actions,
-            self.set_depth,
-            self.deal_first,
-            nobs,
-            nmask,
-            e64,
-        )
+        _open_part(self.roots, self.R, 1, 0, self.n_deals, 0, self.kind, self.player, self.depth, self.first_child,
+                   self.n_child, self.action, self.value, self.infoset, self.revealed_states, self._new_ids(),
+                   self.set_player, self.set_actions, self.set_depth, self.deal_first, nobs, nmask, e64)
         self.deal_first[-1] = n
         self.set_n_actions = np.array([int(b).bit_count() for b in self.set_actions], dtype=np.int64)
         self.set_offset = np.concatenate([[0], np.cumsum(self.set_n_actions)]).astype(np.int64)
@@ -801,36 +692,14 @@ class Tree:
             masks = np.zeros((rows_cap, self._n_actions), np.int8)
             nodes = np.zeros(rows_cap, np.int64)
             e8, e64 = np.zeros(0, np.int8), np.zeros(0, np.int64)
-            _, _, rows = _open_part(
-                self.roots,
-                self.R,
-                2,
-                d0,
-                d1,
-                int(self.deal_first[d0]),
-                e8,
-                e8,
-                e64,
-                e64,
-                e64,
-                e8,
-                np.zeros(0),
-                e64,
-                np.zeros((0, STATE_SIZE), np.int64),
-                self._new_ids(),
-                e8,
-                e64,
-                e64,
-                e64,
-                obs,
-                masks,
-                nodes,
-            )
+            _, _, rows = _open_part(self.roots, self.R, 2, d0, d1, int(self.deal_first[d0]), e8, e8, e64, e64, e64,
+                                    e8, np.zeros(0), e64, np.zeros((0, STATE_SIZE), np.int64), self._new_ids(), e8,
+                                    e64, e64, e64, obs, masks, nodes)
             p = _evaluate(policy, obs[:rows], masks[:rows])
             for r in range(rows):
                 h = nodes[r]
                 f, k = self.first_child[h], self.n_child[h]
-                prob[f : f + k] = p[r, self.action[f : f + k]]
+                prob[f:f + k] = p[r, self.action[f:f + k]]
             d0 = d1
         return prob
 
@@ -881,10 +750,8 @@ class Tree:
                 not summing to 1.
         """
         if policy is None or not callable(policy):
-            raise ValueError(
-                f"policy must be callable as policy(observations, masks) -> probabilities, got "
-                f"{policy!r} (the equilibrium is cfr()'s)"
-            )
+            raise ValueError(f"policy must be callable as policy(observations, masks) -> probabilities, got "
+                             f"{policy!r} (the equilibrium is cfr()'s)")
         batch_rows = _int_at_least(batch_rows, 1024, "batch_rows")
         if revealed not in ("policy", "minimax"):
             raise ValueError(f"revealed must be 'policy' or 'minimax', got {revealed!r}")
@@ -898,24 +765,11 @@ class Tree:
         common = (self.by_depth, self.level_end, self.set_offset, self.set_n_actions, w)
         br0 = _best_response(*args, np.ascontiguousarray(revealed[:, 0]), 0, *common)
         br1 = _best_response(*args, np.ascontiguousarray(revealed[:, 1]), 1, *common)
-        value = _policy_value(
-            self.kind,
-            self.first_child,
-            self.n_child,
-            self.value,
-            self.infoset,
-            prob,
-            np.ascontiguousarray(revealed[:, 2]),
-            self.depth,
-            w,
-        )
+        value = _policy_value(self.kind, self.first_child, self.n_child, self.value, self.infoset, prob,
+                              np.ascontiguousarray(revealed[:, 2]), self.depth, w)
         nash = br0 + br1
-        return {
-            "nash_conv": float(nash),
-            "exploitability": float(nash / 2),
-            "best_response": [float(br0), float(br1)],
-            "value": float(value),
-        }
+        return {"nash_conv": float(nash), "exploitability": float(nash / 2), "best_response": [float(br0), float(br1)],
+                "value": float(value)}
 
     # ---------------------------------------------------------------- CFR+
     def cfr(self, iterations: int, eval_every: int = 0, callback=None) -> dict:
@@ -949,22 +803,8 @@ class Tree:
         step = eval_every if eval_every > 0 else iterations
         while t < iterations:
             todo = min(step, iterations - t)
-            t = _cfr_plus(
-                todo,
-                t,
-                self.kind,
-                self.player,
-                self.depth,
-                self.first_child,
-                self.n_child,
-                self.value,
-                self.infoset,
-                rv,
-                self.set_offset,
-                regret,
-                average,
-                w,
-            )
+            t = _cfr_plus(todo, t, self.kind, self.player, self.depth, self.first_child, self.n_child, self.value,
+                          self.infoset, rv, self.set_offset, regret, average, w)
             result = self._nash_conv_from(self._average_probabilities(average), revealed)
             curve.append((t, result["nash_conv"]))
             if callback is not None:
@@ -982,7 +822,7 @@ class Tree:
             a = average[o:e]
             tot = a.sum()
             f = self.first_child[h]
-            prob[f : f + (e - o)] = a / tot if tot > 0 else 1.0 / (e - o)
+            prob[f:f + (e - o)] = a / tot if tot > 0 else 1.0 / (e - o)
         return prob
 
 
@@ -1048,22 +888,15 @@ def uniform_policy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
 def agent_policy(agent) -> Policy:
     """A deterministic agent with ``act_batch(observations, masks)`` (as ``heuristic``) as a :data:`Policy`."""
     if not hasattr(agent, "act_batch"):
-        raise ValueError(
-            f"agent {type(agent).__name__} has no act_batch(observations, masks): a policy needs batched decisions"
-        )
+        raise ValueError(f"agent {type(agent).__name__} has no act_batch(observations, masks): a policy needs "
+                         "batched decisions")
 
     def policy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
         actions = np.asarray(agent.act_batch(obs, masks))
-        if (
-            actions.shape != (len(obs),)
-            or actions.dtype.kind not in "iu"
-            or (actions < 0).any()
-            or (actions >= masks.shape[1]).any()
-        ):
-            raise ValueError(
-                f"act_batch returned {actions.dtype} {actions.shape}: expected one action id in "
-                f"0..{masks.shape[1] - 1} per row ({len(obs)} ints)"
-            )
+        if actions.shape != (len(obs),) or actions.dtype.kind not in "iu" or \
+                (actions < 0).any() or (actions >= masks.shape[1]).any():
+            raise ValueError(f"act_batch returned {actions.dtype} {actions.shape}: expected one action id in "
+                             f"0..{masks.shape[1] - 1} per row ({len(obs)} ints)")
         out = np.zeros(masks.shape)
         out[np.arange(len(actions)), actions] = 1.0
         return out
@@ -1094,9 +927,8 @@ def search_agent_policy(agent) -> Policy:
                     agent.reset()
                 a = agent.act({"observation": obs[i], "action_mask": masks[i]})
                 if isinstance(a, bool) or not isinstance(a, (int, np.integer)) or not 0 <= a < masks.shape[1]:
-                    raise ValueError(
-                        f"the agent returned action {a!r}: expected an action id in 0..{masks.shape[1] - 1}"
-                    )
+                    raise ValueError(f"the agent returned action {a!r}: expected an action id in "
+                                     f"0..{masks.shape[1] - 1}")
                 a = memo[key] = int(a)
             out[i, a] = 1.0
         return out
@@ -1119,10 +951,10 @@ def network_policy(model, batch: int = 1 << 16) -> Policy:
         out = np.empty(masks.shape)
         with torch.no_grad():
             for i in range(0, len(obs), batch):
-                o = torch.from_numpy(obs[i : i + batch]).to(device)
-                m = torch.from_numpy(masks[i : i + batch].astype(bool)).to(device)
+                o = torch.from_numpy(obs[i:i + batch]).to(device)
+                m = torch.from_numpy(masks[i:i + batch].astype(bool)).to(device)
                 logits = masked_logits(model.act_logits(o).float(), m)
-                out[i : i + batch] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
+                out[i:i + batch] = torch.softmax(logits.double(), dim=-1).cpu().numpy()
         out[masks == 0] = 0.0
         return out / out.sum(axis=1, keepdims=True)
 
@@ -1158,15 +990,5 @@ def tree_size(rules: RuleSet, dealer: int = 1) -> dict[str, int]:
     return out
 
 
-__all__ = [
-    "DECISION",
-    "REVEALED",
-    "TERMINAL",
-    "Tree",
-    "agent_policy",
-    "deals",
-    "network_policy",
-    "search_agent_policy",
-    "tree_size",
-    "uniform_policy",
-]
+__all__ = ["DECISION", "REVEALED", "TERMINAL", "Tree", "agent_policy", "deals", "network_policy",
+           "search_agent_policy", "tree_size", "uniform_policy"]

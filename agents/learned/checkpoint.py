@@ -42,7 +42,7 @@ class CheckpointError(ValueError):
 
 def _with_checksum(archive: bytes) -> bytes:
     """``archive`` (a zip without comment, as ``torch.save`` writes it) with its SHA-256 as the zip comment."""
-    if archive[-_EOCD_SIZE : -_EOCD_SIZE + 4] != _EOCD or archive[-2:] != b"\0\0":
+    if archive[-_EOCD_SIZE:-_EOCD_SIZE + 4] != _EOCD or archive[-2:] != b"\0\0":
         raise ValueError("expected a zip archive without comment, as torch.save writes")
     comment = _TAG + hashlib.sha256(archive).hexdigest().encode()
     return archive[:-2] + len(comment).to_bytes(2, "little") + comment
@@ -84,28 +84,20 @@ def verify_checksum(data: bytes, name: str = "checkpoint") -> bool:
     """
     tail = data[-_COMMENT_SIZE:]
     eocd_at = len(data) - _COMMENT_SIZE - _EOCD_SIZE
-    if (
-        _COMMENT.match(tail)
-        and eocd_at >= 0
-        and data[eocd_at : eocd_at + 4] == _EOCD
-        and data[eocd_at + 20 : eocd_at + 22] == _COMMENT_SIZE.to_bytes(2, "little")
-    ):
-        archive = data[: eocd_at + 20] + b"\0\0"
-        stored = tail[len(_TAG) :].decode()
+    if (_COMMENT.match(tail) and eocd_at >= 0 and data[eocd_at:eocd_at + 4] == _EOCD
+            and data[eocd_at + 20:eocd_at + 22] == _COMMENT_SIZE.to_bytes(2, "little")):
+        archive = data[:eocd_at + 20] + b"\0\0"
+        stored = tail[len(_TAG):].decode()
         actual = hashlib.sha256(archive).hexdigest()
         if actual != stored:
-            raise CheckpointError(
-                f"{name} is corrupt: the SHA-256 of its content is {actual[:16]}..., but the file "
-                f"records {stored[:16]}...: expected an unchanged file as train.py wrote it (restore "
-                "a good copy)"
-            )
+            raise CheckpointError(f"{name} is corrupt: the SHA-256 of its content is {actual[:16]}..., but the file "
+                                  f"records {stored[:16]}...: expected an unchanged file as train.py wrote it (restore "
+                                  "a good copy)")
         return True
-    if data[-_EOCD_SIZE : -_EOCD_SIZE + 4] == _EOCD and data[-2:] == b"\0\0":
+    if data[-_EOCD_SIZE:-_EOCD_SIZE + 4] == _EOCD and data[-2:] == b"\0\0":
         return False  # an archive without comment: written before checksums existed
-    raise CheckpointError(
-        f"{name} is damaged or truncated: it ends neither with the SHA-256 that train.py "
-        "stores nor with the end of a zip archive: expected a complete file as train.py wrote it"
-    )
+    raise CheckpointError(f"{name} is damaged or truncated: it ends neither with the SHA-256 that train.py "
+                          "stores nor with the end of a zip archive: expected a complete file as train.py wrote it")
 
 
 def add_checksum(path: str | os.PathLike) -> bool:
@@ -133,9 +125,8 @@ def _read(path: Path) -> bytes:
     try:
         return path.read_bytes()
     except OSError as e:
-        raise CheckpointError(
-            f"checkpoint {str(path)!r} cannot be read ({describe_os_error(e)}): expected a readable .pt file"
-        ) from None
+        raise CheckpointError(f"checkpoint {str(path)!r} cannot be read ({describe_os_error(e)}): expected a "
+                              "readable .pt file") from None
 
 
 def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
@@ -149,17 +140,14 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     name = f"checkpoint {str(path)!r}"
     data = _read(path)
     if not data.startswith(b"PK\x03\x04"):
-        raise CheckpointError(
-            f"{name} cannot be read as a torch file written by train.py: it is not a zip archive "
-            "(the format torch.save writes)"
-        )
+        raise CheckpointError(f"{name} cannot be read as a torch file written by train.py: it is not a zip archive "
+                              "(the format torch.save writes)")
     verify_checksum(data, name)
     try:
         ckpt = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as e:  # torch raises many kinds on corrupt files
-        raise CheckpointError(
-            f"{name} cannot be read as a torch file written by train.py: {type(e).__name__}: {e}"
-        ) from None
+        raise CheckpointError(f"{name} cannot be read as a torch file written by train.py: "
+                              f"{type(e).__name__}: {e}") from None
     if not isinstance(ckpt, dict):
         raise CheckpointError(f"{name} holds a {type(ckpt).__name__}, expected a dict")
     missing = [k for k in REQUIRED_KEYS if k not in ckpt]
@@ -168,12 +156,5 @@ def load_checkpoint(path: str | os.PathLike) -> dict[str, Any]:
     return ckpt
 
 
-__all__ = [
-    "CheckpointError",
-    "REQUIRED_KEYS",
-    "add_checksum",
-    "checkpoint_bytes",
-    "load_checkpoint",
-    "save_atomic",
-    "verify_checksum",
-]
+__all__ = ["CheckpointError", "REQUIRED_KEYS", "add_checksum", "checkpoint_bytes",
+           "load_checkpoint", "save_atomic", "verify_checksum"]

@@ -58,14 +58,8 @@ class PolicySearchAgent:
 
     name = "policy+expert"
 
-    def __init__(
-        self,
-        rules: RuleSet | str,
-        seed: int | None = None,
-        policy: str | None = None,
-        worlds: int | None = None,
-        search_stock: int | None = None,
-    ) -> None:
+    def __init__(self, rules: RuleSet | str, seed: int | None = None, policy: str | None = None,
+                 worlds: int | None = None, search_stock: int | None = None) -> None:
         self.rules = as_rules(rules)
         if policy is not None and not isinstance(policy, str):
             raise ValueError(f"policy must be a shipped policy's name or a .pt file, got {policy!r}")
@@ -75,20 +69,14 @@ class PolicySearchAgent:
         stock_full = self.rules.stock0
         if search_stock is None:
             search_stock = min(SEARCH_STOCK, stock_full)
-        elif (
-            isinstance(search_stock, bool)
-            or not isinstance(search_stock, (int, np.integer))
-            or not 0 <= search_stock <= stock_full
-        ):
-            raise ValueError(
-                f"search_stock must be an int from 0 to {stock_full} (the stock after the deal) or None, "
-                f"got {search_stock!r}"
-            )
+        elif isinstance(search_stock, bool) or not isinstance(search_stock, (int, np.integer)) \
+                or not 0 <= search_stock <= stock_full:
+            raise ValueError(f"search_stock must be an int from 0 to {stock_full} (the stock after the deal) or None, "
+                             f"got {search_stock!r}")
         self.search_stock = int(search_stock)
         self._stock_full = stock_full
-        self.expert = (
-            ExpertAgent(self.rules, seed=seed) if worlds is None else ExpertAgent(self.rules, seed=seed, worlds=worlds)
-        )
+        self.expert = ExpertAgent(self.rules, seed=seed) if worlds is None else \
+            ExpertAgent(self.rules, seed=seed, worlds=worlds)
         lay = layout(self.rules)
         self._closed, self._stock, self._size = lay["closed"].start, lay["stock_size"].start, obs_size(self.rules)
         #: Decisions made by each half since construction: ``{"policy": n, "expert": m}`` (forced moves included).

@@ -39,22 +39,15 @@ class PolicyAgent:
         self.model = model.eval()
         self.rules = as_rules(rules)
         if obs_size(self.rules) != model.obs_size:
-            raise ValueError(
-                f"this policy reads observations of length {model.obs_size}, but {self.rules.name} "
-                f"observations have {obs_size(self.rules)} entries: it cannot play {self.rules.name}"
-            )
+            raise ValueError(f"this policy reads observations of length {model.obs_size}, but {self.rules.name} "
+                             f"observations have {obs_size(self.rules)} entries: it cannot play {self.rules.name}")
         self.greedy = greedy
         self.rng = np.random.default_rng(seed)
         self.obs_size = model.obs_size
 
     @classmethod
-    def load(
-        cls,
-        path: str | os.PathLike = DEFAULT_POLICY,
-        rules: RuleSet | str | None = None,
-        greedy: bool = True,
-        seed: int | None = None,
-    ) -> PolicyAgent:
+    def load(cls, path: str | os.PathLike = DEFAULT_POLICY, rules: RuleSet | str | None = None,
+             greedy: bool = True, seed: int | None = None) -> PolicyAgent:
         """Build the agent from a checkpoint file.
 
         Args:
@@ -76,10 +69,8 @@ class PolicyAgent:
         """Masked action probabilities, float32 ``(n_actions,)``; 0 on illegal actions."""
         obs = np.asarray(observation["observation"], dtype=np.float32)
         if obs.shape != (self.obs_size,):
-            raise ValueError(
-                f"observation has shape {obs.shape}, but this policy was trained on "
-                f"{self.rules.name} observations of shape ({self.obs_size},)"
-            )
+            raise ValueError(f"observation has shape {obs.shape}, but this policy was trained on "
+                             f"{self.rules.name} observations of shape ({self.obs_size},)")
         mask = torch.as_tensor(np.asarray(observation["action_mask"]), dtype=torch.bool)[None]
         with torch.no_grad():
             logits = self.model.act_logits(torch.from_numpy(obs)[None])
@@ -94,10 +85,8 @@ class PolicyAgent:
         probs = self.probabilities(observation)
         p = probs[legal].astype(np.float64)
         if not np.all(np.isfinite(p)) or p.sum() <= 0:
-            raise ValueError(
-                f"the policy's probabilities over the legal actions are not finite ({p}): the "
-                "checkpoint's weights are broken (NaN or inf)"
-            )
+            raise ValueError(f"the policy's probabilities over the legal actions are not finite ({p}): the "
+                             "checkpoint's weights are broken (NaN or inf)")
         if self.greedy:
             return int(legal[np.argmax(p)])  # argmax over legal actions only
         return int(legal[self.rng.choice(legal.size, p=p / p.sum())])

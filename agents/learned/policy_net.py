@@ -99,9 +99,8 @@ class ActorCritic(nn.Module):
             the seat one-hot; 0 for a plain critic).
     """
 
-    def __init__(
-        self, obs_size: int, n_actions: int, hidden: int = 256, layers: int = 2, critic_extra: int = 0
-    ) -> None:
+    def __init__(self, obs_size: int, n_actions: int, hidden: int = 256, layers: int = 2,
+                 critic_extra: int = 0) -> None:
         super().__init__()
         self.obs_size, self.n_actions, self.hidden, self.layers = obs_size, n_actions, hidden, layers
         self.critic_extra = critic_extra
@@ -113,7 +112,8 @@ class ActorCritic(nn.Module):
         self.trunk = nn.Sequential(*mods)
         self.policy = nn.Linear(hidden, n_actions)
         if critic_extra:
-            self.critic_net = nn.Sequential(nn.Linear(hidden + critic_extra, hidden), nn.ReLU(), nn.Linear(hidden, 1))
+            self.critic_net = nn.Sequential(nn.Linear(hidden + critic_extra, hidden), nn.ReLU(),
+                                            nn.Linear(hidden, 1))
         else:
             self.critic_net = nn.Linear(hidden, 1)
         nn.init.orthogonal_(self.policy.weight, 0.01)
@@ -144,15 +144,9 @@ class ActorCritic(nn.Module):
         """Policy logits only (what a playing agent needs)."""
         return self.policy(self.features(obs))
 
-    def get_action_and_value(
-        self,
-        obs: torch.Tensor,
-        mask: torch.Tensor,
-        action: torch.Tensor | None = None,
-        critic_input: torch.Tensor | None = None,
-        gumbel: torch.Tensor | None = None,
-        return_log_probs: bool = False,
-    ):
+    def get_action_and_value(self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
+                             critic_input: torch.Tensor | None = None, gumbel: torch.Tensor | None = None,
+                             return_log_probs: bool = False):
         """Act and evaluate in one pass, in the manner of CleanRL's ``Agent.get_action_and_value``.
 
         Args:
@@ -178,13 +172,8 @@ class ActorCritic(nn.Module):
 
     def config(self) -> dict:
         """The architecture: the constructor's keyword arguments (``ActorCritic(**config)`` rebuilds it)."""
-        return {
-            "obs_size": self.obs_size,
-            "n_actions": self.n_actions,
-            "hidden": self.hidden,
-            "layers": self.layers,
-            "critic_extra": self.critic_extra,
-        }
+        return {"obs_size": self.obs_size, "n_actions": self.n_actions, "hidden": self.hidden,
+                "layers": self.layers, "critic_extra": self.critic_extra}
 
 
 # ------------------------------------------------------------------------------------------- checkpoints
@@ -195,14 +184,9 @@ def versions() -> dict:
 
     import schnapsen_env
 
-    return {
-        "schnapsen_env": schnapsen_env.__version__,
-        "torch": str(torch.__version__),
-        "numpy": np.__version__,
-        "gymnasium": gymnasium.__version__,
-        "pettingzoo": pettingzoo.__version__,
-        "python": platform.python_version(),
-    }
+    return {"schnapsen_env": schnapsen_env.__version__, "torch": str(torch.__version__), "numpy": np.__version__,
+            "gymnasium": gymnasium.__version__, "pettingzoo": pettingzoo.__version__,
+            "python": platform.python_version()}
 
 
 def policy_checkpoint(model: ActorCritic, rules: RuleSet, args: Any) -> dict:
@@ -210,19 +194,12 @@ def policy_checkpoint(model: ActorCritic, rules: RuleSet, args: Any) -> dict:
     arguments (a dataclass or a dict) and versions."""
     arguments = dataclasses.asdict(args) if dataclasses.is_dataclass(args) else dict(args)
     weights = {k: v.detach().cpu().clone() for k, v in model.state_dict().items()}
-    return {
-        "model": weights,
-        "net": model.config(),
-        "rules": rules.to_dict(),
-        "layout": layout_signature(rules),
-        "args": arguments,
-        "versions": versions(),
-    }
+    return {"model": weights, "net": model.config(), "rules": rules.to_dict(), "layout": layout_signature(rules),
+            "args": arguments, "versions": versions()}
 
 
-def save_policy(
-    path: str | os.PathLike, model: ActorCritic, rules: RuleSet, args: Any, extra: dict | None = None
-) -> None:
+def save_policy(path: str | os.PathLike, model: ActorCritic, rules: RuleSet, args: Any,
+                extra: dict | None = None) -> None:
     """Write :func:`policy_checkpoint` (plus ``extra`` keys, e.g. ``"trainer"``) atomically with its checksum.
 
     Raises:
@@ -248,15 +225,12 @@ def build_network(net: Any, weights: Any, name: str) -> ActorCritic:
         model = ActorCritic(**net)
         model.load_state_dict(weights)
     except (TypeError, RuntimeError, AttributeError, ValueError) as e:
-        raise CheckpointError(
-            f"{name}: weights do not fit the network config {net}: {' '.join(str(e).split())}"
-        ) from None
+        raise CheckpointError(f"{name}: weights do not fit the network config {net}: "
+                              f"{' '.join(str(e).split())}") from None
     broken = [k for k, v in model.state_dict().items() if not bool(torch.isfinite(v).all())]
     if broken:
-        raise CheckpointError(
-            f"{name}: weights {broken} hold NaN or inf: expected finite weights (the training "
-            "diverged, or the file was edited)"
-        )
+        raise CheckpointError(f"{name}: weights {broken} hold NaN or inf: expected finite weights (the training "
+                              "diverged, or the file was edited)")
     return model
 
 
@@ -291,16 +265,10 @@ def load_policy(path: str | os.PathLike, rules: RuleSet | str | None = None) -> 
         raise CheckpointError(
             f"{name} uses observation layout version {version!r} (obs_size {size!r}); this version of "
             f"schnapsen_env expects version {sig['version']} (obs_size {sig['obs_size']}): retrain or use a "
-            "matching version"
-        )
+            "matching version")
     net = ckpt["net"]
-    if (
-        not isinstance(net, dict)
-        or net.get("obs_size") != sig["obs_size"]
-        or net.get("n_actions") != ck_rules.n_actions
-    ):
-        raise CheckpointError(
-            f"{name}: network config {net!r} does not fit {ck_rules.name} "
-            f"(obs_size {sig['obs_size']}, n_actions {ck_rules.n_actions})"
-        )
+    if not isinstance(net, dict) or net.get("obs_size") != sig["obs_size"] or \
+            net.get("n_actions") != ck_rules.n_actions:
+        raise CheckpointError(f"{name}: network config {net!r} does not fit {ck_rules.name} "
+                              f"(obs_size {sig['obs_size']}, n_actions {ck_rules.n_actions})")
     return build_network(net, ckpt["model"], name).eval(), ck_rules, ckpt

@@ -25,14 +25,13 @@ def load_shipped(file: str, rules: RuleSet | str, seed: int | None = None, greed
     """
     rules = as_rules(rules)
     if rules.name != SHIPPED_RULESET:
-        raise ValueError(
-            f"the shipped policy {file} plays {SHIPPED_RULESET}, not {rules.name}: choose another agent "
-            f"for {rules.name} or train a policy for it (train.py --ruleset {rules.name})"
-        )
+        raise ValueError(f"the shipped policy {file} plays {SHIPPED_RULESET}, not {rules.name}: choose another agent "
+                         f"for {rules.name} or train a policy for it (train.py --ruleset {rules.name})")
     return load_checkpoint_agent(DATA_DIR / file, rules=rules, seed=seed, greedy=greedy)
 
 
-def load_checkpoint_agent(path: str | os.PathLike, rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
+def load_checkpoint_agent(path: str | os.PathLike, rules: RuleSet | str, seed: int | None = None,
+                          greedy: bool = True):
     """A ``.pt`` checkpoint written by ``train.py`` as an agent (:meth:`PolicyAgent.load`); registered with
     :func:`schnapsen_env.agent_registry.register_checkpoint_loader`, so that every place that takes an agent takes
     a checkpoint path.
@@ -45,11 +44,5 @@ def load_checkpoint_agent(path: str | os.PathLike, rules: RuleSet | str, seed: i
     return PolicyAgent.load(path, rules=as_rules(rules), greedy=greedy, seed=seed)
 
 
-__all__ = [
-    "DATA_DIR",
-    "SHIPPED_POLICIES",
-    "SHIPPED_RULESET",
-    "STRONGEST_POLICY",
-    "load_checkpoint_agent",
-    "load_shipped",
-]
+__all__ = ["DATA_DIR", "SHIPPED_POLICIES", "SHIPPED_RULESET", "STRONGEST_POLICY", "load_checkpoint_agent",
+           "load_shipped"]

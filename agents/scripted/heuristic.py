@@ -28,9 +28,8 @@ def _batch(a, what: str, width: int, width_name: str, rules: RuleSet) -> np.ndar
     if arr.dtype.kind not in "biuf":
         raise ValueError(f"{what} must be an array of numbers of shape (B, {width}) {expect}, got dtype {arr.dtype}")
     if arr.ndim != 2 or arr.shape[1] != width:
-        raise ValueError(
-            f"{what} must have shape (B, {width}) {expect}, got {arr.shape} (was the agent built with the env's rules?)"
-        )
+        raise ValueError(f"{what} must have shape (B, {width}) {expect}, got {arr.shape} (was the agent built with "
+                         f"the env's rules?)")
     return arr
 
 
@@ -41,18 +40,14 @@ class _View:
 
     def __init__(self, obs: np.ndarray, deck: Deck, lay: dict[str, slice], size: int, high: np.ndarray) -> None:
         if obs.shape != (size,):
-            raise ValueError(
-                f"cannot read an observation of shape {obs.shape}: the agent's rules need "
-                f"({size},) entries (was the agent built with the env's rules?)"
-            )
+            raise ValueError(f"cannot read an observation of shape {obs.shape}: the agent's rules need "
+                             f"({size},) entries (was the agent built with the env's rules?)")
         for name in ("points", "pending"):  # the two entries read as integers: a NaN or inf has no integer value
             x = float(obs[lay[name]][0])
             top = float(high[lay[name]][0])
             if not 0.0 <= x <= top:
-                raise ValueError(
-                    f"cannot read an observation whose {name!r} entry (index {lay[name].start}) is "
-                    f"{x!r}: expected a number from 0 to {top:g} (the observation space's bounds)"
-                )
+                raise ValueError(f"cannot read an observation whose {name!r} entry (index {lay[name].start}) is "
+                                 f"{x!r}: expected a number from 0 to {top:g} (the observation space's bounds)")
         self.deck: Deck = deck
         self.hand = _bits(obs[lay["hand"]])
         table = _bits(obs[lay["table"]])
@@ -164,13 +159,8 @@ class HeuristicAgent:
         legal = legal_ids(observation)
         if legal.size == 1:
             return int(legal[0])
-        v = _View(
-            np.asarray(observation["observation"], dtype=np.float32),
-            self.rules.deck,
-            self._layout,
-            self._obs_size,
-            self._high,
-        )
+        v = _View(np.asarray(observation["observation"], dtype=np.float32), self.rules.deck, self._layout,
+                  self._obs_size, self._high)
         d = v.deck
         bits = 0
         for a in legal.tolist():
@@ -193,7 +183,8 @@ class HeuristicAgent:
             best_marriage = max(self.rules.marriage_points(1 << s, v.trump) for s in marriages) if marriages else 0
             sure = self._sure_winners(v)
             n_sure = sure.bit_count()
-            estimate = v.me_points + best_marriage + v.me_pending + d.points_of(sure) + CLOSE_OPP_CARD_POINTS * n_sure
+            estimate = (v.me_points + best_marriage + v.me_pending
+                        + d.points_of(sure) + CLOSE_OPP_CARD_POINTS * n_sure)
             if n_sure and estimate >= self.rules.claim_target:
                 return close
         # 4. marriages
@@ -229,10 +220,8 @@ class HeuristicAgent:
         obs = _batch(observations, "observations", self._obs_size, "obs_size", rules)
         legal = _batch(masks, "masks", rules.n_actions, "n_actions", rules)
         if legal.shape[0] != obs.shape[0]:
-            raise ValueError(
-                f"masks must have one row per observation: got {legal.shape[0]} rows of masks for "
-                f"{obs.shape[0]} observations"
-            )
+            raise ValueError(f"masks must have one row per observation: got {legal.shape[0]} rows of masks for "
+                             f"{obs.shape[0]} observations")
         obs = np.ascontiguousarray(obs, dtype=np.float32)
         if legal.dtype in (np.bool_, np.int8, np.uint8):
             legal = np.ascontiguousarray(legal).view(np.uint8)
@@ -252,16 +241,12 @@ class HeuristicAgent:
         if code == heuristic_core.NO_LEGAL_ACTION:
             return "the action mask has no legal action: expected the rows of players to move"
         if code == heuristic_core.NO_CARD_TO_FOLLOW:
-            return (
-                "the observation shows a card on the table but the mask offers no card to follow with (and "
-                "more than one action): expected the mask of the player to follow"
-            )
+            return ("the observation shows a card on the table but the mask offers no card to follow with (and "
+                    "more than one action): expected the mask of the player to follow")
         name = "points" if code == heuristic_core.BAD_POINTS else "pending"
         i = self._layout[name].start
-        return (
-            f"its {name!r} entry (index {i}) is {float(obs[i])!r}: expected a number from 0 to "
-            f"{float(self._high[i]):g} (the observation space's bounds)"
-        )
+        return (f"its {name!r} entry (index {i}) is {float(obs[i])!r}: expected a number from 0 to "
+                f"{float(self._high[i]):g} (the observation space's bounds)")
 
     def _lead(self, v: _View, cards: int) -> int:
         d = v.deck
@@ -293,10 +278,8 @@ class HeuristicAgent:
 
     def _follow(self, v: _View, cards: int) -> int:
         if not cards:
-            raise ValueError(
-                "the observation shows a card on the table but the mask offers no card to follow with "
-                "(and more than one action): expected the mask of the player to follow"
-            )
+            raise ValueError("the observation shows a card on the table but the mask offers no card to follow with "
+                             "(and more than one action): expected the mask of the player to follow")
         d = v.deck
         lead = v.table
         trump = v.trump

@@ -32,28 +32,9 @@ from schnapsen_env.ruleset import RuleSet
 #: Entries of the integer parameter table (:func:`tables`), declared once: deck size and full mask, the action ids
 #: of marriage C (the others follow), exchange, close and claim, the points rules, then the start of each
 #: observation slice the heuristic reads.
-INT_FIELDS = (
-    "n",
-    "full",
-    "marriage",
-    "exchange",
-    "close",
-    "claim",
-    "claim_target",
-    "close_opp_points",
-    "trump_marriage_points",
-    "marriage_points",
-    "hand",
-    "table",
-    "unseen",
-    "me_won",
-    "opp_won",
-    "trump",
-    "stock_size",
-    "closed",
-    "points",
-    "pending",
-)
+INT_FIELDS = ("n", "full", "marriage", "exchange", "close", "claim", "claim_target", "close_opp_points",
+              "trump_marriage_points", "marriage_points",
+              "hand", "table", "unseen", "me_won", "opp_won", "trump", "stock_size", "closed", "points", "pending")
 I = namedtuple("IntOffsets", INT_FIELDS)(*range(len(INT_FIELDS)))
 #: Entries of the float parameter table: observation scales of points and pending points, the bounds of those two
 #: entries (the observation space's), and the "stock is empty" threshold on the ``stock_size`` entry.
@@ -91,44 +72,19 @@ def tables(rules: RuleSet, close_opp_points: int) -> Tables:
     lay = layout(rules)
     _, high = obs_bounds(rules)
     values = dict(
-        n=deck.size,
-        full=deck.full,
-        marriage=rules.marriage_action(0),
-        exchange=rules.exchange_action,
-        close=rules.close_action,
-        claim=rules.claim_action,
-        claim_target=rules.claim_target,
-        close_opp_points=close_opp_points,
-        trump_marriage_points=rules.shape.marriage[1],
+        n=deck.size, full=deck.full, marriage=rules.marriage_action(0), exchange=rules.exchange_action,
+        close=rules.close_action, claim=rules.claim_action, claim_target=rules.claim_target,
+        close_opp_points=close_opp_points, trump_marriage_points=rules.shape.marriage[1],
         marriage_points=rules.shape.marriage[0],
-        **{
-            name: lay[name].start
-            for name in (
-                "hand",
-                "table",
-                "unseen",
-                "me_won",
-                "opp_won",
-                "trump",
-                "stock_size",
-                "closed",
-                "points",
-                "pending",
-            )
-        },
+        **{name: lay[name].start for name in ("hand", "table", "unseen", "me_won", "opp_won", "trump", "stock_size",
+                                              "closed", "points", "pending")},
     )
     ints = np.array([values[k] for k in INT_FIELDS], dtype=np.int64)
-    fvalues = dict(
-        points_scale=POINTS_SCALE,
-        pending_scale=PENDING_SCALE,
-        points_high=float(high[lay["points"].start]),
-        pending_high=float(high[lay["pending"].start]),
-        empty_stock=EMPTY_STOCK,
-    )
+    fvalues = dict(points_scale=POINTS_SCALE, pending_scale=PENDING_SCALE, points_high=float(high[lay["points"].start]),
+                   pending_high=float(high[lay["pending"].start]), empty_stock=EMPTY_STOCK)
     floats = np.array([fvalues[k] for k in FLOAT_FIELDS], dtype=np.float64)
-    cards = np.array(
-        [[deck.suit[c], deck.rank[c], deck.points[c], deck.higher[c]] for c in range(deck.size)], dtype=np.int64
-    )
+    cards = np.array([[deck.suit[c], deck.rank[c], deck.points[c], deck.higher[c]] for c in range(deck.size)],
+                     dtype=np.int64)
     suits = np.array([[deck.suit_bits[s], deck.pair_bits[s]] for s in range(4)], dtype=np.int64)
     return Tables(ints, floats, cards, suits)
 
@@ -370,7 +326,8 @@ def _act_row(obs, legal, row, ints, floats, cards, suits):
             best_marriage = ints[I.marriage_points]
         sure = _sure_winners(cards, hand, gone)
         n_sure = _popcount(sure)
-        estimate = me_points + best_marriage + me_pending + _points_of(cards, sure) + ints[I.close_opp_points] * n_sure
+        estimate = (me_points + best_marriage + me_pending + _points_of(cards, sure)
+                    + ints[I.close_opp_points] * n_sure)
         if n_sure and estimate >= ints[I.claim_target]:
             return close
     # 4. marriages

@@ -58,28 +58,17 @@ class ExpertAgent:
 
     name = "expert"
 
-    def __init__(
-        self,
-        rules,
-        seed: int | None = None,
-        worlds: int = 48,
-        max_nodes: int | None = 1_500_000,
-        decision: str = "mean",
-        max_time: float | None = None,
-    ) -> None:
+    def __init__(self, rules, seed: int | None = None, worlds: int = 48, max_nodes: int | None = 1_500_000,
+                 decision: str = "mean", max_time: float | None = None) -> None:
         self.rules = as_rules(rules)
         check_int("worlds", worlds, 1, 1_000_000)
-        if max_nodes is not None and (
-            not isinstance(max_nodes, (int, np.integer)) or isinstance(max_nodes, bool) or max_nodes < 1
-        ):
+        if max_nodes is not None and (not isinstance(max_nodes, (int, np.integer)) or isinstance(max_nodes, bool)
+                                      or max_nodes < 1):
             raise ValueError(f"max_nodes must be an int >= 1 or None, got {max_nodes!r}")
         if decision not in DECISIONS:
             raise ValueError(f"decision must be one of {list(DECISIONS)}, got {decision!r}")
-        if max_time is not None and (
-            isinstance(max_time, bool)
-            or not isinstance(max_time, (int, float, np.number))
-            or not 0 < max_time < math.inf
-        ):
+        if max_time is not None and (isinstance(max_time, bool) or not isinstance(max_time, (int, float, np.number))
+                                     or not 0 < max_time < math.inf):
             raise ValueError(f"max_time must be a positive number of seconds or None, got {max_time!r}")
         self.worlds = int(worlds)
         self.max_nodes = None if max_nodes is None else int(max_nodes)
@@ -133,15 +122,13 @@ class ExpertAgent:
         mask = np.asarray(observation["action_mask"])
         legal = legal_bits(template, self.solver.R)
         if mask.shape != (self.rules.n_actions,) or sum(1 << int(a) for a in actions) != legal:
-            raise ValueError(
-                f"action_mask must have shape ({self.rules.n_actions},) and mark exactly the legal "
-                f"actions of the observation ({self.rules.name}), got shape {mask.shape} with "
-                f"{actions.tolist()}"
-            )
+            raise ValueError(f"action_mask must have shape ({self.rules.n_actions},) and mark exactly the legal "
+                             f"actions of the observation ({self.rules.name}), got shape {mask.shape} with "
+                             f"{actions.tolist()}")
         start = time.perf_counter()
         parts, nodes = [], 0
         for at in range(0, len(worlds), _CHUNK):
-            parts.append(self.solver.world_values(template, worlds[at : at + _CHUNK], k, actions))
+            parts.append(self.solver.world_values(template, worlds[at:at + _CHUNK], k, actions))
             nodes += self.solver.nodes
             if self.max_nodes is not None and nodes >= self.max_nodes:
                 break
@@ -169,3 +156,4 @@ class ExpertAgent:
         else:
             order = np.lexsort((actions, -mean))
         return int(actions[order[0]])
+

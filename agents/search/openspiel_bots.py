@@ -40,10 +40,8 @@ from schnapsen_env.sampler import Determinizer
 #: The registered names of these agents (:data:`agents.OPENSPIEL_AGENTS`).
 OPENSPIEL_NAMES = ("openspiel-ismcts", "openspiel-mcts")
 #: What to install when OpenSpiel is missing.
-INSTALL_HINT = (
-    "bash scripts/bootstrap.sh --extras openspiel from a clone of this project (or, in another "
-    "environment, pip install -e '.[openspiel]' from the clone, or pip install open_spiel)"
-)
+INSTALL_HINT = ("bash scripts/bootstrap.sh --extras openspiel from a clone of this project (or, in another "
+                "environment, pip install -e '.[openspiel]' from the clone, or pip install open_spiel)")
 
 
 def openspiel_available() -> bool:
@@ -109,27 +107,16 @@ class OpenSpielISMCTSAgent(_OpenSpielAgent):
 
     name = "openspiel-ismcts"
 
-    def __init__(
-        self,
-        rules: RuleSet | str,
-        seed: int | None = None,
-        simulations: int = 200,
-        uct_c: float = 2.0,
-        rollouts: int = 1,
-    ) -> None:
+    def __init__(self, rules: RuleSet | str, seed: int | None = None, simulations: int = 200, uct_c: float = 2.0,
+                 rollouts: int = 1) -> None:
         check_int("simulations", simulations, 1, 1_000_000)
         check_int("rollouts", rollouts, 1, 10_000)
         super().__init__(rules, seed)
         self.simulations, self.uct_c = int(simulations), float(uct_c)
         self.evaluator = self._mcts.RandomRolloutEvaluator(n_rollouts=int(rollouts), random_state=self._random_state())
         self.bot = self._ismcts.ISMCTSBot(
-            self.game,
-            self.evaluator,
-            self.uct_c,
-            self.simulations,
-            random_state=self._random_state(),
-            final_policy_type=self._ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
-        )
+            self.game, self.evaluator, self.uct_c, self.simulations, random_state=self._random_state(),
+            final_policy_type=self._ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT)
         self.bot.set_resampler(lambda state, player: state.resample_from_infostate(player, self.rng))
 
     def act(self, observation: dict) -> int:
@@ -157,29 +144,16 @@ class OpenSpielMCTSAgent(_OpenSpielAgent):
 
     name = "openspiel-mcts"
 
-    def __init__(
-        self,
-        rules: RuleSet | str,
-        seed: int | None = None,
-        simulations: int = 200,
-        worlds: int = 4,
-        uct_c: float = 2.0,
-        rollouts: int = 1,
-    ) -> None:
+    def __init__(self, rules: RuleSet | str, seed: int | None = None, simulations: int = 200, worlds: int = 4,
+                 uct_c: float = 2.0, rollouts: int = 1) -> None:
         check_int("simulations", simulations, 1, 1_000_000)
         check_int("worlds", worlds, 1, simulations if isinstance(simulations, int) else 1)
         check_int("rollouts", rollouts, 1, 10_000)
         super().__init__(rules, seed)
         self.simulations, self.worlds, self.uct_c = int(simulations), int(worlds), float(uct_c)
         self.evaluator = self._mcts.RandomRolloutEvaluator(n_rollouts=int(rollouts), random_state=self._random_state())
-        self.bot = self._mcts.MCTSBot(
-            self.game,
-            self.uct_c,
-            self.simulations // self.worlds,
-            self.evaluator,
-            random_state=self._random_state(),
-            solve=False,
-        )
+        self.bot = self._mcts.MCTSBot(self.game, self.uct_c, self.simulations // self.worlds, self.evaluator,
+                                      random_state=self._random_state(), solve=False)
 
     def act(self, observation: dict) -> int:
         """A legal action id: the action most visited over the worlds' searches (ties: the lowest id)."""

@@ -41,9 +41,8 @@ class PIMCAgent:
 
     name = "pimc"
 
-    def __init__(
-        self, rules, n_samples: int = 12, depth: int = 2, exact_closed: bool = True, seed: int | None = None
-    ) -> None:
+    def __init__(self, rules, n_samples: int = 12, depth: int = 2, exact_closed: bool = True,
+                 seed: int | None = None) -> None:
         check_int("n_samples", n_samples, 1, 100_000)
         check_int("depth", depth, 1, 30)
         self.rules = as_rules(rules)

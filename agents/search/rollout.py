@@ -115,10 +115,8 @@ class RolloutAgent:
         actions = legal_ids(observation).astype(np.int64)
         template, unseen, k, _ = world_setup(observation, self.rules)
         if sum(1 << int(a) for a in actions) != legal_bits(template, self._R):
-            raise ValueError(
-                f"action_mask must mark exactly the legal actions of the observation ({self.rules.name}),"
-                f" got {actions.tolist()}"
-            )
+            raise ValueError(f"action_mask must mark exactly the legal actions of the observation ({self.rules.name}),"
+                             f" got {actions.tolist()}")
         # Stock exhausted: every world is the true position, only the rollouts are random.
         worlds = draw_worlds(unseen, self.n_samples, self.rng)
         totals = np.zeros(len(actions), dtype=np.float64)

@@ -81,19 +81,8 @@ def rollout_totals(template, worlds, k, R, actions, depth, fn, state, out):
     """
     world = np.empty(template.shape[0], np.int64)
     scratch = np.empty(template.shape[0], np.int64)
-    _rollout_totals(
-        uncounted(template),
-        uncounted(worlds),
-        k,
-        uncounted(R),
-        uncounted(actions),
-        depth,
-        fn,
-        state,
-        uncounted(world),
-        uncounted(scratch),
-        uncounted(out),
-    )
+    _rollout_totals(uncounted(template), uncounted(worlds), k, uncounted(R), uncounted(actions), depth, fn, state,
+                    uncounted(world), uncounted(scratch), uncounted(out))
 
 
 drop_stale_cache(rollout_totals, fill_world)  # before any cached function loads (see drop_stale_cache)

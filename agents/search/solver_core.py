@@ -67,9 +67,9 @@ from schnapsen_env.state_layout import (
 INF = 1000.0
 EXACT = 10_000  # "no horizon" in completed tricks
 MAX_PLY = 96
-_Z = np.random.default_rng(20150725).integers(1, 2**63 - 1, size=(16, 32), dtype=np.int64)  # stock Zobrist keys
-_M1 = np.int64(0x9E3779B97F4A7C15 - 2**64)  # odd multipliers of the table index hash
-_M2 = np.int64(0xBF58476D1CE4E5B9 - 2**64)
+_Z = np.random.default_rng(20150725).integers(1, 2 ** 63 - 1, size=(16, 32), dtype=np.int64)  # stock Zobrist keys
+_M1 = np.int64(0x9E3779B97F4A7C15 - 2 ** 64)  # odd multipliers of the table index hash
+_M2 = np.int64(0xBF58476D1CE4E5B9 - 2 ** 64)
 #: Bits of the search ``flags``: consider closing below the root; keep the horizon after a close (the reference
 #: solver's ``exact_after_close=False``).
 CLOSE_BELOW_ROOT, HORIZON_AFTER_CLOSE = 1, 2
@@ -78,9 +78,8 @@ CLOSE_BELOW_ROOT, HORIZON_AFTER_CLOSE = 1, 2
 #: (:func:`_stock_hashes`: the face-down cards never change within a search, so a node's stock key is one look-up).
 #: From ``_XROOT`` on, the context of the strict-phase search below the current node (:func:`_strict_root`).
 NODES, GENERATION, ZOBRIST = 0, 1, 2
-_XROOT, _XTRUMP, _XCLOSED, _XSNAP_POINTS, _XSNAP_TRICKS, _XSTOCK, _XEXACT = range(
-    ZOBRIST + MAX_STOCK + 1, ZOBRIST + MAX_STOCK + 8
-)
+_XROOT, _XTRUMP, _XCLOSED, _XSNAP_POINTS, _XSNAP_TRICKS, _XSTOCK, _XEXACT = range(ZOBRIST + MAX_STOCK + 1,
+                                                                                 ZOBRIST + MAX_STOCK + 8)
 COUNTERS = _XEXACT + 1
 #: The row of a solver's ``undo`` array that the strict-phase search scores finished hands in (no ply reaches it).
 _SCRATCH = -1
@@ -122,27 +121,12 @@ def _stock_hashes(st, counters):
 def _keys(st, counters):
     """Two 64-bit keys of everything that can change a value (see the module docstring); the stock's part from the
     root's :func:`_stock_hashes` and the turn-up."""
-    k1 = _key1(
-        st[F.hands],
-        st[F.hands + 1],
-        st[F.to_move],
-        st[F.table],
-        st[F.closed_by],
-        st[F.announced],
-        st[F.tricks],
-        st[F.tricks + 1],
-    )
+    k1 = _key1(st[F.hands], st[F.hands + 1], st[F.to_move], st[F.table], st[F.closed_by], st[F.announced],
+               st[F.tricks], st[F.tricks + 1])
     top = st[F.stock_top]
     end = st[F.stock_end]
-    k2 = _key2(
-        st[F.card_points],
-        st[F.card_points + 1],
-        st[F.marriage_points],
-        st[F.marriage_points + 1],
-        st[F.snap_points],
-        st[F.snap_tricks],
-        end - top,
-    )
+    k2 = _key2(st[F.card_points], st[F.card_points + 1], st[F.marriage_points], st[F.marriage_points + 1],
+               st[F.snap_points], st[F.snap_tricks], end - top)
     if st[F.closed_by] < 0 and top < end:
         k2 ^= counters[ZOBRIST + top] ^ _Z[end - 1, st[F.stock + end - 1]]
     return k1, k2
@@ -151,22 +135,15 @@ def _keys(st, counters):
 @njit(cache=True, inline="always")
 def _key1(h0, h1, me, table, closed_by, announced, tricks0, tricks1):
     """The first table key: hands and turn state (tricks only as taken / not yet)."""
-    return (
-        h0
-        | (h1 << 24)
-        | (me << 48)
-        | ((table + 1) << 49)
-        | ((closed_by + 1) << 54)
-        | ((announced + 1) << 56)
-        | (min(tricks0, 1) << 59)
-        | (min(tricks1, 1) << 60)
-    )
+    return (h0 | (h1 << 24) | (me << 48) | ((table + 1) << 49) | ((closed_by + 1) << 54) | ((announced + 1) << 56)
+            | (min(tricks0, 1) << 59) | (min(tricks1, 1) << 60))
 
 
 @njit(cache=True, inline="always")
 def _key2(cp0, cp1, mp0, mp1, snap_points, snap_tricks, stock_size):
     """The second table key, before the stock order's hash: points, closing snapshot, stock size."""
-    return cp0 | (cp1 << 8) | (mp0 << 16) | (mp1 << 24) | (snap_points << 32) | (snap_tricks << 40) | (stock_size << 44)
+    return (cp0 | (cp1 << 8) | (mp0 << 16) | (mp1 << 24) | (snap_points << 32) | (snap_tricks << 40)
+            | (stock_size << 44))
 
 
 @njit(cache=True, inline="always")
@@ -269,21 +246,15 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, counters, fv, fi):
     """Open the node at ply ``p``, whose state is ``st`` (``fv[p, _ALPHA]``, ``fv[p, _BETA]``, ``fi[p, _DEPTH]``
     set by the caller); ``undo[p]`` keeps it while its children are searched in ``st``.
     Returns True with ``fv[p, _BEST]``/``fi[p, _BESTMOVE]`` set when the table answers without a search."""
-    if (st[F.closed_by] >= 0 or st[F.stock_top] == st[F.stock_end]) and fi[p, _DEPTH] >= R[K.n] // 2 - st[
-        F.tricks
-    ] - st[F.tricks + 1]:
-        fv[p, _BEST], fi[p, _BESTMOVE] = _strict_root(
-            st, R, root, flags, fv[p, _ALPHA], fv[p, _BETA], fi[p, _DEPTH], tt, counters, undo[_SCRATCH]
-        )
+    if ((st[F.closed_by] >= 0 or st[F.stock_top] == st[F.stock_end])
+            and fi[p, _DEPTH] >= R[K.n] // 2 - st[F.tricks] - st[F.tricks + 1]):
+        fv[p, _BEST], fi[p, _BESTMOVE] = _strict_root(st, R, root, flags, fv[p, _ALPHA], fv[p, _BETA],
+                                                      fi[p, _DEPTH], tt, counters, undo[_SCRATCH])
         return True
     counters[NODES] += 1
     me = st[F.to_move]
-    if (
-        st[F.table] < 0
-        and not R[K.claim_auto]
-        and counted(st, me) >= R[K.claim_target]
-        and fi[p, _DEPTH] >= R[K.n] // 2 - st[F.tricks] - st[F.tricks + 1]
-    ):
+    if (st[F.table] < 0 and not R[K.claim_auto] and counted(st, me) >= R[K.claim_target]
+            and fi[p, _DEPTH] >= R[K.n] // 2 - st[F.tricks] - st[F.tricks + 1]):
         # A correct claim is legal and dominant: the claim value only falls as the opponent takes points and
         # tricks, and a later claim, last trick or closed-hand end pays no more (R20-R23). Only where the search
         # reaches the end of the hand: at a horizon, playing on can score more by the evaluation than the claim.
@@ -344,21 +315,9 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, counters, fv, fi):
 @njit(cache=True)
 def _store(p, tt, counters, fv, fi):
     """Close the node at ply ``p``: its bounds into the table."""
-    _put(
-        tt,
-        fi[p, _SLOT],
-        fi[p, _K1],
-        fi[p, _K2],
-        counters[GENERATION],
-        fi[p, _DEPTH],
-        fi[p, _BESTMOVE],
-        fv[p, _BEST],
-        fv[p, _A0],
-        fv[p, _B0],
-        fi[p, _HAVE] and fi[p, _EDEPTH] == fi[p, _DEPTH],
-        fv[p, _ELOWER],
-        fv[p, _EUPPER],
-    )
+    _put(tt, fi[p, _SLOT], fi[p, _K1], fi[p, _K2], counters[GENERATION], fi[p, _DEPTH], fi[p, _BESTMOVE],
+         fv[p, _BEST], fv[p, _A0], fv[p, _B0], fi[p, _HAVE] and fi[p, _EDEPTH] == fi[p, _DEPTH], fv[p, _ELOWER],
+         fv[p, _EUPPER])
 
 
 @njit(cache=True, inline="always")
@@ -407,26 +366,9 @@ def _strict_root(st, R, root, flags, alpha, beta, depth, tt, counters, scratch):
     scratch[F.closed_by] = st[F.closed_by]
     scratch[F.snap_points] = st[F.snap_points]
     scratch[F.snap_tricks] = st[F.snap_tricks]
-    return _strict(
-        st[F.hands],
-        st[F.hands + 1],
-        st[F.table],
-        st[F.to_move],
-        st[F.card_points],
-        st[F.card_points + 1],
-        st[F.marriage_points],
-        st[F.marriage_points + 1],
-        st[F.tricks],
-        st[F.tricks + 1],
-        st[F.announced],
-        depth,
-        alpha,
-        beta,
-        R,
-        tt,
-        counters,
-        scratch,
-    )
+    return _strict(st[F.hands], st[F.hands + 1], st[F.table], st[F.to_move], st[F.card_points],
+                   st[F.card_points + 1], st[F.marriage_points], st[F.marriage_points + 1], st[F.tricks],
+                   st[F.tricks + 1], st[F.announced], depth, alpha, beta, R, tt, counters, scratch)
 
 
 @njit(cache=True)
@@ -449,7 +391,8 @@ def _strict_score(scratch, R, root, seat, last, cp0, cp1, mp0, mp1, tr0, tr1):
 
 
 @njit(cache=True)
-def _strict(h0, h1, table, me, cp0, cp1, mp0, mp1, tr0, tr1, announced, depth, alpha, beta, R, tt, counters, scratch):
+def _strict(h0, h1, table, me, cp0, cp1, mp0, mp1, tr0, tr1, announced, depth, alpha, beta, R, tt, counters,
+            scratch):
     """Fail-soft alpha-beta once the stock is closed or exhausted (R10), the state in scalars: no stock to draw
     from, no exchange or close, every child made in the arguments of a recursive call instead of in a state
     array. The same search as :func:`_search` there (the claim cut, the table's entries and keys, the move order,
@@ -512,26 +455,8 @@ def _strict(h0, h1, table, me, cp0, cp1, mp0, mp1, tr0, tr1, announced, depth, a
             g0 = h0 & ~(1 << a) if me == 0 else h0
             g1 = h1 & ~(1 << a) if me == 1 else h1
             if table < 0:  # lead
-                v, _ = _strict(
-                    g0,
-                    g1,
-                    a,
-                    1 - me,
-                    cp0,
-                    cp1,
-                    mp0,
-                    mp1,
-                    tr0,
-                    tr1,
-                    none,
-                    EXACT if exact else depth,
-                    alpha,
-                    beta,
-                    R,
-                    tt,
-                    counters,
-                    scratch,
-                )
+                v, _ = _strict(g0, g1, a, 1 - me, cp0, cp1, mp0, mp1, tr0, tr1, none, EXACT if exact else depth,
+                               alpha, beta, R, tt, counters, scratch)
             else:  # follow: the trick (R6)
                 w = trick_winner(table, a, 1 - me, trump, rps)
                 won = card_points(table, rps) + card_points(a, rps)
@@ -544,26 +469,8 @@ def _strict(h0, h1, table, me, cp0, cp1, mp0, mp1, tr0, tr1, announced, depth, a
                 elif R[K.claim_auto] and wins >= target:  # R21 (W1)
                     v = _strict_score(scratch, R, root, w, False, c0, c1, mp0, mp1, t0, t1)
                 else:
-                    v, _ = _strict(
-                        g0,
-                        g1,
-                        none,
-                        w,
-                        c0,
-                        c1,
-                        mp0,
-                        mp1,
-                        t0,
-                        t1,
-                        none,
-                        EXACT if exact else depth - 1,
-                        alpha,
-                        beta,
-                        R,
-                        tt,
-                        counters,
-                        scratch,
-                    )
+                    v, _ = _strict(g0, g1, none, w, c0, c1, mp0, mp1, t0, t1, none, EXACT if exact else depth - 1,
+                                   alpha, beta, R, tt, counters, scratch)
         elif a < n + EXCHANGE:  # marriage (R12)
             suit = a - n
             q0 = mp0
@@ -577,26 +484,8 @@ def _strict(h0, h1, table, me, cp0, cp1, mp0, mp1, tr0, tr1, announced, depth, a
             if R[K.claim_auto] and after >= target:  # R21 (W2)
                 v = _strict_score(scratch, R, root, me, False, cp0, cp1, q0, q1, tr0, tr1)
             else:
-                v, _ = _strict(
-                    h0,
-                    h1,
-                    none,
-                    me,
-                    cp0,
-                    cp1,
-                    q0,
-                    q1,
-                    tr0,
-                    tr1,
-                    suit,
-                    EXACT if exact else depth,
-                    alpha,
-                    beta,
-                    R,
-                    tt,
-                    counters,
-                    scratch,
-                )
+                v, _ = _strict(h0, h1, none, me, cp0, cp1, q0, q1, tr0, tr1, suit, EXACT if exact else depth,
+                               alpha, beta, R, tt, counters, scratch)
         else:  # claim (R20): the only other action once the stock is closed or exhausted
             v = _strict_score(scratch, R, root, me, False, cp0, cp1, mp0, mp1, tr0, tr1)
         if maximize:
@@ -610,7 +499,8 @@ def _strict(h0, h1, table, me, cp0, cp1, mp0, mp1, tr0, tr1, announced, depth, a
             best_move = a
             if v < beta:
                 beta = v
-    _put(tt, slot, k1, k2, generation, depth, best_move, best, a0, b0, have and e_depth == depth, e_lower, e_upper)
+    _put(tt, slot, k1, k2, generation, depth, best_move, best, a0, b0, have and e_depth == depth, e_lower,
+         e_upper)
     return best, best_move
 
 
@@ -677,8 +567,6 @@ def _search(st, undo, moves, base, R, root, alpha, beta, depth, at_root, flags, 
                 fi[p, _BESTMOVE] = a
                 if v < fv[p, _BETA]:
                     fv[p, _BETA] = v
-
-
 @njit(cache=True)
 def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, counters, fv, fi):
     """Exact value and best action from ``st`` (ply ``base``): MTD(f) (Plaat et al. 1996), zero-window searches around
@@ -693,7 +581,8 @@ def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, count
     last = -1
     while lo < hi:
         beta = g + 1.0 if g == lo else g
-        g, last = _search(st, undo, moves, base, R, root, beta - 1.0, beta, depth, at_root, flags, tt, counters, fv, fi)
+        g, last = _search(st, undo, moves, base, R, root, beta - 1.0, beta, depth, at_root, flags, tt, counters, fv,
+                          fi)
         if g < beta:
             hi = g
         else:
@@ -741,7 +630,8 @@ def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, 
 
 
 @njit(cache=True)
-def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, counters, fv, fi, actions, values, out):
+def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, counters, fv, fi, actions,
+                    values, out):
     """``out[r]`` = the bits of the actions of best exact value in ``states[rows[r]]`` (each searched in ``st``
     with a new table generation: stored bounds are relative to the player to move at the root)."""
     for r in range(rows.shape[0]):
@@ -772,60 +662,21 @@ def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, coun
 @njit(cache=True)
 def _mtd_entry(st, undo, moves, R, root, depth, flags, tt, counters, fv, fi):
     _stock_hashes(st, counters)
-    return _mtd(
-        uncounted(st),
-        uncounted(undo),
-        uncounted(moves),
-        0,
-        uncounted(R),
-        root,
-        0.0,
-        depth,
-        True,
-        flags,
-        uncounted(tt),
-        uncounted(counters),
-        uncounted(fv),
-        uncounted(fi),
-    )
+    return _mtd(uncounted(st), uncounted(undo), uncounted(moves), 0, uncounted(R), root, 0.0, depth, True, flags, uncounted(tt),
+                uncounted(counters), uncounted(fv), uncounted(fi))
 
 
 @njit(cache=True)
 def _action_values_entry(st, undo, moves, R, actions, out, depth, flags, tt, counters, fv, fi):
-    _action_values(
-        uncounted(st),
-        uncounted(undo),
-        uncounted(moves),
-        uncounted(R),
-        uncounted(actions),
-        uncounted(out),
-        depth,
-        flags,
-        uncounted(tt),
-        uncounted(counters),
-        uncounted(fv),
-        uncounted(fi),
-    )
+    _action_values(uncounted(st), uncounted(undo), uncounted(moves), uncounted(R), uncounted(actions), uncounted(out), depth, flags, uncounted(tt),
+                   uncounted(counters), uncounted(fv), uncounted(fi))
 
 
 @njit(cache=True)
 def _world_values_entry(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, counters, fv, fi):
-    _world_values(
-        uncounted(template),
-        uncounted(worlds),
-        k,
-        uncounted(R),
-        uncounted(actions),
-        uncounted(out),
-        flags,
-        uncounted(st),
-        uncounted(undo),
-        uncounted(moves),
-        uncounted(tt),
-        uncounted(counters),
-        uncounted(fv),
-        uncounted(fi),
-    )
+    _world_values(uncounted(template), uncounted(worlds), k, uncounted(R), uncounted(actions), uncounted(out), flags,
+                  uncounted(st), uncounted(undo), uncounted(moves), uncounted(tt), uncounted(counters),
+                  uncounted(fv), uncounted(fi))
 
 
 class CoreSolver:
@@ -847,9 +698,8 @@ class CoreSolver:
         nodes: nodes searched by the last call.
     """
 
-    def __init__(
-        self, rules: RuleSet, close_below_root: bool = False, exact_after_close: bool = True, tt_bits: int | None = None
-    ) -> None:
+    def __init__(self, rules: RuleSet, close_below_root: bool = False, exact_after_close: bool = True,
+                 tt_bits: int | None = None) -> None:
         if not isinstance(rules, RuleSet):
             raise TypeError(f"rules must be a RuleSet, got {type(rules).__name__}")
         if tt_bits is None:
@@ -880,10 +730,8 @@ class CoreSolver:
         """Check a GameState or state array (its rules, every field in range: the compiled search trusts it)."""
         if isinstance(s, GameState):
             if s.rules != self.rules:
-                raise ValueError(
-                    f"the state is {s.rules.name} with knobs {s.rules.knobs()}, but this solver was "
-                    f"built for {self.rules.name} with {self.rules.knobs()}"
-                )
+                raise ValueError(f"the state is {s.rules.name} with knobs {s.rules.knobs()}, but this solver was "
+                                 f"built for {self.rules.name} with {self.rules.knobs()}")
             st = from_game_state(s)
         else:
             st = s
@@ -900,9 +748,8 @@ class CoreSolver:
         is over."""
         st = self._load(s)
         d = _depth(depth)
-        v, a = _mtd_entry(
-            st, self.undo, self.moves, self.R, int(st[F.to_move]), d, self.flags, self.tt, self.counters, *self.frame
-        )
+        v, a = _mtd_entry(st, self.undo, self.moves, self.R, int(st[F.to_move]), d, self.flags,
+                    self.tt, self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return float(v), int(a)
 
@@ -914,11 +761,11 @@ class CoreSolver:
         actions = np.array([a for a in range(self.rules.n_actions) if bits >> a & 1], dtype=np.int64)
         out = np.zeros(len(actions), dtype=np.float64)  # also the first guesses
         d = _depth(depth)
-        _action_values_entry(
-            st, self.undo, self.moves, self.R, actions, out, d, self.flags, self.tt, self.counters, *self.frame
-        )
+        _action_values_entry(st, self.undo, self.moves, self.R, actions, out, d, self.flags, self.tt,
+                       self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return {int(a): float(v) for a, v in zip(actions, out)}
+
 
     def best_action_bits(self, states: np.ndarray, rows: np.ndarray) -> np.ndarray:
         """The actions of best exact value (to the end of the hand) in each of ``states[rows]``, as int64 bit sets
@@ -935,22 +782,8 @@ class CoreSolver:
         if len(rows):
             self.counters[NODES] = 0
             n = self.rules.n_actions
-            _best_bits_rows_entry(
-                states,
-                rows,
-                self.R,
-                n,
-                self.flags,
-                self.state,
-                self.undo,
-                self.moves,
-                self.tt,
-                self.counters,
-                *self.frame,
-                np.zeros(n, np.int64),
-                np.zeros(n, np.float64),
-                out,
-            )
+            _best_bits_rows_entry(states, rows, self.R, n, self.flags, self.state, self.undo, self.moves, self.tt,
+                                  self.counters, *self.frame, np.zeros(n, np.int64), np.zeros(n, np.float64), out)
             self.nodes = int(self.counters[NODES])
         return out
 
@@ -979,11 +812,8 @@ class CoreSolver:
         if face_down and face_down != template[F.stock_end] - template[F.stock_top] - 1:
             raise ValueError("the worlds' stock cards do not fill the template's face-down stock")
         bits = legal_bits(template, self.R)
-        if (
-            actions.ndim != 1
-            or actions.dtype.kind not in "iu"
-            or not all(0 <= a < self.rules.n_actions and bits >> int(a) & 1 for a in actions)
-        ):
+        if actions.ndim != 1 or actions.dtype.kind not in "iu" or not all(
+                0 <= a < self.rules.n_actions and bits >> int(a) & 1 for a in actions):
             raise ValueError("actions must be an integer array of actions legal in the template")
         if template[F.stock_top] != 0:
             raise ValueError("the template's stock must start at stock_top 0 (build it with from_game_state)")
@@ -993,11 +823,8 @@ class CoreSolver:
         if template[F.stock_end] > template[F.stock_top]:
             placed |= 1 << int(template[F.stock + template[F.stock_end] - 1])  # the turn-up stays in the template
         me = int(template[F.to_move])  # seat 0, the observer; the opponent led if a card is on the table
-        hidden = (
-            int(template[F.hands + me]).bit_count()
-            - (1 if template[F.table] >= 0 else 0)
-            - int(template[F.hands + 1 - me]).bit_count()
-        )
+        hidden = (int(template[F.hands + me]).bit_count() - (1 if template[F.table] >= 0 else 0)
+                  - int(template[F.hands + 1 - me]).bit_count())
         if k != hidden:
             raise ValueError(f"k must be the opponent's {hidden} hidden cards in this template, got {k}")
         for row in worlds:
@@ -1005,55 +832,25 @@ class CoreSolver:
             for c in row:
                 cards |= 1 << int(c)
             if cards.bit_count() != len(row) or cards & placed:
-                raise ValueError(
-                    "a world repeats a card or holds a card the template already places (hands, "
-                    "tricks won, the table, the turn-up)"
-                )
+                raise ValueError("a world repeats a card or holds a card the template already places (hands, "
+                                 "tricks won, the table, the turn-up)")
         worlds = np.ascontiguousarray(worlds, dtype=np.int64)
         actions = np.ascontiguousarray(actions, dtype=np.int64)
         self.counters[NODES] = 0
         self.counters[GENERATION] += 1  # one table for all the worlds: a state's value is the same in each
         out = np.zeros((worlds.shape[0], actions.shape[0]), dtype=np.float64)
-        _world_values_entry(
-            template,
-            worlds,
-            int(k),
-            self.R,
-            actions,
-            out,
-            self.flags,
-            self.state,
-            self.undo,
-            self.moves,
-            self.tt,
-            self.counters,
-            *self.frame,
-        )
+        _world_values_entry(template, worlds, int(k), self.R, actions, out, self.flags, self.state, self.undo, self.moves,
+                      self.tt, self.counters, *self.frame)
         self.nodes = int(self.counters[NODES])
         return out
 
 
 @njit(cache=True)
-def _best_bits_rows_entry(
-    states, rows, R, n_actions, flags, st, undo, moves, tt, counters, fv, fi, actions, values, out
-):
-    _best_bits_rows(
-        uncounted(states),
-        uncounted(rows),
-        uncounted(R),
-        n_actions,
-        flags,
-        uncounted(st),
-        uncounted(undo),
-        uncounted(moves),
-        uncounted(tt),
-        uncounted(counters),
-        uncounted(fv),
-        uncounted(fi),
-        uncounted(actions),
-        uncounted(values),
-        uncounted(out),
-    )
+def _best_bits_rows_entry(states, rows, R, n_actions, flags, st, undo, moves, tt, counters, fv, fi,
+                          actions, values, out):
+    _best_bits_rows(uncounted(states), uncounted(rows), uncounted(R), n_actions, flags, uncounted(st), uncounted(undo),
+                    uncounted(moves), uncounted(tt), uncounted(counters), uncounted(fv), uncounted(fi),
+                    uncounted(actions), uncounted(values), uncounted(out))
 
 
 drop_stale_cache(_search, fill_world)  # before any cached function loads (see drop_stale_cache)

@@ -40,10 +40,8 @@ def usage_line(event, prog: str) -> str:
         flag, metavar = "an argument", None
     want = f"{flag} {metavar}" if metavar else flag
     if kind == "UnrecognizedArgs":
-        return (
-            f"unrecognized argument(s) {' '.join(map(str, event.tokens))}: expected the flags that "
-            f"{prog} --help lists (each --flag followed by its value, if it takes one)"
-        )
+        return (f"unrecognized argument(s) {' '.join(map(str, event.tokens))}: expected the flags that "
+                f"{prog} --help lists (each --flag followed by its value, if it takes one)")
     if kind == "InvalidChoice":
         return f"{flag} {event.value!r} is not a valid choice: expected one of {', '.join(map(str, event.choices))}"
     if kind == "BadValue":
@@ -66,43 +64,14 @@ def usage_line(event, prog: str) -> str:
 #: prints every flag with its whole help (tyro's), and the docs' training page has the reference.
 HELP_GROUPS: dict[str, tuple[str, ...]] = {
     "the run": ("total_steps", "seed", "ruleset", "knob", "run_name", "run_dir", "resume", "stop_after_updates"),
-    "evaluation": (
-        "final_eval_deals",
-        "final_eval_opponents",
-        "eval_every",
-        "eval_deals",
-        "eval_rollout_every",
-        "eval_workers",
-        "nash_conv_every",
-    ),
-    "PPO": (
-        "batch_size",
-        "minibatch_size",
-        "update_epochs",
-        "learning_rate",
-        "anneal_lr",
-        "gamma",
-        "gae_lambda",
-        "clip_coef",
-        "ent_coef",
-        "vf_coef",
-        "max_grad_norm",
-        "endgame_teacher_coef",
-    ),
+    "evaluation": ("final_eval_deals", "final_eval_opponents", "eval_every", "eval_deals", "eval_rollout_every",
+                   "eval_workers", "nash_conv_every"),
+    "PPO": ("batch_size", "minibatch_size", "update_epochs", "learning_rate", "anneal_lr", "gamma", "gae_lambda",
+            "clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "endgame_teacher_coef"),
     "network": ("hidden", "layers", "privileged_critic", "precision"),
     "opponents": ("pool_size", "pool_every", "pool_prob", "heuristic_prob"),
-    "machine": (
-        "samplers",
-        "num_envs",
-        "threads",
-        "device",
-        "overlap_sampling",
-        "sampler_nice",
-        "inline_samplers",
-        "ray_address",
-        "num_env_runners",
-        "torch_deterministic",
-    ),
+    "machine": ("samplers", "num_envs", "threads", "device", "overlap_sampling", "sampler_nice", "inline_samplers",
+                "ray_address", "num_env_runners", "torch_deterministic"),
     "output": ("checkpoint_every", "tensorboard", "progress"),
 }
 
@@ -118,13 +87,9 @@ def field_docs(cls: type) -> dict[str, str]:
         except (OSError, TypeError, IndexError):
             continue
         for node, after in zip(body, body[1:]):
-            if (
-                isinstance(node, ast.AnnAssign)
-                and isinstance(node.target, ast.Name)
-                and isinstance(after, ast.Expr)
-                and isinstance(after.value, ast.Constant)
-                and isinstance(after.value.value, str)
-            ):
+            if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name)
+                    and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                    and isinstance(after.value.value, str)):
                 docs[node.target.id] = " ".join(after.value.value.split())
     return docs
 
@@ -135,14 +100,8 @@ def first_clause(doc: str) -> str:
     for i, ch in enumerate(doc):
         depth += ch == "("
         depth -= ch == ")" and depth > 0
-        if depth == 0 and (
-            ch == ";"
-            or (
-                ch == "."
-                and doc[i + 1 : i + 2] in (" ", "")
-                and not doc[max(0, i - 3) : i + 1].endswith(("e.g.", "i.e."))
-            )
-        ):
+        if depth == 0 and (ch == ";" or (ch == "." and doc[i + 1:i + 2] in (" ", "") and
+                                          not doc[max(0, i - 3):i + 1].endswith(("e.g.", "i.e.")))):
             return doc[:i]
     return doc
 
@@ -156,14 +115,9 @@ def short_help(cls: type, prog: str, description: str) -> str:
     grouped = {title: [n for n in names if n in fields] for title, names in HELP_GROUPS.items()}
     seen = {n for names in grouped.values() for n in names}
     grouped["other"] = [n for n in fields if n not in seen]
-    lines = [
-        f"usage: {prog} [--FLAG VALUE ...]",
-        "",
-        description,
-        "",
-        f"{prog} --help-all lists every flag with its whole help; the docs' training page is the reference.",
-        "Flags (default in brackets):",
-    ]
+    lines = [f"usage: {prog} [--FLAG VALUE ...]", "", description, "",
+             f"{prog} --help-all lists every flag with its whole help; the docs' training page is the reference.",
+             "Flags (default in brackets):"]
     for title, names in grouped.items():
         if not names:
             continue
@@ -171,11 +125,8 @@ def short_help(cls: type, prog: str, description: str) -> str:
         for name in names:
             f = fields[name]
             flag = "--" + name.replace("_", "-")
-            default = (
-                f.default
-                if f.default is not dataclasses.MISSING
-                else (f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
-            )
+            default = f.default if f.default is not dataclasses.MISSING else (
+                f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
             if isinstance(default, bool):
                 flag, default = f"{flag} / --no-{name.replace('_', '-')}", "on" if default else "off"
             doc = first_clause(docs.get(name, ""))
@@ -186,9 +137,8 @@ def short_help(cls: type, prog: str, description: str) -> str:
                 lines.append("  " + flag)
                 head = " " * 34
             # at most two lines a flag, cut at a word (the whole text is in --help-all)
-            lines += textwrap.wrap(
-                text, width, initial_indent=head, subsequent_indent=" " * 34, max_lines=2, placeholder=" …"
-            )
+            lines += textwrap.wrap(text, width, initial_indent=head, subsequent_indent=" " * 34, max_lines=2,
+                                   placeholder=" …")
     return "\n".join(lines)
 
 
@@ -203,7 +153,6 @@ def parse_args(argv: list[str] | None, cls: type, prog: str):
     """
     try:
         from tyro import _errors as tyro_errors
-
         on_parse_error = tyro_errors.on_parse_error
     except (ImportError, AttributeError):  # a tyro without the hook: its own message, flattened to one line
         return _parse_flattened(argv, cls, prog)
@@ -212,11 +161,8 @@ def parse_args(argv: list[str] | None, cls: type, prog: str):
     if "--help-all" in argv:  # tyro's own help: every flag with its whole help
         argv = ["--help"]
     elif "-h" in argv or "--help" in argv:
-        doc = (
-            (sys.modules.get("__main__").__doc__ or "")
-            if cls.__module__ == "__main__"
-            else (sys.modules[cls.__module__].__doc__ or "")
-        )
+        doc = (sys.modules.get("__main__").__doc__ or "") if cls.__module__ == "__main__" else \
+            (sys.modules[cls.__module__].__doc__ or "")
         try:
             print(short_help(cls, prog, (doc.strip().split("\n\n")[0] if doc else cls.__doc__ or "").replace("``", "")))
             sys.stdout.flush()
@@ -257,10 +203,10 @@ def merge_repeated(argv: list[str] | None, flag: str) -> list[str]:
         tok = argv[i]
         i += 1
         if tok == "--":  # everything after it is positional
-            tail = argv[i - 1 :]
+            tail = argv[i - 1:]
             break
         if tok.startswith(flag + "="):
-            values.append(tok[len(flag) + 1 :])
+            values.append(tok[len(flag) + 1:])
         elif tok == flag:
             while i < len(argv) and not argv[i].startswith("-"):
                 values.append(argv[i])
@@ -307,9 +253,11 @@ def cli(argv: list[str] | None, cls: type, prog: str, run) -> int:
         print(f"{prog}: error: {one_line(e, 2000)}", file=sys.stderr)
         return 1
     except MemoryError:
-        print(f"{prog}: error: out of memory: expected smaller --num-envs, --batch-size or --hidden", file=sys.stderr)
+        print(f"{prog}: error: out of memory: expected smaller --num-envs, --batch-size or --hidden",
+              file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        print(f"\n{prog}: interrupted: the last checkpoint written is kept (continue with --resume)", file=sys.stderr)
+        print(f"\n{prog}: interrupted: the last checkpoint written is kept (continue with --resume)",
+              file=sys.stderr)
         return 130
     return 0

@@ -19,7 +19,7 @@ from schnapsen_env.errors import one_line, short_repr
 #: --total-steps when neither the command line nor a resumed run gives it.
 DEFAULT_TOTAL_STEPS = 18_000_000
 #: Largest seed: torch and numpy take seeds in [0, 2**63 - 1] alike.
-MAX_SEED = 2**63 - 1
+MAX_SEED = 2 ** 63 - 1
 #: Largest --threads (torch's intra-op threads).
 MAX_THREADS = 1024
 
@@ -107,15 +107,11 @@ def knobs_of(args: PPOArgs) -> dict:
     for text in args.knob:
         key, eq, value = text.partition("=")
         if not eq or not key:
-            raise ValueError(
-                f"--knob {text!r} is not KEY=VALUE: expected a rule knob of RULES.md section 5 and its "
-                "value, e.g. --knob close_min_stock=3"
-            )
+            raise ValueError(f"--knob {text!r} is not KEY=VALUE: expected a rule knob of RULES.md section 5 and its "
+                             "value, e.g. --knob close_min_stock=3")
         if key == "ruleset":  # RuleSet.make's own argument, not a knob
-            raise ValueError(
-                f"--knob {one_line(text, 80)}: the ruleset is chosen with --ruleset: expected a rule "
-                "knob of RULES.md section 5"
-            )
+            raise ValueError(f"--knob {one_line(text, 80)}: the ruleset is chosen with --ruleset: expected a rule "
+                             "knob of RULES.md section 5")
         if key in out:
             raise ValueError(f"--knob {key} is given twice: expected each knob once")
         out[key] = parse_value(value)
@@ -150,25 +146,15 @@ def check_run_name(name: str | None) -> None:
         return
     seps = [os.sep] + ([os.altsep] if os.altsep else []) + ["/"]
     if name in ("", ".", "..") or any(sep in name for sep in seps) or "\0" in name:
-        raise ValueError(
-            f"--run-name {name!r} is not a plain folder name: expected a name without '/' that is "
-            "not '.' or '..' (the run folder stays inside --run-dir)"
-        )
+        raise ValueError(f"--run-name {name!r} is not a plain folder name: expected a name without '/' that is "
+                         "not '.' or '..' (the run folder stays inside --run-dir)")
 
 
 def validate_recipe(args: PPOArgs) -> None:
     """Check the flags of the shared recipe (:class:`PPOArgs`). Raises ValueError naming the flag, its value and
     what it takes."""
-    positive = (
-        "total_steps",
-        "batch_size",
-        "minibatch_size",
-        "pool_size",
-        "pool_every",
-        "checkpoint_every",
-        "hidden",
-        "layers",
-    )
+    positive = ("total_steps", "batch_size", "minibatch_size", "pool_size", "pool_every", "checkpoint_every",
+                "hidden", "layers")
     for name in positive:
         if getattr(args, name) < 1:
             raise ValueError(f"{flag(name)} must be >= 1, got {getattr(args, name)}")
@@ -190,19 +176,11 @@ def validate_recipe(args: PPOArgs) -> None:
     if args.final_eval_deals and not args.final_eval_opponents:
         raise ValueError("--final-eval-opponents is empty: expected at least one agent (or --final-eval-deals 0)")
     if not (0 <= args.pool_prob <= 1 and 0 <= args.heuristic_prob <= 1 and args.pool_prob + args.heuristic_prob <= 1):
-        raise ValueError(
-            f"--pool-prob and --heuristic-prob must lie in [0, 1] with a sum <= 1, got "
-            f"{args.pool_prob} and {args.heuristic_prob}"
-        )
-    ranges = {
-        "learning_rate": (0, False, None, False),
-        "gamma": (0, False, 1, True),
-        "gae_lambda": (0, True, 1, True),
-        "clip_coef": (0, False, None, False),
-        "ent_coef": (0, True, None, False),
-        "vf_coef": (0, True, None, False),
-        "max_grad_norm": (0, False, None, False),
-    }
+        raise ValueError(f"--pool-prob and --heuristic-prob must lie in [0, 1] with a sum <= 1, got "
+                         f"{args.pool_prob} and {args.heuristic_prob}")
+    ranges = {"learning_rate": (0, False, None, False), "gamma": (0, False, 1, True), "gae_lambda": (0, True, 1, True),
+              "clip_coef": (0, False, None, False), "ent_coef": (0, True, None, False),
+              "vf_coef": (0, True, None, False), "max_grad_norm": (0, False, None, False)}
     for name, (lo, lo_in, hi, hi_in) in ranges.items():
         v = getattr(args, name)
         ok = math.isfinite(v) and (v >= lo if lo_in else v > lo) and (hi is None or (v <= hi if hi_in else v < hi))

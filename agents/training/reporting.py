@@ -36,36 +36,23 @@ def tensorboard_writer(args, rules, run_dir, resumed_step: int | None = None):
     if resumed_step is not None:
         return SummaryWriter(str(run_dir), purge_step=resumed_step + 1)
     writer = SummaryWriter(str(run_dir))
-    writer.add_text(
-        "hyperparameters",
-        "|param|value|\n|-|-|\n" + "\n".join(f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()),
-    )
+    writer.add_text("hyperparameters", "|param|value|\n|-|-|\n" + "\n".join(
+        f"|{k}|{v}|" for k, v in dataclasses.asdict(args).items()))
     writer.add_text("rules", json.dumps(rules.to_dict()))
     return writer
 
 
-def evaluate(
-    model, rules, args, opponents, deals, seed, run_dir, label: str = "eval_policy.pt", progress: bool = False
-):
+def evaluate(model, rules, args, opponents, deals, seed, run_dir, label: str = "eval_policy.pt",
+             progress: bool = False):
     """Arena on duplicate deals: the current policy (greedy, saved as ``eval_policy.pt``) against each opponent,
     under the run's rules; ``label`` names it in the results (``"policy.pt"`` for the final table, whose weights
     ``policy.pt`` holds), ``progress`` shows the arena's bar for each opponent."""
     path = Path(run_dir) / "eval_policy.pt"
     save_policy(path, model, rules, args)
     knobs = {k: v for k, v in rules.to_dict().items() if k != "ruleset"}
-    return {
-        name: play_match(
-            (label, str(path)),
-            name,
-            n_deals=deals,
-            ruleset=rules.name,
-            seed=seed,
-            workers=args.eval_workers,
-            progress=progress,
-            **knobs,
-        )
-        for name in opponents
-    }
+    return {name: play_match((label, str(path)), name, n_deals=deals, ruleset=rules.name, seed=seed,
+                             workers=args.eval_workers, progress=progress, **knobs)
+            for name in opponents}
 
 
 #: The ladder whose pairs give a trained policy its yardstick (the shipped policies against the same opponents).
@@ -100,11 +87,8 @@ def yardstick(rules, results: dict) -> list[str]:
             lines.append(f"  {ref:<14} " + ", ".join(found))
     if not lines:
         return []
-    return [
-        "for comparison, the shipped policies against the same opponents (game points a hand, "
-        f"{LADDER.relative_to(LADDER.parents[1])}):",
-        *lines,
-    ]
+    return ["for comparison, the shipped policies against the same opponents (game points a hand, "
+            f"{LADDER.relative_to(LADDER.parents[1])}):", *lines]
 
 
 def next_steps(run_dir, results: dict, rules) -> str:
@@ -119,28 +103,22 @@ def next_steps(run_dir, results: dict, rules) -> str:
     against = yardstick(rules, results)
     if against:
         lines += against
-        lines.append(
-            "a short run beats random but rarely heuristic yet; the default run (18M decisions) and the "
-            "longer shipped ones show what more training reaches"
-        )
+        lines.append("a short run beats random but rarely heuristic yet; the default run (18M decisions) and the "
+                     "longer shipped ones show what more training reaches")
 
-    lines += [
-        "next:",
-        f"  {bin_dir / 'schnapsen-arena'} {policy} expert --deals 200     # measure it against the yardstick",
-        f"  {bin_dir / 'schnapsen-play'} --opponent {policy}              # play against it",
-        f'  gymnasium.make("schnapsen_env/Schnapsen-v0", opponent="{policy}")  # train against it',
-        f"  {bin_dir / 'tensorboard'} --logdir {Path(run_dir).parent}     # the learning curves",
-    ]
+    lines += ["next:",
+              f"  {bin_dir / 'schnapsen-arena'} {policy} expert --deals 200     # measure it against the yardstick",
+              f"  {bin_dir / 'schnapsen-play'} --opponent {policy}              # play against it",
+              f"  gymnasium.make(\"schnapsen_env/Schnapsen-v0\", opponent=\"{policy}\")  # train against it",
+              f"  {bin_dir / 'tensorboard'} --logdir {Path(run_dir).parent}     # the learning curves"]
     return "\n".join(lines)
 
 
 def evaluation_table(policy_path, results) -> str:
     """The final evaluation as a plain-text table (game points per hand for the policy; a hand is worth 1 to 3)."""
-    lines = [
-        f"evaluation of {policy_path} (greedy), duplicate deals; game points a hand are worth 1 to 3, and a "
-        "95% CI that excludes 0 means a measurable difference",
-        f"{'opponent':<12}{'deals':>7}{'game points/hand':>18}{'95% CI':>20}{'hand win rate':>15}",
-    ]
+    lines = [f"evaluation of {policy_path} (greedy), duplicate deals; game points a hand are worth 1 to 3, and a "
+             "95% CI that excludes 0 means a measurable difference",
+             f"{'opponent':<12}{'deals':>7}{'game points/hand':>18}{'95% CI':>20}{'hand win rate':>15}"]
     for name, r in results.items():
         ci = f"[{r.ci_low:+.3f}, {r.ci_high:+.3f}]" if r.ci_low is not None else "n/a"
         lines.append(f"{name:<12}{r.deals:>7}{r.mean:>+18.3f}{ci:>20}{r.hand_win_rate:>15.1%}")
@@ -155,10 +133,8 @@ def close_writer(writer) -> None:
     try:
         writer.close()
     except OSError as e:
-        print(
-            f"train.py: warning: the last TensorBoard events could not be written ({describe_os_error(e)})",
-            file=sys.stderr,
-        )
+        print(f"train.py: warning: the last TensorBoard events could not be written ({describe_os_error(e)})",
+              file=sys.stderr)
 
 
 def measure_nash_conv(model, rules, tree, step: int, history: list, writer):
@@ -174,10 +150,8 @@ def measure_nash_conv(model, rules, tree, step: int, history: list, writer):
     finally:
         model.train(was_training)
     history.append({"step": step, "nash_conv": res["nash_conv"], "exploitability": res["exploitability"]})
-    tqdm.write(
-        f"exact at {step:,} steps: NashConv {res['nash_conv']:.4f} game points "
-        f"(exploitability {res['exploitability']:.4f})"
-    )
+    tqdm.write(f"exact at {step:,} steps: NashConv {res['nash_conv']:.4f} game points "
+               f"(exploitability {res['exploitability']:.4f})")
     if writer is not None:
         writer.add_scalar("exact/nash_conv", res["nash_conv"], step)
         writer.add_scalar("exact/exploitability", res["exploitability"], step)

@@ -25,55 +25,26 @@ from schnapsen_env.encoding import layout_signature
 from schnapsen_env.errors import one_line
 
 #: Flags taken from the command line on --resume (the rest come from the checkpoint).
-PER_INVOCATION = (
-    "stop_after_updates",
-    "progress",
-    "eval_workers",
-    "device",
-    "threads",
-    "tensorboard",
-    "inline_samplers",
-    "ray_address",
-    "final_eval_deals",
-    "final_eval_opponents",
-    "nash_conv_every",
-    "sampler_nice",
-)
+PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "threads", "tensorboard",
+                  "inline_samplers", "ray_address", "final_eval_deals", "final_eval_opponents", "nash_conv_every",
+                  "sampler_nice")
 #: Arguments added to train.py since checkpoints were first written, with the value that reproduces a run from
 #: before them (a resumed checkpoint that lacks one gets this value).
-ADDED_ARGS = {
-    "precision": "fp32",
-    "endgame_teacher_coef": 0.0,
-    "overlap_sampling": False,
-    "nash_conv_every": 0,
-    "sampler_nice": SAMPLER_NICE,
-}
+ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0, "overlap_sampling": False, "nash_conv_every": 0,
+              "sampler_nice": SAMPLER_NICE}
 
 #: Keys of a trainer checkpoint's ``"trainer"`` entry: the state ``--resume`` restores.
-TRAINER_KEYS = (
-    "optimizer",
-    "pool",
-    "samplers",
-    "rng",
-    "torch_rng",
-    "global_step",
-    "update",
-    "hands",
-    "evals",
-    "history",
-    "next_request",
-)
+TRAINER_KEYS = ("optimizer", "pool", "samplers", "rng", "torch_rng", "global_step", "update", "hands", "evals",
+                "history", "next_request")
 
 
 def versions_text(ckpt: dict) -> str:
     """Both versions, for a refusal to resume: the checkpoint's writer and this program."""
     saved = ckpt.get("versions") if isinstance(ckpt.get("versions"), dict) else {}
     ours = versions()
-    return (
-        f"the checkpoint was written by schnapsen_env {saved.get('schnapsen_env', '(unknown)')} with torch "
-        f"{saved.get('torch', '(unknown)')}; this is schnapsen_env {ours['schnapsen_env']} with torch "
-        f"{ours['torch']}"
-    )
+    return (f"the checkpoint was written by schnapsen_env {saved.get('schnapsen_env', '(unknown)')} with torch "
+            f"{saved.get('torch', '(unknown)')}; this is schnapsen_env {ours['schnapsen_env']} with torch "
+            f"{ours['torch']}")
 
 
 def resumed_args(ckpt: dict, given):
@@ -88,16 +59,12 @@ def resumed_args(ckpt: dict, given):
     """
     path = given.resume
     if "trainer" not in ckpt:
-        raise CheckpointError(
-            f"{path!r} is a policy checkpoint without trainer state: cannot resume (expected the "
-            "checkpoint.pt of a run folder)"
-        )
+        raise CheckpointError(f"{path!r} is a policy checkpoint without trainer state: cannot resume (expected the "
+                              "checkpoint.pt of a run folder)")
     saved = ckpt["args"]
     if not isinstance(saved, dict):
-        raise CheckpointError(
-            f"checkpoint {path!r}: its 'args' is a {type(saved).__name__}, expected the dict of "
-            f"train.py's arguments; {versions_text(ckpt)}"
-        )
+        raise CheckpointError(f"checkpoint {path!r}: its 'args' is a {type(saved).__name__}, expected the dict of "
+                              f"train.py's arguments; {versions_text(ckpt)}")
     cls = type(given)
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls)]
@@ -105,19 +72,14 @@ def resumed_args(ckpt: dict, given):
     unknown = sorted(map(str, set(saved) - set(names)))
     missing = [n for n in names if n not in saved]
     if unknown or missing:
-        raise CheckpointError(
-            f"checkpoint {path!r} comes from an incompatible version of train.py (arguments "
-            f"unknown here: {unknown}, missing: {missing}); {versions_text(ckpt)}: resume it with "
-            "the version that wrote it, or start a new run"
-        )
+        raise CheckpointError(f"checkpoint {path!r} comes from an incompatible version of train.py (arguments "
+                              f"unknown here: {unknown}, missing: {missing}); {versions_text(ckpt)}: resume it with "
+                              "the version that wrote it, or start a new run")
     bad = [n for n in names if not fits_hint(saved[n], hints[n])]
     if bad:
-        raise CheckpointError(
-            f"checkpoint {path!r}: saved argument(s) "
-            + ", ".join(f"{n}={saved[n]!r}" for n in bad)
-            + f" do not have the types train.py takes ({versions_text(ckpt)}): "
-            "expected a checkpoint.pt written by train.py"
-        )
+        raise CheckpointError(f"checkpoint {path!r}: saved argument(s) " + ", ".join(
+            f"{n}={saved[n]!r}" for n in bad) + f" do not have the types train.py takes ({versions_text(ckpt)}): "
+            "expected a checkpoint.pt written by train.py")
     saved = {**saved, "final_eval_opponents": tuple(saved["final_eval_opponents"]), "knob": tuple(saved["knob"])}
     defaults = cls()
     for n in names:
@@ -125,11 +87,9 @@ def resumed_args(ckpt: dict, given):
             continue
         value = getattr(given, n)
         if value != getattr(defaults, n) and value != saved[n]:
-            raise ValueError(
-                f"{flag(n)} {value!r} differs from the resumed run's {saved[n]!r}: --resume continues "
-                "the run with its own arguments; expected only --total-steps and "
-                f"{', '.join(flag(k) for k in PER_INVOCATION)} besides --resume"
-            )
+            raise ValueError(f"{flag(n)} {value!r} differs from the resumed run's {saved[n]!r}: --resume continues "
+                             "the run with its own arguments; expected only --total-steps and "
+                             f"{', '.join(flag(k) for k in PER_INVOCATION)} besides --resume")
     total = given.total_steps if given.total_steps is not None else saved["total_steps"]
     return cls(**{**saved, "resume": path, "total_steps": total, **{k: getattr(given, k) for k in PER_INVOCATION}})
 
@@ -147,9 +107,8 @@ def _weights_problem(name: str, sd, shapes: dict) -> str | None:
     return None
 
 
-def trainer_state_problem(
-    tr, args, model: ActorCritic, n_obs: int, n_actions: int, capacity: int, critic_cols: int
-) -> str | None:
+def trainer_state_problem(tr, args, model: ActorCritic, n_obs: int, n_actions: int, capacity: int,
+                          critic_cols: int) -> str | None:
     """What is wrong with a checkpoint's trainer state for this run (None when it fits): its keys, counters, pool
     snapshots, optimizer state, every sampler's state (:func:`agents.training.self_play.sampler_state_problem`) and the
     generator states are checked before any of it is used (the env's hands are checked when they are loaded)."""
@@ -182,10 +141,8 @@ def trainer_state_problem(
         if not isinstance(req, dict) or set(req) != {"weights", "opponent"}:
             return "trainer 'next_request' must be None or a dict with keys 'weights' and 'opponent'"
         problem = _weights_problem("trainer 'next_request' weights", req["weights"], shapes) or (
-            None
-            if req["opponent"] is None
-            else _weights_problem("trainer 'next_request' opponent", req["opponent"], shapes)
-        )
+            None if req["opponent"] is None
+            else _weights_problem("trainer 'next_request' opponent", req["opponent"], shapes))
         if problem:
             return problem
         if not args.overlap_sampling:
@@ -195,18 +152,15 @@ def trainer_state_problem(
         return "trainer 'optimizer' is not the state of torch.optim.Adam (keys 'state', 'param_groups')"
     params = list(model.parameters())
     groups = opt["param_groups"]
-    if not (
-        isinstance(groups, list)
-        and len(groups) == 1
-        and isinstance(groups[0], dict)
-        and groups[0].get("params") == list(range(len(params)))
-    ):
+    if not (isinstance(groups, list) and len(groups) == 1 and isinstance(groups[0], dict)
+            and groups[0].get("params") == list(range(len(params)))):
         return f"trainer 'optimizer' does not hold one group of the network's {len(params)} parameters"
     for i, st in opt["state"].items():
         if not (fits_hint(i, int) and 0 <= i < len(params)) or not isinstance(st, dict):
             return f"trainer 'optimizer' has state for an unknown parameter {i!r}"
         for k in ("exp_avg", "exp_avg_sq"):
-            problem = tensor_problem(f"optimizer state {i} {k!r}", st.get(k), tuple(params[i].shape), (torch.float32,))
+            problem = tensor_problem(f"optimizer state {i} {k!r}", st.get(k), tuple(params[i].shape),
+                                     (torch.float32,))
             if problem:
                 return problem
     ref = torch.get_rng_state()
@@ -230,21 +184,11 @@ def check_rules(ckpt: dict, rules: RuleSet, path: str) -> None:
         raise CheckpointError(
             f"checkpoint {path!r} has rules {one_line(ckpt['rules'], 120)} and observation layout "
             f"{one_line(ckpt['layout'], 120)}; this version plays {rules.to_dict()} with layout "
-            f"{layout_signature(rules)} ({versions_text(ckpt)}): resume it with the version that wrote it"
-        )
+            f"{layout_signature(rules)} ({versions_text(ckpt)}): resume it with the version that wrote it")
 
 
-def restore(
-    ckpt: dict,
-    args,
-    model: ActorCritic,
-    optimizer: torch.optim.Optimizer,
-    rng: np.random.Generator,
-    n_obs: int,
-    n_actions: int,
-    capacity: int,
-    critic_cols: int,
-) -> dict:
+def restore(ckpt: dict, args, model: ActorCritic, optimizer: torch.optim.Optimizer, rng: np.random.Generator,
+            n_obs: int, n_actions: int, capacity: int, critic_cols: int) -> dict:
     """Load a checkpoint's network, optimiser and generators (numpy's ``rng`` and torch's) into the learner, after
     :func:`trainer_state_problem` found nothing wrong; returns the trainer state (the pool, the samplers' states,
     the counters) for the caller to continue from.
@@ -264,10 +208,8 @@ def restore(
     except (ValueError, TypeError, KeyError, IndexError, RuntimeError, AttributeError) as e:
         problem = f"{type(e).__name__}: {one_line(e, 300)}"
     if problem is not None:
-        raise CheckpointError(
-            f"checkpoint {args.resume!r} cannot be resumed: {problem} ({versions_text(ckpt)}):"
-            " expected the checkpoint.pt of a run of this version with these arguments"
-        )
+        raise CheckpointError(f"checkpoint {args.resume!r} cannot be resumed: {problem} ({versions_text(ckpt)}):"
+                              " expected the checkpoint.pt of a run of this version with these arguments")
     return tr
 
 
@@ -281,21 +223,14 @@ def restore_samplers(samplers, states: list, ckpt: dict, path: str) -> None:
         samplers.set_state(states)
     except Exception as e:  # a hand that does not load (the env names what is wrong)
         reason = e.reason if isinstance(e, SamplerError) else f"{type(e).__name__}: {e}"
-        raise CheckpointError(
-            f"checkpoint {path!r} cannot be resumed: a sampler state does not load: "
-            f"{one_line(reason, 300)} ({versions_text(ckpt)})"
-        ) from None
+        raise CheckpointError(f"checkpoint {path!r} cannot be resumed: a sampler state does not load: "
+                              f"{one_line(reason, 300)} ({versions_text(ckpt)})") from None
 
 
 def trainer_state(optimizer: torch.optim.Optimizer, samplers, rng: np.random.Generator, **progress) -> dict:
     """A checkpoint's ``"trainer"`` entry (:data:`TRAINER_KEYS`): the optimiser's, the samplers' and the
     generators' states, and the learner's ``progress`` (``pool``, ``global_step``, ``update``, ``hands``,
     ``evals``, ``history``, ``next_request``)."""
-    state = {
-        "optimizer": optimizer.state_dict(),
-        "samplers": samplers.get_state(),
-        "rng": rng.bit_generator.state,
-        "torch_rng": torch.get_rng_state(),
-        **progress,
-    }
+    state = {"optimizer": optimizer.state_dict(), "samplers": samplers.get_state(), "rng": rng.bit_generator.state,
+             "torch_rng": torch.get_rng_state(), **progress}
     return {k: state[k] for k in TRAINER_KEYS}

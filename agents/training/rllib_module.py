@@ -64,9 +64,8 @@ class MaskedActorCriticModule(TorchRLModule, ValueFunctionAPI):
     def setup(self) -> None:
         cfg = dict(self.model_config or {})
         obs_size = int(self.observation_space["observation"].shape[0])
-        self.net = ActorCritic(
-            obs_size, int(self.action_space.n), hidden=int(cfg.get("hidden", 256)), layers=int(cfg.get("layers", 2))
-        )
+        self.net = ActorCritic(obs_size, int(self.action_space.n), hidden=int(cfg.get("hidden", 256)),
+                               layers=int(cfg.get("layers", 2)))
 
     @staticmethod
     def _split(batch: dict[str, Any]):
@@ -104,10 +103,8 @@ class HeuristicModule(RLModule):
 
     def _forward(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
         obs = batch[Columns.OBS]
-        xs, ms = (
-            np.asarray(obs[k].detach().cpu().numpy() if hasattr(obs[k], "detach") else obs[k])
-            for k in ("observation", "action_mask")
-        )
+        xs, ms = (np.asarray(obs[k].detach().cpu().numpy() if hasattr(obs[k], "detach") else obs[k])
+                  for k in ("observation", "action_mask"))
         return {Columns.ACTIONS: self.agent.act_batch(xs, ms)}
 
     def _forward_train(self, batch: dict[str, Any], **kwargs) -> dict[str, Any]:
@@ -130,9 +127,8 @@ class _StrictSchnapsenEnv(PettingZooEnv):
         a = int(a)
         mask = self.env.observe(agent)["action_mask"]
         if not (0 <= a < len(mask)) or not mask[a]:
-            raise IllegalActionError(
-                f"RLlib chose illegal action {a} for {agent}; legal: {[i for i in range(len(mask)) if mask[i]]}"
-            )
+            raise IllegalActionError(f"RLlib chose illegal action {a} for {agent}; legal: "
+                                     f"{[i for i in range(len(mask)) if mask[i]]}")
         return super().step(action)
 
 
@@ -154,9 +150,8 @@ def make_env(config: dict | None = None) -> PettingZooEnv:
         raise ValueError(f"unknown env_config key(s) {unknown}: expected some of {list(ENV_CONFIG_KEYS)}")
     if "rules" in config and "ruleset" in config:
         raise ValueError("env_config has both 'ruleset' and 'rules': expected one of them")
-    rules = (
-        RuleSet.from_dict(config["rules"]) if "rules" in config else RuleSet.make(config.get("ruleset", "schnapsen20"))
-    )
+    rules = RuleSet.from_dict(config["rules"]) if "rules" in config else RuleSet.make(config.get("ruleset",
+                                                                                                "schnapsen20"))
     knobs = {k: v for k, v in rules.to_dict().items() if k != "ruleset"}
     raw = schnapsen_v0.raw_env(ruleset=rules.name, episode=config.get("episode", "hand"), **knobs)
     return _StrictSchnapsenEnv(raw)
@@ -195,13 +190,8 @@ def make_policy_mapping_fn(pool_size: int, pool_prob: float, heuristic_prob: flo
     return policy_mapping_fn
 
 
-def load_rllib_policy(
-    checkpoint_dir: str | os.PathLike,
-    ruleset: str = "schnapsen20",
-    module_id: str = MAIN,
-    greedy: bool = True,
-    seed: int | None = None,
-) -> PolicyAgent:
+def load_rllib_policy(checkpoint_dir: str | os.PathLike, ruleset: str = "schnapsen20", module_id: str = MAIN,
+                      greedy: bool = True, seed: int | None = None) -> PolicyAgent:
     """A :class:`PolicyAgent` from an RLlib algorithm checkpoint folder (``algo.save_to_path``).
 
     RLlib checkpoints are pickles (not ``weights_only``): load only checkpoints you trust. For sharing, use the
@@ -217,28 +207,21 @@ def load_rllib_policy(
         raise CheckpointError(f"module_id must be a module name such as 'main' or 'opponent_0', got {module_id!r}")
     sub = Path(checkpoint_dir).resolve() / "learner_group" / "learner" / "rl_module" / module_id
     if not sub.is_dir():
-        raise CheckpointError(
-            f"{str(checkpoint_dir)!r} is not an RLlib checkpoint with module {module_id!r} "
-            f"(expected the folder {str(sub)!r})"
-        )
+        raise CheckpointError(f"{str(checkpoint_dir)!r} is not an RLlib checkpoint with module {module_id!r} "
+                              f"(expected the folder {str(sub)!r})")
     try:
         module = RLModule.from_checkpoint(str(sub))
     except Exception as e:  # RLlib raises whatever its unpickling and file reading raise
-        raise CheckpointError(
-            f"cannot load RLlib module {module_id!r} from {str(checkpoint_dir)!r}: {type(e).__name__}: {e}"
-        ) from None
+        raise CheckpointError(f"cannot load RLlib module {module_id!r} from {str(checkpoint_dir)!r}: "
+                              f"{type(e).__name__}: {e}") from None
     if not isinstance(module, MaskedActorCriticModule):
-        raise CheckpointError(
-            f"module {module_id!r} in {str(checkpoint_dir)!r} is a {type(module).__name__}, "
-            "expected a MaskedActorCriticModule"
-        )
+        raise CheckpointError(f"module {module_id!r} in {str(checkpoint_dir)!r} is a {type(module).__name__}, "
+                              "expected a MaskedActorCriticModule")
     net = module.net
     sig = layout_signature(rules)
     if net.obs_size != sig["obs_size"] or net.n_actions != rules.n_actions:
-        raise CheckpointError(
-            f"module {module_id!r} has obs_size {net.obs_size} / n_actions {net.n_actions}; "
-            f"{ruleset} needs {sig['obs_size']} / {rules.n_actions}"
-        )
+        raise CheckpointError(f"module {module_id!r} has obs_size {net.obs_size} / n_actions {net.n_actions}; "
+                              f"{ruleset} needs {sig['obs_size']} / {rules.n_actions}")
     model = ActorCritic(**net.config())
     model.load_state_dict(net.state_dict())
     model.eval()

@@ -30,10 +30,8 @@ def run_folder(args, rules: RuleSet, resuming: bool) -> Path:
         run_dir = Path(args.run_dir) / run_name
     check_output_folder(run_dir, f"the run folder {str(run_dir)!r} (--run-dir, --run-name or --resume)")
     if not resuming and any((run_dir / name).exists() for name in ("checkpoint.pt", "policy.pt")):
-        raise ValueError(
-            f"the run folder {str(run_dir)!r} already holds a run: continue it with --resume "
-            f"{str(run_dir / 'checkpoint.pt')!r}, or give another --run-name (or remove the folder)"
-        )
+        raise ValueError(f"the run folder {str(run_dir)!r} already holds a run: continue it with --resume "
+                         f"{str(run_dir / 'checkpoint.pt')!r}, or give another --run-name (or remove the folder)")
     return run_dir
 
 
@@ -57,11 +55,9 @@ class RunFiles:
         if self.last_good is None:
             kept = "no checkpoint of this run was written yet"
         else:
-            kept = (
-                f"the last good checkpoint {str(self.checkpoint)!r} (update {self.last_good[0]}, "
-                f"{self.last_good[1]:,} steps) is kept: free space or fix the folder, then continue with --resume "
-                f"{self.checkpoint}"
-            )
+            kept = (f"the last good checkpoint {str(self.checkpoint)!r} (update {self.last_good[0]}, "
+                    f"{self.last_good[1]:,} steps) is kept: free space or fix the folder, then continue with --resume "
+                    f"{self.checkpoint}")
         return WriteError(e.errno, f"{e}; {kept}")
 
     def save_checkpoint(self, model, rules: RuleSet, args, trainer: dict) -> None:
@@ -79,22 +75,12 @@ class RunFiles:
         except WriteError as e:
             raise self.failed(e) from None
 
-    def evaluate(
-        self,
-        model,
-        rules: RuleSet,
-        args,
-        opponents: list[str],
-        deals: int,
-        seed: int,
-        label: str = "eval_policy.pt",
-        progress: bool = False,
-    ) -> dict:
+    def evaluate(self, model, rules: RuleSet, args, opponents: list[str], deals: int, seed: int,
+                 label: str = "eval_policy.pt", progress: bool = False) -> dict:
         """:func:`agents.training.reporting.evaluate` in this folder (it writes ``eval_policy.pt``)."""
         try:
-            return evaluate(
-                model, rules, args, opponents, deals, seed=seed, run_dir=self.run_dir, label=label, progress=progress
-            )
+            return evaluate(model, rules, args, opponents, deals, seed=seed, run_dir=self.run_dir, label=label,
+                            progress=progress)
         except WriteError as e:
             raise self.failed(e) from None
 

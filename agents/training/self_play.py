@@ -144,7 +144,7 @@ class ChainBuffer:
         keep = sorted(r for chain in self.chains.values() for r in chain)
         remap = {old: new for new, old in enumerate(keep)}
         for arr in (self.obs, self.masks, self.critic, self.actions, self.logp, self.values, self.teach):
-            arr[: len(keep)] = arr[keep]
+            arr[:len(keep)] = arr[keep]
         self.chains = {key: [remap[r] for r in chain] for key, chain in self.chains.items()}
         self.size = len(keep)
         self.ready = []
@@ -152,25 +152,18 @@ class ChainBuffer:
 
     def state(self) -> dict:
         n = self.size
-        return {
-            "obs": torch.from_numpy(self.obs[:n].copy()),
-            "masks": torch.from_numpy(self.masks[:n].copy()),
-            "critic": torch.from_numpy(self.critic[:n].copy()),
-            "actions": torch.from_numpy(self.actions[:n].copy()),
-            "logp": torch.from_numpy(self.logp[:n].copy()),
-            "values": torch.from_numpy(self.values[:n].copy()),
-            "teach": torch.from_numpy(self.teach[:n].copy()),
-            "chains": [[e, s, rows] for (e, s), rows in self.chains.items()],
-        }
+        return {"obs": torch.from_numpy(self.obs[:n].copy()), "masks": torch.from_numpy(self.masks[:n].copy()),
+                "critic": torch.from_numpy(self.critic[:n].copy()),
+                "actions": torch.from_numpy(self.actions[:n].copy()),
+                "logp": torch.from_numpy(self.logp[:n].copy()), "values": torch.from_numpy(self.values[:n].copy()),
+                "teach": torch.from_numpy(self.teach[:n].copy()),
+                "chains": [[e, s, rows] for (e, s), rows in self.chains.items()]}
 
     def load(self, st: dict) -> None:
         n = len(st["actions"])
         self.obs[:n], self.masks[:n], self.critic[:n] = st["obs"].numpy(), st["masks"].numpy(), st["critic"].numpy()
-        self.actions[:n], self.logp[:n], self.values[:n] = (
-            st["actions"].numpy(),
-            st["logp"].numpy(),
-            st["values"].numpy(),
-        )
+        self.actions[:n], self.logp[:n], self.values[:n] = (st["actions"].numpy(), st["logp"].numpy(),
+                                                           st["values"].numpy())
         self.teach[:n] = st["teach"].numpy() if "teach" in st else 0
         self.chains = {(int(e), int(s)): [int(r) for r in rows] for e, s, rows in st["chains"]}
         self.size, self.ready = n, []
@@ -209,22 +202,9 @@ class Sampler:
             solver (:meth:`agents.search.solver_core.CoreSolver.best_action_bits`), for ``train.py``'s teacher loss.
     """
 
-    def __init__(
-        self,
-        index: int,
-        rules: RuleSet | dict,
-        num_envs: int,
-        seed: int,
-        net: dict,
-        rows_per_call: int,
-        pool_prob: float,
-        heuristic_prob: float,
-        gamma: float,
-        gae_lambda: float,
-        threads: int | None = None,
-        precision: str = "fp32",
-        endgame_teacher: bool = False,
-    ) -> None:
+    def __init__(self, index: int, rules: RuleSet | dict, num_envs: int, seed: int, net: dict, rows_per_call: int,
+                 pool_prob: float, heuristic_prob: float, gamma: float, gae_lambda: float,
+                 threads: int | None = None, precision: str = "fp32", endgame_teacher: bool = False) -> None:
         if threads is not None:
             torch.set_num_threads(threads)
         self.index = index
@@ -235,24 +215,18 @@ class Sampler:
         self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
         knobs = {k: v for k, v in self.rules.to_dict().items() if k != "ruleset"}
         self.venv = SchnapsenVectorEnv(num_envs, ruleset=self.rules.name, **knobs)
-        self.obs, self.masks, self.to_move = self.venv.reset(seed=int(self.rng.integers(2**63 - 1)))
+        self.obs, self.masks, self.to_move = self.venv.reset(seed=int(self.rng.integers(2 ** 63 - 1)))
         self.model = ActorCritic(**net).eval()
         self.opponent = ActorCritic(**net).eval()
         self.model.precision = self.opponent.precision = precision  # the learner's (train.py --precision)
         self.critic_dim = net["critic_extra"]
         if self.critic_dim and self.critic_dim != state_size(self.rules) + 2:
-            raise ValueError(
-                f"critic_extra {self.critic_dim}: the privileged critic takes the state vector plus "
-                f"the seat, {state_size(self.rules) + 2} inputs"
-            )
+            raise ValueError(f"critic_extra {self.critic_dim}: the privileged critic takes the state vector plus "
+                             f"the seat, {state_size(self.rules) + 2} inputs")
         self.heuristic = HeuristicAgent(rules=self.rules, seed=seed)
         self.teacher = CoreSolver(self.rules) if endgame_teacher else None
-        self.buf = ChainBuffer(
-            sampler_capacity(rows_per_call, num_envs),
-            obs_size(self.rules),
-            self.rules.n_actions,
-            max(self.critic_dim, 1),
-        )
+        self.buf = ChainBuffer(sampler_capacity(rows_per_call, num_envs), obs_size(self.rules),
+                               self.rules.n_actions, max(self.critic_dim, 1))
         self.opp_seat = np.full(num_envs, -1, dtype=np.int64)  # seat played by an opponent this hand, -1: self-play
         self.opp_kind = np.zeros(num_envs, dtype=np.int64)  # 0: pool snapshot, 1: heuristic
 
@@ -306,32 +280,19 @@ class Sampler:
                 crit = critic_inputs(venv, idx_l, to_move[idx_l]) if self.critic_dim else None
                 mask_l = torch.from_numpy(masks[idx_l])
                 a, logp, _, values = self.model.get_action_and_value(
-                    torch.from_numpy(obs[idx_l]),
-                    mask_l,
-                    critic_input=None if crit is None else torch.from_numpy(crit),
-                    gumbel=gumbel_noise(rng, mask_l.shape),
-                )
+                    torch.from_numpy(obs[idx_l]), mask_l, critic_input=None if crit is None else torch.from_numpy(crit),
+                    gumbel=gumbel_noise(rng, mask_l.shape))
                 a = a.numpy()
                 actions[idx_l] = a
-                buf.add(
-                    idx_l,
-                    to_move[idx_l],
-                    obs[idx_l],
-                    masks[idx_l],
-                    crit,
-                    a,
-                    logp.numpy(),
-                    values.numpy(),
-                    self._teach(idx_l),
-                )
+                buf.add(idx_l, to_move[idx_l], obs[idx_l], masks[idx_l], crit, a, logp.numpy(), values.numpy(),
+                        self._teach(idx_l))
             idx_h = idx_o[self.opp_kind[idx_o] == 1]
             idx_p = idx_o[self.opp_kind[idx_o] == 0]
             if idx_p.size:
                 mask_p = torch.from_numpy(masks[idx_p])
                 logits = self.opponent.act_logits(torch.from_numpy(obs[idx_p]))
-                actions[idx_p] = torch.argmax(
-                    masked_log_probs(logits, mask_p) + gumbel_noise(rng, mask_p.shape), dim=-1
-                ).numpy()
+                actions[idx_p] = torch.argmax(masked_log_probs(logits, mask_p) + gumbel_noise(rng, mask_p.shape),
+                                              dim=-1).numpy()
             if idx_h.size:
                 actions[idx_h] = self._heuristic_actions(idx_h)
             obs, masks, to_move, rewards, dones, _ = venv.step(actions)
@@ -351,14 +312,8 @@ class Sampler:
                     self.opp_seat[i] = -1
         self.obs, self.masks, self.to_move = obs, masks, to_move
         batch = buf.take_ready()
-        stats = {
-            "decisions": decisions,
-            "pending": buf.size,
-            "hands": hands,
-            "opponent_hands": opp_hands,
-            "opponent_points": opp_points,
-            "pid": os.getpid(),
-        }
+        stats = {"decisions": decisions, "pending": buf.size, "hands": hands, "opponent_hands": opp_hands,
+                 "opponent_points": opp_points, "pid": os.getpid()}
         return batch, stats
 
     def pid(self) -> int:
@@ -367,13 +322,8 @@ class Sampler:
 
     def get_state(self) -> dict:
         """This sampler's checkpoint state (:data:`SAMPLER_KEYS`): hands, unfinished chains, generator, opponents."""
-        return {
-            "venv": self.venv.get_state(),
-            "buffer": self.buf.state(),
-            "rng": self.rng.bit_generator.state,
-            "opp_seat": torch.from_numpy(self.opp_seat.copy()),
-            "opp_kind": torch.from_numpy(self.opp_kind.copy()),
-        }
+        return {"venv": self.venv.get_state(), "buffer": self.buf.state(), "rng": self.rng.bit_generator.state,
+                "opp_seat": torch.from_numpy(self.opp_seat.copy()), "opp_kind": torch.from_numpy(self.opp_kind.copy())}
 
     def set_state(self, st: dict) -> None:
         """Restore :meth:`get_state` (checked first by :func:`sampler_state_problem`)."""
@@ -396,9 +346,8 @@ def tensor_problem(name: str, t, shape: tuple, dtypes: tuple) -> str | None:
     return None
 
 
-def sampler_state_problem(
-    st: Any, num_envs: int, n_obs: int, n_actions: int, capacity: int, critic_cols: int
-) -> str | None:
+def sampler_state_problem(st: Any, num_envs: int, n_obs: int, n_actions: int, capacity: int,
+                          critic_cols: int) -> str | None:
     """What is wrong with one sampler's checkpoint state for this run (None when it fits): keys, opponent seats,
     the chain buffer and the generator are checked before any of it is used (the hands when they are loaded)."""
     if not isinstance(st, dict) or set(st) != set(SAMPLER_KEYS):
@@ -417,15 +366,10 @@ def sampler_state_problem(
     rows = int(b["actions"].shape[0])
     if rows > capacity:
         return f"the buffer holds {rows} decisions, more than this run's {capacity}"
-    for k, shape, dtypes in (
-        ("obs", (rows, n_obs), (torch.float32,)),
-        ("masks", (rows, n_actions), (torch.int8,)),
-        ("critic", (rows, critic_cols), (torch.float32,)),
-        ("actions", (rows,), (torch.int64,)),
-        ("logp", (rows,), (torch.float32,)),
-        ("values", (rows,), (torch.float32,)),
-        ("teach", (rows,), (torch.int64,)),
-    ):
+    for k, shape, dtypes in (("obs", (rows, n_obs), (torch.float32,)), ("masks", (rows, n_actions), (torch.int8,)),
+                             ("critic", (rows, critic_cols), (torch.float32,)), ("actions", (rows,), (torch.int64,)),
+                             ("logp", (rows,), (torch.float32,)), ("values", (rows,), (torch.float32,)),
+                             ("teach", (rows,), (torch.int64,))):
         if k not in b:  # a state from before the endgame teacher
             continue
         problem = tensor_problem(f"buffer {k!r}", b[k], shape, dtypes)
@@ -435,20 +379,12 @@ def sampler_state_problem(
     if not isinstance(b["chains"], list):
         return "buffer 'chains' must be a list"
     for chain in b["chains"]:
-        if not (
-            isinstance(chain, (list, tuple))
-            and len(chain) == 3
-            and fits_hint(chain[0], int)
-            and 0 <= chain[0] < num_envs
-            and chain[1] in (0, 1)
-            and fits_hint(chain[1], int)
-            and isinstance(chain[2], list)
-            and all(fits_hint(r, int) and 0 <= r < rows and r not in seen and not seen.add(r) for r in chain[2])
-        ):
-            return (
-                f"buffer chain {' '.join(repr(chain).split())[:80]} is not [env < {num_envs}, seat 0/1, distinct "
-                f"rows < {rows}]"
-            )
+        if not (isinstance(chain, (list, tuple)) and len(chain) == 3 and fits_hint(chain[0], int)
+                and 0 <= chain[0] < num_envs and chain[1] in (0, 1) and fits_hint(chain[1], int)
+                and isinstance(chain[2], list)
+                and all(fits_hint(r, int) and 0 <= r < rows and r not in seen and not seen.add(r) for r in chain[2])):
+            return (f"buffer chain {' '.join(repr(chain).split())[:80]} is not [env < {num_envs}, seat 0/1, distinct "
+                    f"rows < {rows}]")
     if not isinstance(st["rng"], dict) or st["rng"].get("bit_generator") != "PCG64":
         return "sampler 'rng' is not the state of numpy's PCG64 generator"
     return None
@@ -638,7 +574,8 @@ class RaySamplers(_Samplers):
         self.ray = ray
         self.started = not ray.is_initialized()
         if self.started:
-            ray.init(address=None if address == "local" else address, include_dashboard=False, log_to_driver=True)
+            ray.init(address=None if address == "local" else address, include_dashboard=False,
+                     log_to_driver=True)
         actor = ray.remote(num_cpus=1)(Sampler)
         self.actors = [actor.remote(**kw, threads=1) for kw in kwargs]
         try:
@@ -652,9 +589,8 @@ class RaySamplers(_Samplers):
             return self.ray.get(refs)
         except self.ray.exceptions.RayTaskError as e:
             cause = e.as_instanceof_cause()
-            raise SamplerError(
-                f"a Ray sampler failed: {type(cause).__name__}: {' '.join(str(cause).split())[:500]}", str(e)
-            ) from None
+            raise SamplerError(f"a Ray sampler failed: {type(cause).__name__}: {' '.join(str(cause).split())[:500]}",
+                               str(e)) from None
         except self.ray.exceptions.RayError as e:
             raise SamplerError(f"a Ray sampler failed: {type(e).__name__}", str(e)) from None
 
@@ -685,20 +621,10 @@ class RaySamplers(_Samplers):
 def sampler_kwargs(args, rules: RuleSet, net: dict, index: int) -> dict:
     """The keyword arguments of the run's sampler ``index`` (:class:`Sampler`), for ``train.py``'s ``args`` as
     its ``main`` resolves them (``samplers`` set, ``precision`` "fp32" or "bf16")."""
-    return dict(
-        index=index,
-        rules=rules.to_dict(),
-        num_envs=args.num_envs,
-        seed=args.seed,
-        net=net,
-        rows_per_call=-(-args.batch_size // args.samplers),
-        pool_prob=args.pool_prob,
-        heuristic_prob=args.heuristic_prob,
-        gamma=args.gamma,
-        gae_lambda=args.gae_lambda,
-        precision=args.precision,
-        endgame_teacher=args.endgame_teacher_coef > 0,
-    )
+    return dict(index=index, rules=rules.to_dict(), num_envs=args.num_envs, seed=args.seed, net=net,
+                rows_per_call=-(-args.batch_size // args.samplers), pool_prob=args.pool_prob,
+                heuristic_prob=args.heuristic_prob, gamma=args.gamma, gae_lambda=args.gae_lambda,
+                precision=args.precision, endgame_teacher=args.endgame_teacher_coef > 0)
 
 
 def start_samplers(args, rules: RuleSet, net: dict) -> _Samplers:
@@ -719,10 +645,8 @@ def batch_tensors(batch: dict, device: torch.device, precision: str, n_actions: 
     ``critic`` (None without a privileged critic), ``actions`` int64, ``logp``, ``values``, ``adv``, ``ret``
     float32 (rows,), and the endgame teacher's labels: ``teach`` (rows, n_actions) bool, the exactly best actions
     (all False: no label), and ``taught`` (rows,) bool, the labelled rows."""
-    out = {
-        k: torch.from_numpy(batch[k]).to(device)
-        for k in ("obs", "masks", "critic", "actions", "logp", "values", "adv", "ret")
-    }
+    out = {k: torch.from_numpy(batch[k]).to(device)
+           for k in ("obs", "masks", "critic", "actions", "logp", "values", "adv", "ret")}
     out["teach"] = torch.from_numpy((batch["teach"][:, None] >> np.arange(n_actions)) & 1 == 1).to(device)
     out["taught"] = out["teach"].any(dim=1)
     out["critic"] = out["critic"] if critic else None

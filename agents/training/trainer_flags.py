@@ -39,9 +39,7 @@ def memory_estimate(args) -> tuple[int, int]:
     params = n_obs * h + h + (layers - 1) * (h * h + h) + h * n_act + n_act
     params += ((h + crit) * h + h + h + 1) if crit else h + 1
     rows = n_samplers * sampler_capacity(-(-args.batch_size // n_samplers), args.num_envs) + args.batch_size
-    nets = 4 * params * (7 + 2 * n_samplers + args.pool_size) + 4 * 3 * min(args.minibatch_size, rows) * h * (
-        layers + 2
-    )
+    nets = 4 * params * (7 + 2 * n_samplers + args.pool_size) + 4 * 3 * min(args.minibatch_size, rows) * h * (layers + 2)
     hands = rows * (4 * n_obs + n_act + 4 * max(crit, 1) + 28) + n_samplers * args.num_envs * _BYTES_PER_ENV
     return hands, nets
 
@@ -54,7 +52,7 @@ def _physical_memory() -> int | None:
 
 
 def _gib(n: int) -> str:
-    x = n / 2**30
+    x = n / 2 ** 30
     return f"{x:,.1f} GiB" if x < 1e6 else f"{x:.1e} GiB"
 
 
@@ -69,10 +67,8 @@ def validate(args) -> None:
         if getattr(args, name) < 0:
             raise ValueError(f"{flag(name)} must be >= 0, got {getattr(args, name)}")
     if args.nash_conv_every and args.ruleset != "schnapsen10":
-        raise ValueError(
-            f"--nash-conv-every needs --ruleset schnapsen10 (the ruleset small enough for exact "
-            f"exploitability, RULES.md section 3a), got --ruleset {args.ruleset}"
-        )
+        raise ValueError(f"--nash-conv-every needs --ruleset schnapsen10 (the ruleset small enough for exact "
+                         f"exploitability, RULES.md section 3a), got --ruleset {args.ruleset}")
     if args.eval_deals > MAX_DEALS:
         raise ValueError(f"--eval-deals must be at most {MAX_DEALS:,}, got {args.eval_deals}")
     if args.samplers is not None and not 1 <= args.samplers <= MAX_SAMPLERS:
@@ -80,7 +76,7 @@ def validate(args) -> None:
     if args.inline_samplers and args.ray_address is not None:
         raise ValueError("--inline-samplers and --ray-address exclude each other: expected at most one of them")
     if args.ray_address is not None and not args.ray_address.strip():
-        raise ValueError('--ray-address is empty: expected "local", "auto" or HOST:PORT')
+        raise ValueError("--ray-address is empty: expected \"local\", \"auto\" or HOST:PORT")
     if not 0 <= args.sampler_nice <= 19:
         raise ValueError(f"--sampler-nice must be from 0 to 19 (a POSIX nice increment), got {args.sampler_nice}")
     if args.stop_after_updates is not None and args.stop_after_updates < 1:
@@ -98,9 +94,7 @@ def validate(args) -> None:
     total = _physical_memory()
     hands, nets = memory_estimate(args)
     if total is not None and hands + nets > total:
-        raise ValueError(
-            f"--num-envs {args.num_envs}, --batch-size {args.batch_size}, --hidden {args.hidden}, "
-            f"--layers {args.layers} and --pool-size {args.pool_size} need about {_gib(hands + nets)} of "
-            f"memory ({_gib(hands)} for the hands and the rollout buffer, {_gib(nets)} for the networks), "
-            f"more than this machine's {_gib(total)}: expected smaller values"
-        )
+        raise ValueError(f"--num-envs {args.num_envs}, --batch-size {args.batch_size}, --hidden {args.hidden}, "
+                         f"--layers {args.layers} and --pool-size {args.pool_size} need about {_gib(hands + nets)} of "
+                         f"memory ({_gib(hands)} for the hands and the rollout buffer, {_gib(nets)} for the networks), "
+                         f"more than this machine's {_gib(total)}: expected smaller values")

@@ -156,13 +156,8 @@ class _BodyLimit:
             return
         length = dict(scope.get("headers") or ()).get(b"content-length", b"")
         if length.isdigit() and int(length) > self.limit:
-            response = JSONResponse(
-                {
-                    "error": f"the request's body is {int(length):,} bytes, over the limit of "
-                    f"{self.limit:,} bytes: expected a small JSON object"
-                },
-                status_code=413,
-            )
+            response = JSONResponse({"error": f"the request's body is {int(length):,} bytes, over the limit of "
+                                              f"{self.limit:,} bytes: expected a small JSON object"}, status_code=413)
             await response(scope, receive, send)
             return
         seen = 0
@@ -173,9 +168,8 @@ class _BodyLimit:
             if message["type"] == "http.request":
                 seen += len(message.get("body", b""))
                 if seen > self.limit:
-                    raise _BodyTooLarge(
-                        f"the request's body is over the limit of {self.limit:,} bytes: expected a small JSON object"
-                    )
+                    raise _BodyTooLarge(f"the request's body is over the limit of {self.limit:,} bytes: expected a "
+                                        "small JSON object")
             return message
 
         await self.app(scope, counted, send)
@@ -201,14 +195,10 @@ class _SameOrigin:
                 host = headers.get(b"host", b"").decode("latin-1").lower()
                 netloc = urlsplit(origin.decode("latin-1")).netloc.lower() if origin != b"null" else None
                 if netloc != host:
-                    response = JSONResponse(
-                        {
-                            "error": f"a request from a page of another site "
-                            f"({origin.decode('latin-1')[:100]!r}) is refused: expected "
-                            f"one from this server's own page (http://{host}/)"
-                        },
-                        status_code=403,
-                    )
+                    response = JSONResponse({"error": f"a request from a page of another site "
+                                                      f"({origin.decode('latin-1')[:100]!r}) is refused: expected "
+                                                      f"one from this server's own page (http://{host}/)"},
+                                            status_code=403)
                     await response(scope, receive, send)
                     return
         await self.app(scope, receive, send)
@@ -220,9 +210,8 @@ def _expected_body(request: Request) -> str:
     for param in getattr(dependant, "body_params", None) or ():
         model = param.field_info.annotation
         if isinstance(model, type) and issubclass(model, BaseModel):
-            fields = [
-                f"{name!r}" + (" (required)" if f.is_required() else "") for name, f in model.model_fields.items()
-            ]
+            fields = [f"{name!r}" + (" (required)" if f.is_required() else "")
+                      for name, f in model.model_fields.items()]
             return f"expected a JSON object with the fields {', '.join(fields)}"
     return "expected a JSON object"
 
@@ -254,20 +243,13 @@ def _parse_upload(data: bytes, where: str) -> tuple[list, list[str]]:
             value = rec.rules.get(knob)
             if isinstance(value, int) and value > MAX_INT_KNOB:
                 shown = f"{value}" if len(str(value)) <= 20 else f"an int of {len(str(value))} digits"
-                raise RecordError(
-                    f"{where} line {lineno}: rule key {knob!r} got {shown}: this app shows and analyses "
-                    f"records whose {knob} is at most {MAX_INT_KNOB:,}"
-                )
+                raise RecordError(f"{where} line {lineno}: rule key {knob!r} got {shown}: this app shows and analyses "
+                                  f"records whose {knob} is at most {MAX_INT_KNOB:,}")
     return recs, [str(w.message) for w in caught if issubclass(w.category, IncompleteLineWarning)]
 
 
-def create_app(
-    policy: str | None = None,
-    seed: int | None = None,
-    workers: int | None = None,
-    allowed_hosts: list[str] | None = None,
-    warm_up: bool = False,
-) -> FastAPI:
+def create_app(policy: str | None = None, seed: int | None = None, workers: int | None = None,
+               allowed_hosts: list[str] | None = None, warm_up: bool = False) -> FastAPI:
     """The ``schnapsen-web`` app.
 
     Args:
@@ -294,11 +276,8 @@ def create_app(
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         if warm_up:
-            pool.start_warm_up(
-                tuple(
-                    (c.spec, RuleSet.make(c.rulesets[0])) for c in catalogue.choices.values() if c.policy and c.rulesets
-                )
-            )
+            pool.start_warm_up(tuple((c.spec, RuleSet.make(c.rulesets[0])) for c in catalogue.choices.values()
+                                     if c.policy and c.rulesets))
         try:
             yield
         finally:
@@ -322,9 +301,8 @@ def create_app(
                 where = err.get("loc", ("body", "?"))[-1]
                 problem = (err.get("ctx") or {}).get("error", "JSON decode error")
                 message = f"body: not JSON ({problem}: character {where}): {_expected_body(request)}"
-                return JSONResponse(
-                    {"error": message, "fields": [{"field": "body", "problem": problem}]}, status_code=422
-                )
+                return JSONResponse({"error": message, "fields": [{"field": "body", "problem": problem}]},
+                                    status_code=422)
         message, fields = _field_errors(exc)
         return JSONResponse({"error": message, "fields": fields}, status_code=422)
 
@@ -338,16 +316,9 @@ def create_app(
             return JSONResponse({"error": str(exc.__cause__)}, status_code=413)
         if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI's bare "error parsing the body"
             problem = _unparsed_body(exc.__cause__)
-            return JSONResponse(
-                {
-                    "error": f"body: {problem}: {_expected_body(request)}",
-                    "fields": [{"field": "body", "problem": problem}],
-                },
-                status_code=422,
-            )
-        return JSONResponse(
-            {"error": f"{exc.detail}: {request.method} {request.url.path}"}, status_code=exc.status_code
-        )
+            return JSONResponse({"error": f"body: {problem}: {_expected_body(request)}",
+                                 "fields": [{"field": "body", "problem": problem}]}, status_code=422)
+        return JSONResponse({"error": f"{exc.detail}: {request.method} {request.url.path}"}, status_code=exc.status_code)
 
     # ------------------------------------------------------------------------------------------ page
     @app.get("/", include_in_schema=False)
@@ -358,16 +329,12 @@ def create_app(
 
     @app.get("/api/options")
     async def options() -> dict[str, Any]:
-        return {
-            "rulesets": list(RULESETS),
-            "modes": list(MODES),
-            "seats": list(PLAYERS),
-            "match_target": {r: RuleSet.make(r).match_target for r in RULESETS},
-            "opponents": {r: [c.to_json() for c in catalogue.opponents(r)] for r in RULESETS},
-            "default_opponent": {r: catalogue.default_opponent(r) for r in RULESETS},
-            "analysers": {r: [c.to_json() for c in catalogue.analysers(r)] for r in RULESETS},
-            "max_upload_bytes": MAX_UPLOAD_BYTES,
-        }
+        return {"rulesets": list(RULESETS), "modes": list(MODES), "seats": list(PLAYERS),
+                "match_target": {r: RuleSet.make(r).match_target for r in RULESETS},
+                "opponents": {r: [c.to_json() for c in catalogue.opponents(r)] for r in RULESETS},
+                "default_opponent": {r: catalogue.default_opponent(r) for r in RULESETS},
+                "analysers": {r: [c.to_json() for c in catalogue.analysers(r)] for r in RULESETS},
+                "max_upload_bytes": MAX_UPLOAD_BYTES}
 
     @app.get("/api/cards")
     async def cards() -> dict[str, Any]:
@@ -380,39 +347,26 @@ def create_app(
         while game.opponent_to_move:
             obs = game.observation(opp)
             try:
-                action = await pool.choose(
-                    game.opponent.spec, game.rules, obs["observation"], obs["action_mask"], game.opponent_seed()
-                )
+                action = await pool.choose(game.opponent.spec, game.rules, obs["observation"], obs["action_mask"],
+                                           game.opponent_seed())
             except SearchError as e:
                 raise WebError(503, f"the opponent {game.opponent.label!r} could not move: {e}") from None
             except Exception as e:  # the agent failed (a user's policy): the game waits for a retry
                 # Its message stays in the server's log: it may name the opponent's legal actions, hence its cards.
-                log.error(
-                    "the opponent %r of game %s failed: %s: %s", game.opponent.label, game.id[:8], type(e).__name__, e
-                )
-                raise WebError(
-                    500,
-                    f"the opponent {game.opponent.label!r} failed ({type(e).__name__}; the server's "
-                    "log has its message); retry with POST /api/games/<id>/opponent",
-                ) from None
+                log.error("the opponent %r of game %s failed: %s: %s", game.opponent.label, game.id[:8],
+                          type(e).__name__, e)
+                raise WebError(500, f"the opponent {game.opponent.label!r} failed ({type(e).__name__}; the server's "
+                                    "log has its message); retry with POST /api/games/<id>/opponent") from None
             game.apply_opponent(action)
 
     @app.post("/api/games", status_code=201)
     async def new_game(body: Annotated[NewGame, Body()] = NewGame()) -> dict[str, Any]:
         rules = RuleSet.make(body.ruleset)
-        choice = catalogue.opponent(
-            body.opponent if body.opponent is not None else catalogue.default_opponent(rules.name), rules
-        )
+        choice = catalogue.opponent(body.opponent if body.opponent is not None
+                                    else catalogue.default_opponent(rules.name), rules)
         game_seed = body.seed if body.seed is not None else int(seeds.integers(0, MAX_SEED, endpoint=True))
-        game = Game(
-            Store.new_id(),
-            choice,
-            PLAYERS.index(body.seat),
-            rules,
-            body.mode,
-            game_seed,
-            seed_given=body.seed is not None,
-        )
+        game = Game(Store.new_id(), choice, PLAYERS.index(body.seat), rules, body.mode, game_seed,
+                    seed_given=body.seed is not None)
         games.add(game.id, game)
         async with game.lock:
             try:
@@ -473,9 +427,8 @@ def create_app(
                 raise WebError(409, "no hand of this game is finished yet: a record is available once its hand is over")
             text = "".join(json.dumps(r.to_dict()) + "\n" for r in game.finished)
             name = f"schnapsen-{game.file_stem()}.jsonl"  # a seed the server drew is named only after the game
-        return Response(
-            text, media_type="application/x-ndjson", headers={"Content-Disposition": f'attachment; filename="{name}"'}
-        )
+        return Response(text, media_type="application/x-ndjson",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
 
     @app.post("/api/games/{gid}/replay", status_code=201)
     async def replay_game(gid: str) -> dict[str, Any]:
@@ -488,19 +441,16 @@ def create_app(
         return rep.summary()
 
     # ------------------------------------------------------------------------------------------ analysis
-    async def run_analyses(
-        owner: Game | Replay, key: tuple, rules: RuleSet, obs: dict, chosen: list[Choice], seed_of
-    ) -> list[dict[str, Any]]:
+    async def run_analyses(owner: Game | Replay, key: tuple, rules: RuleSet, obs: dict, chosen: list[Choice],
+                           seed_of) -> list[dict[str, Any]]:
         """Every chosen analyser on the observation ``obs`` (in parallel, in the workers); an analysis asked for
         twice at the same position is computed once (``owner.analyses``)."""
-
         async def one(choice: Choice) -> dict[str, Any]:
             k = key + (choice.id,)
             fut = owner.analyses.get(k)
             if fut is None:
-                fut = asyncio.ensure_future(
-                    pool.analyse(choice.spec, rules, obs["observation"], obs["action_mask"], seed_of(choice.id))
-                )
+                fut = asyncio.ensure_future(pool.analyse(choice.spec, rules, obs["observation"], obs["action_mask"],
+                                                         seed_of(choice.id)))
                 owner.analyses[k] = fut
                 while len(owner.analyses) > MAX_ANALYSES:  # a replay's positions: keep the latest answers
                     owner.analyses.pop(next(iter(owner.analyses)))
@@ -514,15 +464,9 @@ def create_app(
                 raise WebError(500, f"analysis by {choice.label!r} failed: {type(e).__name__}: {e}") from None
             values = [{**action_entry(rules, a), "value": v} for a, v in sorted(out["values"].items())]
             top = max(v["value"] for v in values)
-            return {
-                "analyser": choice.id,
-                "label": choice.label,
-                "kind": out["kind"],
-                "unit": "game points" if out["kind"] == "values" else "probability",
-                "values": values,
-                "best": [v["name"] for v in values if v["value"] >= top - 1e-9],
-                "seconds": out["seconds"],
-            }
+            return {"analyser": choice.id, "label": choice.label, "kind": out["kind"],
+                    "unit": "game points" if out["kind"] == "values" else "probability", "values": values,
+                    "best": [v["name"] for v in values if v["value"] >= top - 1e-9], "seconds": out["seconds"]}
 
         return list(await asyncio.gather(*(one(c) for c in chosen)))
 
@@ -530,11 +474,8 @@ def create_app(
         if ids is None:
             return catalogue.analysers(rules.name)
         if not ids:
-            raise WebError(
-                422,
-                f"analysers: empty list: expected some of {[c.id for c in catalogue.analysers(rules.name)]}",
-                field="analysers",
-            )
+            raise WebError(422, f"analysers: empty list: expected some of "
+                                f"{[c.id for c in catalogue.analysers(rules.name)]}", field="analysers")
         return [catalogue.analyser(i, rules) for i in dict.fromkeys(ids)]
 
     @app.post("/api/games/{gid}/analysis")
@@ -543,9 +484,8 @@ def create_app(
         async with game.lock:  # read the position; the searches run after the lock is released
             game.check_version(body.version)
             if not game.your_turn:
-                raise WebError(
-                    409, "nothing to analyse: " + ("the hand is over" if game.hand_over else "the opponent is to move")
-                )
+                raise WebError(409, "nothing to analyse: " + ("the hand is over" if game.hand_over
+                                                              else "the opponent is to move"))
             chosen = choose_analysers(body.analysers, game.rules)
             obs = game.observation(game.seat)  # the person's observation: what the analysers may know
             version = game.version
@@ -576,9 +516,8 @@ def create_app(
         return {**rep.summary(), "warnings": notes}
 
     @app.get("/api/replays/{rid}/records/{index}")
-    async def replay_record(
-        rid: str, index: int, seat: Literal["player_0", "player_1"] | None = None
-    ) -> dict[str, Any]:
+    async def replay_record(rid: str, index: int,
+                            seat: Literal["player_0", "player_1"] | None = None) -> dict[str, Any]:
         rep = replays.get(rid)
         return rep.frames(index, None if seat is None else PLAYERS.index(seat))
 
@@ -593,15 +532,10 @@ def create_app(
         chosen = choose_analysers(body.analysers, rules)
         obs = {"observation": observation(state, seat), "action_mask": state.action_mask()}  # the mover's view only
         record_key = text_key(json.dumps(rep.record(body.record).to_dict(), sort_keys=True))
-        results = await run_analyses(
-            rep,
-            (body.record, body.step),
-            rules,
-            obs,
-            chosen,
-            lambda cid: derive_seed(record_key, body.step, text_key(cid)),
-        )
-        return {"replay": rep.id, "record": body.record, "step": body.step, "seat": PLAYERS[seat], "analyses": results}
+        results = await run_analyses(rep, (body.record, body.step), rules, obs, chosen,
+                                     lambda cid: derive_seed(record_key, body.step, text_key(cid)))
+        return {"replay": rep.id, "record": body.record, "step": body.step, "seat": PLAYERS[seat],
+                "analyses": results}
 
     return app
 

@@ -143,9 +143,8 @@ def analyse(spec: AgentSpec, rules: dict, obs: np.ndarray, mask: np.ndarray, see
     elif spec[1] in VALUE_ANALYSERS:
         kind, values = "values", {int(a): float(v) for a, v in agent.action_values(observation).items()}
     else:
-        raise ValueError(
-            f"agent {spec[1]!r} gives no values per action: analysers are {list(VALUE_ANALYSERS)} and the policies"
-        )
+        raise ValueError(f"agent {spec[1]!r} gives no values per action: analysers are {list(VALUE_ANALYSERS)} and "
+                         "the policies")
     return {"kind": kind, "values": values, "seconds": time.perf_counter() - start}
 
 
@@ -180,9 +179,8 @@ def _report_warm_up(fut, pool: SearchPool | None = None) -> None:
     if pool is not None and pool._closed:
         return
     if not fut.cancelled() and fut.exception() is not None:
-        logging.getLogger("schnapsen-web").warning(
-            "a search worker failed to warm up: %s: %s", type(fut.exception()).__name__, fut.exception()
-        )
+        logging.getLogger("schnapsen-web").warning("a search worker failed to warm up: %s: %s",
+                                                   type(fut.exception()).__name__, fut.exception())
 
 
 def _worker_init(server: int | None = None) -> None:
@@ -247,12 +245,8 @@ class SearchPool:
                 if self.workers == 0:
                     ex = ThreadPoolExecutor(n, thread_name_prefix=f"schnapsen-web-{kind}")
                 else:
-                    ex = ProcessPoolExecutor(
-                        n,
-                        mp_context=multiprocessing.get_context("spawn"),
-                        initializer=_worker_init,
-                        initargs=(os.getpid(),),
-                    )
+                    ex = ProcessPoolExecutor(n, mp_context=multiprocessing.get_context("spawn"),
+                                             initializer=_worker_init, initargs=(os.getpid(),))
                 self._executors[kind] = ex
             return ex
 
@@ -271,19 +265,16 @@ class SearchPool:
                 if self._executors[kind] is ex:
                     self._executors[kind] = None
             _stop(ex)
-            raise SearchError(
-                "a search process stopped in the middle of its task (killed or out of memory); it "
-                "has been restarted: try again"
-            ) from None
+            raise SearchError("a search process stopped in the middle of its task (killed or out of memory); it "
+                              "has been restarted: try again") from None
 
     async def choose(self, spec: AgentSpec, rules: RuleSet, obs: np.ndarray, mask: np.ndarray, seed: int) -> int:
         """:func:`choose_action` in the quick opponents' executor (:func:`is_quick`) or the searching ones'."""
         kind = "quick" if is_quick(spec) else "play"
         return await self.run(kind, choose_action, spec, rules.to_dict(), obs, mask, seed)
 
-    async def analyse(
-        self, spec: AgentSpec, rules: RuleSet, obs: np.ndarray, mask: np.ndarray, seed: int
-    ) -> dict[str, Any]:
+    async def analyse(self, spec: AgentSpec, rules: RuleSet, obs: np.ndarray, mask: np.ndarray,
+                      seed: int) -> dict[str, Any]:
         """:func:`analyse` in the analyses' executor."""
         return await self.run("analysis", analyse, spec, rules.to_dict(), obs, mask, seed)
 
@@ -300,8 +291,7 @@ class SearchPool:
             ex = self._executor(kind)
             for _ in range(n):
                 ex.submit(warm_up, kind != "quick", () if kind == "play" else specs).add_done_callback(
-                    lambda fut: _report_warm_up(fut, self)
-                )
+                    lambda fut: _report_warm_up(fut, self))
 
     def close(self) -> None:
         """Stop the workers, cancelling queued tasks and ending running searches."""
@@ -323,18 +313,5 @@ def _stop(ex: Executor) -> None:
             p.terminate()
 
 
-__all__ = [
-    "MAX_POLICIES",
-    "POLICY_NAMES",
-    "QUICK_NAMES",
-    "VALUE_ANALYSERS",
-    "AgentSpec",
-    "SearchError",
-    "SearchPool",
-    "analyse",
-    "build_agent",
-    "choose_action",
-    "is_policy",
-    "is_quick",
-    "warm_up",
-]
+__all__ = ["MAX_POLICIES", "POLICY_NAMES", "QUICK_NAMES", "VALUE_ANALYSERS", "AgentSpec", "SearchError", "SearchPool",
+           "analyse", "build_agent", "choose_action", "is_policy", "is_quick", "warm_up"]

@@ -41,7 +41,7 @@ MODES = ("hand", "match")
 log = logging.getLogger("schnapsen-web")
 #: The label of the person's seat in the game records a game writes (``"players"``).
 HUMAN = "human"
-MAX_SEED = 2**63 - 1
+MAX_SEED = 2 ** 63 - 1
 
 
 class WebError(Exception):
@@ -103,9 +103,8 @@ class Catalogue:
             agent = PolicyAgent.load(policy)  # CheckpointError (a ValueError) names the file and the problem
             path = os.path.abspath(os.fspath(policy))
             self.policy_id = "file:" + os.path.basename(path)  # ':' is in no registered name: no clash
-            self.choices[self.policy_id] = Choice(
-                self.policy_id, os.path.basename(path), ("file", path), (agent.rules.name,), True
-            )
+            self.choices[self.policy_id] = Choice(self.policy_id, os.path.basename(path), ("file", path),
+                                                  (agent.rules.name,), True)
 
     def opponents(self, ruleset: str) -> list[Choice]:
         """The agents that play ``ruleset``, the ``--policy`` first."""
@@ -123,9 +122,8 @@ class Catalogue:
 
     def analysers(self, ruleset: str) -> list[Choice]:
         """The searches that value every action (:data:`VALUE_ANALYSERS`), then the policies that play ``ruleset``."""
-        return [self.choices[n] for n in VALUE_ANALYSERS if n in self.choices] + [
-            c for c in self.opponents(ruleset) if c.policy
-        ]
+        return ([self.choices[n] for n in VALUE_ANALYSERS if n in self.choices]
+                + [c for c in self.opponents(ruleset) if c.policy])
 
     def opponent(self, choice_id: Any, rules: RuleSet) -> Choice:
         """The opponent ``choice_id`` for ``rules``.
@@ -135,18 +133,11 @@ class Catalogue:
         """
         c = self.choices.get(choice_id) if isinstance(choice_id, str) else None
         if c is None:
-            raise WebError(
-                422,
-                f"opponent {choice_id!r} is not on offer: expected one of {[x.id for x in self.opponents(rules.name)]}",
-                field="opponent",
-            )
+            raise WebError(422, f"opponent {choice_id!r} is not on offer: expected one of "
+                                f"{[x.id for x in self.opponents(rules.name)]}", field="opponent")
         if rules.name not in c.rulesets:
-            raise WebError(
-                422,
-                f"opponent {choice_id!r} plays {', '.join(c.rulesets)}, not {rules.name}: expected "
-                f"one of {[x.id for x in self.opponents(rules.name)]}",
-                field="opponent",
-            )
+            raise WebError(422, f"opponent {choice_id!r} plays {', '.join(c.rulesets)}, not {rules.name}: expected "
+                                f"one of {[x.id for x in self.opponents(rules.name)]}", field="opponent")
         return c
 
     def analyser(self, choice_id: Any, rules: RuleSet) -> Choice:
@@ -159,11 +150,8 @@ class Catalogue:
         for c in on_offer:
             if c.id == choice_id:
                 return c
-        raise WebError(
-            422,
-            f"analyser {choice_id!r} is not on offer for {rules.name}: expected some of {[c.id for c in on_offer]}",
-            field="analysers",
-        )
+        raise WebError(422, f"analyser {choice_id!r} is not on offer for {rules.name}: expected some of "
+                            f"{[c.id for c in on_offer]}", field="analysers")
 
 
 # ------------------------------------------------------------------------------------------------- games
@@ -186,9 +174,8 @@ class Game:
             once the game is over (:attr:`public_seed`): it deals every hand, hidden cards included.
     """
 
-    def __init__(
-        self, gid: str, opponent: Choice, seat: int, rules: RuleSet, mode: str, seed: int, seed_given: bool = True
-    ) -> None:
+    def __init__(self, gid: str, opponent: Choice, seat: int, rules: RuleSet, mode: str, seed: int,
+                 seed_given: bool = True) -> None:
         if mode not in MODES:
             raise ValueError(f"mode must be one of {list(MODES)}, got {mode!r}")
         self.id, self.opponent, self.seat, self.rules, self.mode, self.seed = gid, opponent, seat, rules, mode, seed
@@ -264,21 +251,16 @@ class Game:
             WebError: 409, ``version`` is given and is not the game's current one.
         """
         if version is not None and version != self.version:
-            raise WebError(
-                409,
-                f"stale request: it was made on version {version} of this game, which is now at "
-                f"version {self.version}; reload the game",
-                version=self.version,
-            )
+            raise WebError(409, f"stale request: it was made on version {version} of this game, which is now at "
+                                f"version {self.version}; reload the game", version=self.version)
 
     # ----------------------------------------------------------------- moves
     def _apply(self, action: int) -> dict[str, Any]:
         mover = self.state.to_move
         before = observation(self.state, self.seat)
         self.state.step(action)
-        event = describe_move(
-            self.rules, YOU if mover == self.seat else OPPONENT, action, before, observation(self.state, self.seat)
-        )
+        event = describe_move(self.rules, YOU if mover == self.seat else OPPONENT, action, before,
+                              observation(self.state, self.seat))
         self.log.append(event)
         self.version += 1
         if self.hand_over:
@@ -300,43 +282,28 @@ class Game:
         names = self.rules.action_names
         if self.hand_over:
             r = result_view(self.state.result, self.seat)
-            won = (
-                "a tie" if r["winner"] is None else f"{r['winner']} won {r['game_points']} game point(s), {r['reason']}"
-            )
-            raise WebError(
-                409,
-                f"the hand is over ({won}): no action is legal; "
-                + ("deal the next hand" if self.mode == "match" and not self.match_over else "start a new game"),
-            )
+            won = "a tie" if r["winner"] is None else f"{r['winner']} won {r['game_points']} game point(s), {r['reason']}"
+            raise WebError(409, f"the hand is over ({won}): no action is legal; "
+                                + ("deal the next hand" if self.mode == "match" and not self.match_over
+                                   else "start a new game"))
         if not self.your_turn:  # say nothing of the opponent's legal actions: they would show its hand
             raise WebError(409, "it is not your turn: the opponent is to move")
         if isinstance(action, str):
             if action not in names:
-                raise WebError(
-                    422,
-                    f"unknown action {action!r}: expected an action name ('play {names[3][5:]}', "
-                    f"'marriage {names[self.rules.marriage_action(0)][-1]}', 'exchange', 'close', "
-                    f"'claim'); legal now: {self.state.legal_action_names()}",
-                    field="action",
-                    legal=self.state.legal_action_names(),
-                )
+                raise WebError(422, f"unknown action {action!r}: expected an action name ('play {names[3][5:]}', "
+                                    f"'marriage {names[self.rules.marriage_action(0)][-1]}', 'exchange', 'close', "
+                                    f"'claim'); legal now: {self.state.legal_action_names()}",
+                               field="action", legal=self.state.legal_action_names())
             action_id = names.index(action)
         else:
             action_id = int(action)
             if not 0 <= action_id < self.rules.n_actions:
-                raise WebError(
-                    422,
-                    f"action id {action_id} out of range 0..{self.rules.n_actions - 1}; legal now: "
-                    f"{self.state.legal_action_names()}",
-                    field="action",
-                    legal=self.state.legal_action_names(),
-                )
+                raise WebError(422, f"action id {action_id} out of range 0..{self.rules.n_actions - 1}; legal now: "
+                                    f"{self.state.legal_action_names()}", field="action",
+                               legal=self.state.legal_action_names())
         if not self.state.is_legal(action_id):
-            raise WebError(
-                409,
-                f"{names[action_id]!r} is not legal now: legal are {self.state.legal_action_names()}",
-                legal=self.state.legal_action_names(),
-            )
+            raise WebError(409, f"{names[action_id]!r} is not legal now: legal are "
+                                f"{self.state.legal_action_names()}", legal=self.state.legal_action_names())
         try:
             return self._apply(action_id)
         except IllegalActionError as e:  # not reached: legality was checked above
@@ -351,17 +318,10 @@ class Game:
                 not play, one of the stock); the server's log has it.
         """
         if not self.opponent_to_move or not self.state.is_legal(int(action)):
-            log.error(
-                "the opponent %r of game %s chose action %r, which is not legal",
-                self.opponent.label,
-                self.id[:8],
-                action,
-            )
-            raise WebError(
-                500,
-                f"the opponent {self.opponent.label!r} chose an action that is not legal (the "
-                "server's log names it); retry with POST /api/games/<id>/opponent",
-            )
+            log.error("the opponent %r of game %s chose action %r, which is not legal", self.opponent.label,
+                      self.id[:8], action)
+            raise WebError(500, f"the opponent {self.opponent.label!r} chose an action that is not legal (the "
+                                "server's log names it); retry with POST /api/games/<id>/opponent")
         return self._apply(int(action))
 
     def next_hand(self) -> None:
@@ -375,11 +335,8 @@ class Game:
         if not self.hand_over:
             raise WebError(409, "the hand is not over yet: play it to its end first")
         if self.match.over:
-            raise WebError(
-                409,
-                f"the match is over ({self.match.points[self.seat]}-{self.match.points[1 - self.seat]}"
-                "): start a new game",
-            )
+            raise WebError(409, f"the match is over ({self.match.points[self.seat]}-{self.match.points[1 - self.seat]}"
+                                "): start a new game")
         self.state = self.match.next_hand()
         self.hand_no += 1
         self.log = []
@@ -401,40 +358,18 @@ class Game:
         if self.hand_over:  # the issue: the opponent's cards are revealed after the hand
             opp_hand = self.rules.deck.codes_of(s.hands[1 - self.seat])
         to_move = None if self.hand_over else (YOU if self.your_turn else OPPONENT)
-        table = player_view(
-            self.rules,
-            mine["observation"],
-            mine["action_mask"],
-            to_move=to_move,
-            result=result_view(s.result, self.seat),
-            log=self.log,
-            opponent_hand=opp_hand,
-        )
+        table = player_view(self.rules, mine["observation"], mine["action_mask"], to_move=to_move,
+                            result=result_view(s.result, self.seat), log=self.log, opponent_hand=opp_hand)
         match = None
         if self.match is not None:
             m = self.match
-            match = {
-                YOU: m.points[self.seat],
-                OPPONENT: m.points[1 - self.seat],
-                "carry": m.carry,
-                "target": self.rules.match_target,
-                "hands_played": m.hands_played,
-                "over": m.over,
-                "winner": None if m.winner is None else (YOU if m.winner == self.seat else OPPONENT),
-            }
-        return {
-            "game": self.id,
-            "version": self.version,
-            "seat": PLAYERS[self.seat],
-            "ruleset": self.rules.name,
-            "mode": self.mode,
-            "seed": self.public_seed,
-            "opponent": self.opponent.to_json(),
-            "hand_no": self.hand_no,
-            "match": match,
-            "finished_hands": len(self.finished),
-            "table": table,
-        }
+            match = {YOU: m.points[self.seat], OPPONENT: m.points[1 - self.seat], "carry": m.carry,
+                     "target": self.rules.match_target, "hands_played": m.hands_played, "over": m.over,
+                     "winner": None if m.winner is None else (YOU if m.winner == self.seat else OPPONENT)}
+        return {"game": self.id, "version": self.version, "seat": PLAYERS[self.seat], "ruleset": self.rules.name,
+                "mode": self.mode, "seed": self.public_seed, "opponent": self.opponent.to_json(),
+                "hand_no": self.hand_no,
+                "match": match, "finished_hands": len(self.finished), "table": table}
 
 
 # ------------------------------------------------------------------------------------------------- replays
@@ -460,11 +395,8 @@ class Replay:
 
     def summary(self) -> dict[str, Any]:
         """``{"replay", "name", "records": [record_summary ...]}``."""
-        return {
-            "replay": self.id,
-            "name": self.name,
-            "records": [record_summary(r, k) for k, r in enumerate(self.records)],
-        }
+        return {"replay": self.id, "name": self.name,
+                "records": [record_summary(r, k) for k, r in enumerate(self.records)]}
 
     def record(self, index: int) -> HandRecord:
         """Record ``index``.
@@ -492,13 +424,8 @@ class Replay:
             frames = replay_frames(record, seat, f"{self.name} record {index}")
         except (RecordError, RulesError) as e:
             raise WebError(422, str(e)) from None
-        return {
-            "replay": self.id,
-            "index": index,
-            "seat": PLAYERS[seat],
-            "summary": record_summary(record, index),
-            "frames": frames,
-        }
+        return {"replay": self.id, "index": index, "seat": PLAYERS[seat],
+                "summary": record_summary(record, index), "frames": frames}
 
     def position(self, index: int, step: int) -> GameState:
         """The state of record ``index`` after its first ``step`` actions.
@@ -552,11 +479,8 @@ class Store(Generic[T]):
         try:
             item = self._items[key]
         except KeyError:
-            raise WebError(
-                404,
-                f"unknown {self.what} {key[:40]!r}: it does not exist or has expired (the server "
-                "keeps games in memory only, and restarts forget them); start a new one",
-            ) from None
+            raise WebError(404, f"unknown {self.what} {key[:40]!r}: it does not exist or has expired (the server "
+                                "keeps games in memory only, and restarts forget them); start a new one") from None
         self._items.move_to_end(key)
         return item
 
@@ -573,16 +497,5 @@ class Store(Generic[T]):
         return len(self._items)
 
 
-__all__ = [
-    "HUMAN",
-    "MAX_SEED",
-    "MODES",
-    "Catalogue",
-    "Choice",
-    "Game",
-    "Replay",
-    "Store",
-    "WebError",
-    "derive_seed",
-    "text_key",
-]
+__all__ = ["HUMAN", "MAX_SEED", "MODES", "Catalogue", "Choice", "Game", "Replay", "Store", "WebError",
+           "derive_seed", "text_key"]

@@ -40,7 +40,8 @@ def result_view(result: Result | None, viewer: int) -> dict[str, Any] | None:
     """A hand's result from the viewer's side: ``{"winner": "you"/"opponent"/None, "game_points", "reason"}``."""
     if result is None:
         return None
-    return {"winner": side(result.winner, viewer), "game_points": int(result.game_points), "reason": str(result.reason)}
+    return {"winner": side(result.winner, viewer), "game_points": int(result.game_points),
+            "reason": str(result.reason)}
 
 
 def action_entry(rules: RuleSet, action: int) -> dict[str, Any]:
@@ -66,16 +67,9 @@ def action_entry(rules: RuleSet, action: int) -> dict[str, Any]:
     return entry
 
 
-def player_view(
-    rules: RuleSet,
-    obs: np.ndarray,
-    action_mask: np.ndarray,
-    *,
-    to_move: str | None,
-    result: dict[str, Any] | None = None,
-    log: Iterable[dict[str, Any]] = (),
-    opponent_hand: list[str] | None = None,
-) -> dict[str, Any]:
+def player_view(rules: RuleSet, obs: np.ndarray, action_mask: np.ndarray, *, to_move: str | None,
+                result: dict[str, Any] | None = None, log: Iterable[dict[str, Any]] = (),
+                opponent_hand: list[str] | None = None) -> dict[str, Any]:
     """The table as one player sees it, from that player's observation.
 
     Args:
@@ -106,7 +100,8 @@ def player_view(
     table = o["table"]
     stock_size = o["stock_size"]
     # Every card is in my hand, in a trick, on the table, in the stock (turn-up included) or in the opponent's hand.
-    opp_hand_size = n - len(o["hand"]) - len(o["me_won"]) - len(o["opp_won"]) - (table is not None) - stock_size
+    opp_hand_size = (n - len(o["hand"]) - len(o["me_won"]) - len(o["opp_won"]) - (table is not None)
+                     - stock_size)
     log = [dict(e) for e in log]
     last_trick = None
     for e in reversed(log):
@@ -128,28 +123,13 @@ def player_view(
         "table": table,
         "table_led_by": None if table is None else leader,
         "last_trick": last_trick,
-        "stock": {
-            "size": stock_size,
-            "turn_up": o["turn_up"],
-            "closed": o["closed"],
-            "closed_by": {"me": YOU, "opp": OPPONENT}.get(closer),
-        },
-        YOU: {
-            "points": o["points"]["me"],
-            "tricks": o["tricks"]["me"],
-            "pending": o["pending"]["me"],
-            "marriages": o["marriages"]["me"],
-            "won": o["me_won"],
-        },
-        OPPONENT: {
-            "points": o["points"]["opp"],
-            "tricks": o["tricks"]["opp"],
-            "pending": o["pending"]["opp"],
-            "marriages": o["marriages"]["opp"],
-            "won": o["opp_won"],
-            "hand_size": opp_hand_size,
-            "known": o["opp_known"],
-        },
+        "stock": {"size": stock_size, "turn_up": o["turn_up"], "closed": o["closed"],
+                  "closed_by": {"me": YOU, "opp": OPPONENT}.get(closer)},
+        YOU: {"points": o["points"]["me"], "tricks": o["tricks"]["me"], "pending": o["pending"]["me"],
+              "marriages": o["marriages"]["me"], "won": o["me_won"]},
+        OPPONENT: {"points": o["points"]["opp"], "tricks": o["tricks"]["opp"], "pending": o["pending"]["opp"],
+                   "marriages": o["marriages"]["opp"], "won": o["opp_won"], "hand_size": opp_hand_size,
+                   "known": o["opp_known"]},
         "leader": leader,
         "dealer": YOU if o["dealer"] else OPPONENT,
         "trick": min(o["trick"], rules.n_tricks),
@@ -184,9 +164,8 @@ def describe_move(rules: RuleSet, by: str, action: int, before: np.ndarray, afte
     entry: dict[str, Any] = {"by": by, "action": rules.action_names[action], "trick": min(b["trick"], rules.n_tricks)}
     if action < rules.n_cards and b["table"] is not None:  # the follow: the trick is complete
         won_by = YOU if a["tricks"]["me"] > b["tricks"]["me"] else OPPONENT
-        entry.update(
-            cards=[b["table"], rules.deck.codes[action]], led_by=YOU if b["leader"] else OPPONENT, won_by=won_by
-        )
+        entry.update(cards=[b["table"], rules.deck.codes[action]], led_by=YOU if b["leader"] else OPPONENT,
+                     won_by=won_by)
         drawn = sorted(set(a["hand"]) - set(b["hand"]))
         if drawn:
             entry["drew"] = drawn[0]
@@ -201,14 +180,8 @@ def record_summary(record: HandRecord, index: int) -> dict[str, Any]:
     Raises:
         RulesError: the record's rules are bad (a record read with ``check=True`` has good ones).
     """
-    return {
-        "index": index,
-        "ruleset": RuleSet.from_dict(record.rules).name,
-        "dealer": record.dealer,
-        "players": record.players,
-        "moves": len(record.actions),
-        "result": record.result,
-    }
+    return {"index": index, "ruleset": RuleSet.from_dict(record.rules).name, "dealer": record.dealer,
+            "players": record.players, "moves": len(record.actions), "result": record.result}
 
 
 def replay_frames(record: HandRecord, viewer: int, where: str = "record") -> list[dict[str, Any]]:
@@ -234,9 +207,8 @@ def replay_frames(record: HandRecord, viewer: int, where: str = "record") -> lis
     for state, name in replay(record, where):
         now = observation(state, viewer)
         if name is not None:
-            log.append(
-                describe_move(state.rules, side(mover, viewer), state.rules.action_names.index(name), before, now)
-            )
+            log.append(describe_move(state.rules, side(mover, viewer), state.rules.action_names.index(name), before,
+                                     now))
         frames.append(_full_frame(state, viewer, now, log, len(frames)))
         before, mover = now, state.to_move
     return frames
@@ -246,14 +218,9 @@ def _full_frame(state: GameState, viewer: int, obs: np.ndarray, log: list, step:
     """One replay frame: the viewer's view plus the cards it could not see (see :func:`replay_frames`)."""
     rules = state.rules
     codes = rules.deck.codes
-    frame = player_view(
-        rules,
-        obs,
-        np.zeros(rules.n_actions, dtype=np.int8),
-        to_move=None if state.result is not None else side(state.to_move, viewer),
-        result=result_view(state.result, viewer),
-        log=log,
-    )
+    frame = player_view(rules, obs, np.zeros(rules.n_actions, dtype=np.int8),
+                        to_move=None if state.result is not None else side(state.to_move, viewer),
+                        result=result_view(state.result, viewer), log=log)
     frame["opponent_hand"] = [codes[c] for c in range(rules.n_cards) if state.hands[1 - viewer] >> c & 1]
     frame["stock_order"] = [codes[c] for c in state.stock]
     frame["step"] = step
@@ -261,14 +228,5 @@ def _full_frame(state: GameState, viewer: int, obs: np.ndarray, log: list, step:
     return frame
 
 
-__all__ = [
-    "OPPONENT",
-    "YOU",
-    "action_entry",
-    "describe_move",
-    "player_view",
-    "record_summary",
-    "replay_frames",
-    "result_view",
-    "side",
-]
+__all__ = ["OPPONENT", "YOU", "action_entry", "describe_move", "player_view", "record_summary", "replay_frames",
+           "result_view", "side"]

@@ -22,23 +22,9 @@ def rs(ruleset: str = "schnapsen20", **knobs) -> RuleSet:
     return RuleSet.make(ruleset, **knobs)
 
 
-def position(
-    *,
-    trump: str,
-    stock: str,
-    a: str,
-    b: str,
-    won_a: str = "",
-    won_b: str = "",
-    leader: str = "A",
-    table: str | None = None,
-    mar_a: str = "",
-    mar_b: str = "",
-    closed_by: str | None = None,
-    snap: tuple[int, int] | None = None,
-    announced: str | None = None,
-    **extra,
-) -> dict:
+def position(*, trump: str, stock: str, a: str, b: str, won_a: str = "", won_b: str = "", leader: str = "A",
+             table: str | None = None, mar_a: str = "", mar_b: str = "", closed_by: str | None = None,
+             snap: tuple[int, int] | None = None, announced: str | None = None, **extra) -> dict:
     """A position dict from RULES.md-style notation (card lists as space-separated strings)."""
     who = {"A": "player_0", "B": "player_1", None: None}
     pos = {
@@ -181,21 +167,7 @@ def sixtysix_trick(n: int, **knobs) -> GameState:
     """sixtysix24, A to lead trick ``n`` (6: stock JD [9D]; 7: exhausted) holding KH QH."""
     rules = rs("sixtysix24", **knobs)
     if n == 7:
-        return load(
-            rules,
-            trump="D",
-            stock="",
-            a="KH QH AS TS 9S 9C",
-            b="AH TH JH 9H KS QS",
-            won_a="AD TD KD QD JD 9D",
-            won_b="AC TC KC QC JC JS",
-        )
-    return load(
-        rules,
-        trump="D",
-        stock="JD 9D",
-        a="KH QH AS TS 9S 9C",
-        b="AH TH JH 9H KS QS",
-        won_a="AD TD KD QD",
-        won_b="AC TC KC QC JC JS",
-    )
+        return load(rules, trump="D", stock="", a="KH QH AS TS 9S 9C", b="AH TH JH 9H KS QS",
+                    won_a="AD TD KD QD JD 9D", won_b="AC TC KC QC JC JS")
+    return load(rules, trump="D", stock="JD 9D", a="KH QH AS TS 9S 9C", b="AH TH JH 9H KS QS",
+                won_a="AD TD KD QD", won_b="AC TC KC QC JC JS")

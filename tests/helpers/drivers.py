@@ -44,11 +44,8 @@ class Driver:
     def assert_result(self, winner: str | None, game_points: int, reason: str) -> None:
         res = self.position()["result"]
         assert res is not None, "the hand should be over"
-        assert res == {
-            "winner": None if winner is None else SEAT[winner],
-            "game_points": game_points,
-            "reason": reason,
-        }, res
+        assert res == {"winner": None if winner is None else SEAT[winner], "game_points": game_points,
+                       "reason": reason}, res
 
     # ---- views
     def hand(self, who: str) -> set[str]:
@@ -92,9 +89,8 @@ class EngineDriver(Driver):
         names = set(self.st.legal_action_names())
         mask = self.st.action_mask()
         rules = self.st.rules
-        assert names == {rules.action_names[i] for i in range(rules.n_actions) if mask[i]}, (
+        assert names == {rules.action_names[i] for i in range(rules.n_actions) if mask[i]}, \
             "action_mask disagrees with legal_action_names"
-        )
         return names
 
     def act(self, who: str, name: str) -> None:
@@ -137,11 +133,8 @@ class EngineDriver(Driver):
     def assert_result(self, winner: str | None, game_points: int, reason: str) -> None:
         super().assert_result(winner, game_points, reason)
         r = self.st.result
-        assert (r.winner, r.game_points, r.reason) == (
-            None if winner is None else "AB".index(winner),
-            game_points,
-            reason,
-        )
+        assert (r.winner, r.game_points, r.reason) == (None if winner is None else "AB".index(winner), game_points,
+                                                       reason)
         assert self.st.legal_actions() == [] and not self.st.action_mask().any()
 
 
@@ -238,11 +231,8 @@ class EnvDriver(Driver):
         assert self.over and not any(env.truncations.values())
         res = env.infos["player_0"]["result"]
         assert env.infos["player_1"]["result"] == res
-        assert res == {
-            "winner": None if winner is None else SEAT[winner],
-            "game_points": game_points,
-            "reason": reason,
-        }, res
+        assert res == {"winner": None if winner is None else SEAT[winner], "game_points": game_points,
+                       "reason": reason}, res
         super().assert_result(winner, game_points, reason)
         for who, agent in SEAT.items():
             want = 0 if winner is None else (game_points if who == winner else -game_points)
@@ -266,9 +256,8 @@ def deal(kind: str, ruleset: str, knobs: dict, deck, dealer: str) -> Driver:
     return EnvDriver.deal(kind, ruleset, knobs, deck, dealer)
 
 
-def replay(
-    sc: Scenario, d: Driver, checks: dict[tuple[str, str], Callable[[Driver], None]], stop_before: int | None = None
-) -> None:
+def replay(sc: Scenario, d: Driver, checks: dict[tuple[str, str], Callable[[Driver], None]],
+           stop_before: int | None = None) -> None:
     """Play the scenario's steps on ``d`` (up to, not including, step ``stop_before``); ``checks[(sid, text)]``
     checks each ``expect:`` line (a KeyError if a line has no check)."""
     for step in sc.steps:

@@ -89,7 +89,8 @@ def differing_fields(a: GameState, b: GameState) -> dict[str, tuple]:
     differ in one hidden field look the same)."""
     from schnapsen_env.rules import FIELDS
 
-    out = {name: (getattr(a, name), getattr(b, name)) for name, _, _ in FIELDS if getattr(a, name) != getattr(b, name)}
+    out = {name: (getattr(a, name), getattr(b, name)) for name, _, _ in FIELDS
+           if getattr(a, name) != getattr(b, name)}
     if list(a.history) != list(b.history):
         out["history"] = (a.history, b.history)
     return out

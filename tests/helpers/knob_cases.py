@@ -27,27 +27,12 @@ KNOBS_20 = [
     {"failed_close_value": "flat3"},
     {"unclaimed_last_trick_value": "one"},
     {"last_trick_bonus": 10, "last_trick_bonus_when_closed": True, "match_target": 11},
-    {
-        "false_claim": "mirror",
-        "closing_reference": "at_end",
-        "failed_close_value": "flat3",
-        "close_min_stock": 2,
-        "marriage_declaration": "optional",
-    },
-    {
-        "false_claim": "pagat",
-        "closed_hand_end": "must_claim",
-        "exchange_min_stock": 2,
-        "marriage_on_opening_lead": False,
-        "next_dealer": "loser",
-    },
-    {
-        "claim_mode": "auto",
-        "closed_hand_end": "must_claim",
-        "closing_reference": "at_end",
-        "marriage_window": "stock_open",
-        "close_min_stock": 2,
-    },
+    {"false_claim": "mirror", "closing_reference": "at_end", "failed_close_value": "flat3",
+     "close_min_stock": 2, "marriage_declaration": "optional"},
+    {"false_claim": "pagat", "closed_hand_end": "must_claim", "exchange_min_stock": 2,
+     "marriage_on_opening_lead": False, "next_dealer": "loser"},
+    {"claim_mode": "auto", "closed_hand_end": "must_claim", "closing_reference": "at_end",
+     "marriage_window": "stock_open", "close_min_stock": 2},
 ]
 #: Sets that combine many non-default values (the OpenSpiel game's checks run them).
 COMBINED_20 = KNOBS_20[-1]
@@ -67,13 +52,8 @@ KNOBS_24 = [
     {"tie": "none"},
     {"tie": "last_trick"},
     {"last_trick_bonus": 0, "next_dealer": "winner", "match_target": 11},
-    {
-        "false_claim": "pagat",
-        "closed_hand_end": "must_claim",
-        "failed_close_value": "flat3",
-        "last_trick_bonus_when_closed": True,
-        "exchange_rank": "J",
-    },
+    {"false_claim": "pagat", "closed_hand_end": "must_claim", "failed_close_value": "flat3",
+     "last_trick_bonus_when_closed": True, "exchange_rank": "J"},
     {"claim_mode": "auto", "closing_reference": "at_end", "must_head": True, "tie": "last_trick"},
 ]
 COMBINED_24 = KNOBS_24[-1]
@@ -81,11 +61,8 @@ COMBINED_24 = KNOBS_24[-1]
 #: no other value (RS4).
 KNOBS_10 = [k for k in KNOBS_20 if "exchange_min_stock" not in k and "close_min_stock" not in k]
 COMBINED_10 = KNOBS_10[-1]
-CASES = (
-    [("schnapsen20", k) for k in KNOBS_20]
-    + [("sixtysix24", k) for k in KNOBS_24]
-    + [("schnapsen10", k) for k in KNOBS_10]
-)
+CASES = ([("schnapsen20", k) for k in KNOBS_20] + [("sixtysix24", k) for k in KNOBS_24]
+         + [("schnapsen10", k) for k in KNOBS_10])
 
 
 def case_seed(case) -> int:

@@ -37,12 +37,8 @@ def choose(legal, n_cards: int, rng: np.random.Generator, special_p: float) -> i
     return int(rng.choice(special)) if special and rng.random() < special_p else int(rng.choice(legal))
 
 
-def play_hand(
-    rules: RuleSet,
-    rng: np.random.Generator,
-    special_p: float,
-    check: Callable[[GameState, np.ndarray, int | None], None],
-) -> int:
+def play_hand(rules: RuleSet, rng: np.random.Generator, special_p: float,
+              check: Callable[[GameState, np.ndarray, int | None], None]) -> int:
     """One hand dealt by ``GameState.new_hand(rules, rng)``, played on the reference engine and on a compiled
     state array (``core.apply``) in lockstep with :func:`choose`; ``check(g, st, action)`` before the first action
     (``action`` None) and after every action. Returns the number of actions."""

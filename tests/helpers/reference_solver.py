@@ -113,27 +113,12 @@ class Solver:
         return self._search(s, root, alpha, beta, depth)[0]
 
     def _key(self, s: GameState, root: int) -> tuple:
-        return (
-            root,
-            s.hands[0],
-            s.hands[1],
-            s.stock,
-            s.to_move,
-            s.table,
-            s.closed_by,
-            s.closing_snapshot,
-            s.card_points[0],
-            s.card_points[1],
-            s.marriage_points[0],
-            s.marriage_points[1],
-            s.tricks[0] > 0,
-            s.tricks[1] > 0,
-            s.announced,
-        )
+        return (root, s.hands[0], s.hands[1], s.stock, s.to_move, s.table, s.closed_by, s.closing_snapshot,
+                s.card_points[0], s.card_points[1], s.marriage_points[0], s.marriage_points[1],
+                s.tricks[0] > 0, s.tricks[1] > 0, s.announced)
 
-    def _search(
-        self, s: GameState, root: int, alpha: float, beta: float, depth: int, at_root: bool = False
-    ) -> tuple[float, int]:
+    def _search(self, s: GameState, root: int, alpha: float, beta: float, depth: int,
+                at_root: bool = False) -> tuple[float, int]:
         self.nodes += 1
         key = self._key(s, root)
         entry = self.table.get(key)

@@ -215,9 +215,7 @@ def parse_block(text: str, where: str = "position block") -> Block:
         else:
             m = re.fullmatch(
                 r"([AB])(?: \((leader|dealer)\))?: hand (.*?) \| won (.*?) = (\d+) card pts, (\d+) trick\(s\) \| "
-                r"marriages (.*?) \| counted (\d+)",
-                line,
-            )
+                r"marriages (.*?) \| counted (\d+)", line)
             if not m:
                 fail("cannot parse the player line", line)
             p = SEAT[m.group(1)]
@@ -322,7 +320,8 @@ def _parse_step(number: int, text: str, fail) -> Step:
                 fail(f"step {number}: a marriage is led with its K or Q", text)
             return Step(number, text, kind, who=who, card=card, marriage=int(mar) if mar else None)
         if kind == "exchange":
-            return Step(number, text, kind, who=m.group(1), card=m.group(2), turn_up=m.group(3), actions=("exchange",))
+            return Step(number, text, kind, who=m.group(1), card=m.group(2), turn_up=m.group(3),
+                        actions=("exchange",))
         if kind in ("close", "claim"):
             return Step(number, text, kind, who=m.group(1), actions=(kind,))
         if kind == "scored":
@@ -414,17 +413,9 @@ def _parse_deal(lines: list[str], fail) -> Deal:
     if t.group(1) != s.group(2):
         fail("the turn-up and the stock's last card differ", t.group(0))
     hands = {h.group(1): frozenset(h.group(2).split()), h.group(3): frozenset(h.group(4).split())}
-    return Deal(
-        deck=tuple(deck),
-        dealer=dealer,
-        hands=MappingProxyType(hands),
-        turn_up=t.group(1),
-        trump=SUIT_SYMBOLS[t.group(2)],
-        stock=tuple(stock),
-        stock_size=int(s.group(3)),
-        leader=s.group(4),
-        starts=tuple(starts),
-    )
+    return Deal(deck=tuple(deck), dealer=dealer, hands=MappingProxyType(hands), turn_up=t.group(1),
+                trump=SUIT_SYMBOLS[t.group(2)], stock=tuple(stock), stock_size=int(s.group(3)), leader=s.group(4),
+                starts=tuple(starts))
 
 
 def _parse_scenario(sid: str, title: str, line_no: int, lines: list[str], path: Path) -> Scenario:
@@ -470,11 +461,8 @@ def _parse_scenario(sid: str, title: str, line_no: int, lines: list[str], path: 
                 fail("unknown remark on the Ruleset line", m.group(3))
         elif m := re.fullmatch(r"(\d+)\. (.+)", line):
             raw_steps.append((int(m.group(1)), m.group(2).strip()))
-        elif m := re.fullmatch(
-            r"\*\*Result:\*\* (?:([AB]) wins the hand, \*\*(\d+)\*\* game point\(s\)|"
-            r"(no game points) \(tie\))\.",
-            line,
-        ):
+        elif m := re.fullmatch(r"\*\*Result:\*\* (?:([AB]) wins the hand, \*\*(\d+)\*\* game point\(s\)|"
+                               r"(no game points) \(tie\))\.", line):
             if outcome is not None:
                 fail("two Result lines", line)
             outcome = Outcome(None, 0) if m.group(3) else Outcome(m.group(1), int(m.group(2)))
@@ -497,20 +485,9 @@ def _parse_scenario(sid: str, title: str, line_no: int, lines: list[str], path: 
     steps = _expand_marriages(steps, knobs, block.position["trump"], fail)
     if claim_refused_under_reject and not any(st.kind == "claim" for st in steps):
         fail("says the claim is refused under the default, but has no claim step")
-    return Scenario(
-        sid,
-        title,
-        line_no,
-        text,
-        ruleset=ruleset,
-        knobs=MappingProxyType(knobs),
-        block=block,
-        steps=tuple(steps),
-        outcome=outcome,
-        variants=tuple(variants),
-        claim_refused_under_reject=claim_refused_under_reject,
-    )
-
+    return Scenario(sid, title, line_no, text, ruleset=ruleset, knobs=MappingProxyType(knobs), block=block,
+                    steps=tuple(steps), outcome=outcome, variants=tuple(variants),
+                    claim_refused_under_reject=claim_refused_under_reject)
 
 def parse_rulebook(path: Path = RULES_MD) -> dict[str, Scenario]:
     """Every scenario of section 6 of the rule book at ``path``, by id, in the book's order."""

@@ -7,26 +7,9 @@ from helpers.scripts import load_script
 train = load_script("train.py")
 
 #: A few updates of a small network, one inline sampler, no evaluation, a checkpoint every update.
-TINY = dict(
-    total_steps=3000,
-    num_envs=16,
-    batch_size=1024,
-    minibatch_size=256,
-    update_epochs=2,
-    hidden=32,
-    seed=3,
-    eval_every=0,
-    final_eval_deals=0,
-    checkpoint_every=1,
-    run_name="tiny",
-    tensorboard=False,
-    progress=False,
-    pool_every=1,
-    pool_prob=0.5,
-    samplers=1,
-    inline_samplers=True,
-    threads=1,
-)
+TINY = dict(total_steps=3000, num_envs=16, batch_size=1024, minibatch_size=256, update_epochs=2, hidden=32, seed=3,
+            eval_every=0, final_eval_deals=0, checkpoint_every=1, run_name="tiny", tensorboard=False, progress=False,
+            pool_every=1, pool_prob=0.5, samplers=1, inline_samplers=True, threads=1)
 
 
 def tiny_args(tmp_path, **kw) -> train.Args:
