@@ -17,6 +17,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", ROOT / "CONTRIBUTING.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```(?P<info>[^\n]*)\n(?P<code>.*?)^```\s*$", re.S | re.M)
 SLOW = "<!-- slow -->"  # put on the line before a block of a minute or more: the test is marked slow
+RUN_BASH = "<!-- run: bash -->"  # put on the line before a shell block that the tests run as written
 
 
 def _load_tables():
@@ -70,6 +71,35 @@ def test_every_table_marker_names_a_table():
     assert names and names <= set(tables.TABLES)
     with pytest.raises(KeyError, match="unknown table 'nope': expected one of"):
         tables.render("nope")
+
+
+def _bash_blocks() -> list:
+    blocks = []
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for m in FENCE.finditer(text):
+            if m.group("info").strip() == "bash" and text[: m.start()].rstrip().endswith(RUN_BASH):
+                line = text.count("\n", 0, m.start()) + 1
+                blocks.append(pytest.param(m.group("code"), id=f"{page.relative_to(ROOT)}:{line}"))
+    return blocks
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("code", _bash_blocks())
+def test_bash_block_runs(code, tmp_path):
+    """A shell block marked ``<!-- run: bash -->`` runs line by line as a user types it from the clone (here from a
+    folder of its own, so that its runs/ is new): ``.venv/bin/`` is this environment's bin folder, ``train.py`` the
+    checkout's; ``schnapsen-play`` gets ``quit`` as its first move. Every command must exit 0."""
+    bin_dir = Path(sys.executable).parent
+    for line in filter(None, (ln.split("  #")[0].strip() for ln in code.splitlines())):
+        command = line.replace(".venv/bin/", f"{bin_dir}/").replace(" train.py", f" {ROOT / 'train.py'}")
+        out = subprocess.run(["bash", "-c", command], cwd=tmp_path, input="quit\n", capture_output=True, text=True,
+                             timeout=900)
+        assert out.returncode == 0, (line, out.stdout[-2000:], out.stderr[-2000:])
+
+
+def test_the_pages_hold_a_bash_block_that_runs():
+    assert any(p.id.startswith("README.md") for p in _bash_blocks())
 
 
 @pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="needs the docs extra (mkdocs)")
