@@ -2,7 +2,9 @@
 
 The real command (``python -m agents.cli.web --port 0``) serves in a subprocess; the test opens the page with a
 seeded game, plays a whole hand by clicking the offered cards and buttons, asks for an analysis on the way,
-replays the hand, and saves screenshots under ``artifacts/web/`` (ignored by git; CI can keep them). It skips,
+replays the hand, and saves screenshots under ``artifacts/web/`` (ignored by git; CI can keep them). Every page is
+opened under the Content-Security-Policy the server is meant to send (added here to the page's response, so the
+check does not depend on the server's headers), and no violation may be reported. It skips,
 saying why, where Playwright or a Chromium binary is missing: ``.ci/run`` installs Debian's ``chromium``.
 Playwright's own browser download is never used (``executable_path``). Set ``SCHNAPSEN_CHROMIUM`` to use another
 Chromium binary.
@@ -19,6 +21,7 @@ import sys
 import threading
 import urllib.request
 from pathlib import Path
+from urllib.parse import urlparse
 
 import numpy as np
 import pytest
@@ -34,9 +37,17 @@ CHROMIUM = os.environ.get("SCHNAPSEN_CHROMIUM") or shutil.which("chromium") or s
 # Headless, and quiet on a closed network: without the background-networking flags Chromium keeps calling home.
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
-SETTLED = "['your-turn', 'hand-over', 'match-over'].includes(document.body.dataset.state)"
+# Waits are given as functions: Playwright evaluates a bare expression with eval, which the CSP forbids.
+SETTLED = "() => ['your-turn', 'hand-over', 'match-over'].includes(document.body.dataset.state)"
 # Generous waits: on a fresh clone the first search compiles numba's code first; warm, the waits are short.
 WAIT_MS = 240_000
+# The policy a page must work under: no inline script or style, no eval (set on the page's response in `open_page`).
+CSP = ("default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+       "frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+# Collects the page's CSP violations from its first script on (Playwright's init scripts are exempt from the CSP).
+CSP_LISTENER = """window.__cspViolations = [];
+document.addEventListener('securitypolicyviolation',
+  (e) => window.__cspViolations.push(`${e.violatedDirective}: ${e.blockedURI} ${e.sourceFile}:${e.lineNumber}`));"""
 
 if CHROMIUM is None:
     pytest.skip("no Chromium binary (apt-get install chromium, or set SCHNAPSEN_CHROMIUM); .ci/run installs it",
@@ -71,6 +82,35 @@ def browser():
         b.close()
 
 
+def open_page(browser, server: str, query: str, width: int = 1280, height: int = 800):
+    """A new page at ``server/?query`` under :data:`CSP`; returns it and the list its errors are collected in (page
+    errors, console errors, which include Chromium's report of a CSP violation). :func:`no_problems` checks both."""
+    page = browser.new_page(viewport={"width": width, "height": height})
+    problems: list[str] = []
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.add_init_script(CSP_LISTENER)
+
+    def with_csp(route):
+        response = route.fetch()
+        route.fulfill(response=response, headers={**response.headers, "content-security-policy": CSP})
+
+    page.route(lambda url: urlparse(url).path == "/", with_csp)
+    page.goto(f"{server}?{query}")
+    page.wait_for_function(SETTLED, timeout=WAIT_MS)
+    return page, problems
+
+
+def no_problems(page, problems: list[str]) -> None:
+    """No page or console error and no CSP violation so far; then checks that a violation would be seen: an inline
+    style attribute added by the test is reported (the check can fail)."""
+    assert problems == []
+    assert page.evaluate("window.__cspViolations") == []
+    page.evaluate("document.body.insertAdjacentHTML('beforeend', '<div id=\"csp-probe\" style=\"color: red\"></div>')")
+    page.wait_for_function("() => window.__cspViolations.length > 0", timeout=10_000)
+    assert "style-src" in page.evaluate("window.__cspViolations")[0]
+
+
 def server_view(server: str, page) -> dict:
     """The server's view of the page's game, read over HTTP here (not through the page's script)."""
     gid = page.evaluate("sessionStorage.getItem('schnapsen-web-game')")
@@ -95,12 +135,7 @@ def offered_actions(page, server: str) -> list[str]:
 
 def test_a_whole_hand_played_by_clicking(server, browser):
     ARTIFACTS.mkdir(parents=True, exist_ok=True)
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    problems: list[str] = []
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
-    page.goto(f"{server}?opponent=heuristic&ruleset=schnapsen20&seat=player_0&mode=match&seed=4")
-    page.wait_for_function(SETTLED, timeout=WAIT_MS)
+    page, problems = open_page(browser, server, "opponent=heuristic&ruleset=schnapsen20&seat=player_0&mode=match&seed=4")
     assert page.locator("#opt-opponent").input_value() == "heuristic"
     assert page.locator("#opp-hand .card").count() == 5 and page.locator("#my-hand .card").count() == 5
     assert page.locator("#opp-hand .card[data-card]").count() == 0  # the opponent's cards face down
@@ -110,7 +145,7 @@ def test_a_whole_hand_played_by_clicking(server, browser):
         names = offered_actions(page, server)
         if clicks == 2 and not analysed:  # ask for the analysis of this position; the page stays usable meanwhile
             page.click("#btn-analyse")
-            page.wait_for_function("document.querySelectorAll('#analysis td.num').length > 0 && "
+            page.wait_for_function("() => document.querySelectorAll('#analysis td.num').length > 0 && "
                                    "document.querySelectorAll('#analysis td.pending').length === 0", timeout=WAIT_MS)
             rows = page.locator("#analysis tbody tr")
             assert rows.count() == len(names)  # one row per legal action
@@ -131,7 +166,7 @@ def test_a_whole_hand_played_by_clicking(server, browser):
     page.screenshot(path=str(ARTIFACTS / "hand-over.png"))
     # replay the hand: back to the deal, where every card is face up, then one move forward
     page.click("#btn-replay")
-    page.wait_for_function("document.body.dataset.state === 'replay'", timeout=30_000)
+    page.wait_for_function("() => document.body.dataset.state === 'replay'", timeout=30_000)
     page.click("#rp-first")
     assert page.locator("#rp-step").inner_text().startswith("move 0 of ")
     assert page.locator("#opp-hand .card[data-card]").count() == 5  # the opponent's hand shown in a replay
@@ -139,21 +174,18 @@ def test_a_whole_hand_played_by_clicking(server, browser):
     assert page.locator("#rp-step").inner_text().startswith("move 1 of ")
     page.screenshot(path=str(ARTIFACTS / "replay.png"))
     page.click("#rp-close")
-    page.wait_for_function("document.body.dataset.state === 'hand-over'", timeout=10_000)
+    page.wait_for_function("() => document.body.dataset.state === 'hand-over'", timeout=10_000)
     page.click("#btn-next")  # the match goes on
     page.wait_for_function(SETTLED, timeout=WAIT_MS)
     assert "hand 2" in page.locator("#match-score").inner_text()
-    assert problems == []
+    no_problems(page, problems)
 
 
 def test_a_narrow_window_from_the_second_seat_across_hands(server, browser):
     """sixtysix24 from player_1 in a phone-sized window: at every decision exactly the legal actions are
     clickable, nothing is wider than the window, and the match goes on to the next hand."""
-    page = browser.new_page(viewport={"width": 375, "height": 740})
-    problems: list[str] = []
-    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.goto(f"{server}?opponent=heuristic&ruleset=sixtysix24&seat=player_1&mode=match&seed=11")
-    page.wait_for_function(SETTLED, timeout=WAIT_MS)
+    page, problems = open_page(browser, server, "opponent=heuristic&ruleset=sixtysix24&seat=player_1&mode=match&seed=11",
+                               375, 740)
     wide = "document.documentElement.scrollWidth - window.innerWidth"
     rng = np.random.default_rng(2)
     hands = decisions = 0
@@ -176,18 +208,18 @@ def test_a_narrow_window_from_the_second_seat_across_hands(server, browser):
         if hands < 2:
             page.wait_for_function(SETTLED, timeout=WAIT_MS)
     assert decisions >= 8 and server_view(server, page)["hand_no"] == 2
-    assert problems == []
+    no_problems(page, problems)
 
 
 def test_a_link_with_bad_settings_still_starts_a_game(server, browser):
     """A link whose settings are not on offer (a seat or mode that does not exist, an opponent path) starts a game
     with the defaults for those settings instead of a page stuck with an error."""
-    page = browser.new_page(viewport={"width": 1000, "height": 800})
-    page.goto(f"{server}?seat=player_9&mode=tournament&opponent=../../etc/passwd&ruleset=skat&seed=-5")
-    page.wait_for_function(SETTLED, timeout=WAIT_MS)
+    page, problems = open_page(browser, server, "seat=player_9&mode=tournament&opponent=../../etc/passwd&ruleset=skat"
+                               "&seed=-5", 1000)
     view = server_view(server, page)
     assert (view["seat"], view["mode"], view["ruleset"]) == ("player_0", "match", "schnapsen20")
     assert view["opponent"]["id"] == STRONGEST_POLICY and not page.locator("#error").is_visible()
+    no_problems(page, problems)
 
 
 def _records_file(path: Path, n: int) -> None:
@@ -208,13 +240,11 @@ def _records_file(path: Path, n: int) -> None:
 def test_an_uploaded_file_opens_at_its_first_deal(server, browser, tmp_path):
     """Uploading a records file opens its first record at the deal (move 0), whatever the number of records; a
     bad file is refused with its message shown, and the page goes on."""
-    page = browser.new_page(viewport={"width": 1280, "height": 800})
-    page.goto(f"{server}?opponent=random&mode=hand&seed=1")
-    page.wait_for_function(SETTLED, timeout=WAIT_MS)
+    page, problems = open_page(browser, server, "opponent=random&mode=hand&seed=1")
     good = tmp_path / "three.jsonl"
     _records_file(good, 3)
     page.set_input_files("#upload", str(good))
-    page.wait_for_function("document.body.dataset.state === 'replay'", timeout=30_000)
+    page.wait_for_function("() => document.body.dataset.state === 'replay'", timeout=30_000)
     assert page.locator("#replay-record option").count() == 3
     assert page.locator("#replay-record").input_value() == "0"
     assert page.locator("#rp-step").inner_text().startswith("move 0 of "), page.locator("#rp-step").inner_text()
@@ -222,6 +252,11 @@ def test_an_uploaded_file_opens_at_its_first_deal(server, browser, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text("not json\n")
     page.set_input_files("#upload", str(bad))
-    page.wait_for_function("!document.getElementById('error').hidden", timeout=30_000)
+    page.wait_for_function("() => !document.getElementById('error').hidden", timeout=30_000)
     assert "line 1: not JSON" in page.locator("#error").inner_text()
     assert page.evaluate("document.body.dataset.state") in ("your-turn", "hand-over")
+    refused = [p for p in problems if "status of 422" in p]  # Chromium logs the refused upload's answer
+    assert len(refused) == 1, problems
+    problems.remove(refused[0])
+    no_problems(page, problems)
+
