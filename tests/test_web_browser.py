@@ -111,6 +111,26 @@ def no_problems(page, problems: list[str]) -> None:
     assert "style-src" in page.evaluate("window.__cspViolations")[0]
 
 
+def check_analysis_fits(page, widths=(1280, 1440, 1920), shot: str | None = None) -> None:
+    """At each window width the analysis table (every analyser's column) lies within its panel; the window is set
+    back to the first width after."""
+    for width in widths:
+        page.set_viewport_size({"width": width, "height": 800})
+        edges = page.evaluate("""() => {
+          const panel = document.getElementById('analysis-panel'), table = document.querySelector('#analysis table');
+          const p = panel.getBoundingClientRect(), t = table.getBoundingClientRect(), cs = getComputedStyle(panel);
+          return {table: [t.left, t.right], panel: [p.left + parseFloat(cs.borderLeftWidth),
+                                                   p.right - parseFloat(cs.borderRightWidth)],
+                  cells: [...table.querySelectorAll('th, td')].map((c) => c.getBoundingClientRect().right)};
+        }""")
+        left, right = edges["panel"]
+        assert left <= edges["table"][0] and edges["table"][1] <= right, (width, edges["table"], edges["panel"])
+        assert max(edges["cells"]) <= right, (width, max(edges["cells"]), right)
+        if shot:
+            page.screenshot(path=str(ARTIFACTS / f"{shot}-{width}.png"))
+    page.set_viewport_size({"width": widths[0], "height": 800})
+
+
 def server_view(server: str, page) -> dict:
     """The server's view of the page's game, read over HTTP here (not through the page's script)."""
     gid = page.evaluate("sessionStorage.getItem('schnapsen-web-game')")
@@ -151,6 +171,7 @@ def test_a_whole_hand_played_by_clicking(server, browser):
             assert rows.count() == len(names)  # one row per legal action
             assert page.locator("#analysis td.failed").count() == 0
             page.screenshot(path=str(ARTIFACTS / "analysis.png"))
+            check_analysis_fits(page)
             analysed = True
         choice = names[int(rng.integers(len(names)))]
         page.click(f"[data-action='{choice}']")

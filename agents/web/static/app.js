@@ -362,8 +362,10 @@ function renderAnalysis(t, replaying) {
   }
   const names = a.order;
   const actions = a.actions;
-  let html = `<p class="hint">for ${escapeHtml(a.mover)}</p><table><thead><tr><th>action</th>`;
-  for (const n of names) html += `<th>${escapeHtml(n)}</th>`;
+  // In a wrapper that scrolls sideways if the columns cannot fit the panel (a narrow window, a long policy name).
+  let html = `<p class="hint">for ${escapeHtml(a.mover)}</p><div class="table-wrap"><table><thead><tr>` +
+    '<th scope="col">action</th>';
+  for (const n of names) html += `<th scope="col">${escapeHtml(n)}</th>`;
   html += "</tr></thead><tbody>";
   for (const act of actions) {
     html += `<tr><td>${actionText(act)}</td>`;
@@ -379,11 +381,14 @@ function renderAnalysis(t, replaying) {
     }
     html += "</tr>";
   }
-  html += "</tbody></table>";
+  html += "</tbody></table></div>";
   const errors = names.filter((n) => a.results[n] && a.results[n].error);
   for (const n of errors) html += `<p class="failed">${escapeHtml(n)}: ${escapeHtml(a.results[n].error)}</p>`;
   const done = names.filter((n) => a.results[n] !== "pending" && !a.results[n].error);
-  if (done.length) html += `<p class="hint">${done.map((n) => `${escapeHtml(n)} ${a.results[n].seconds.toFixed(1)} s`).join(" · ")}</p>`;
+  if (done.length) {
+    html += `<p class="hint">${done.map((n) => `<span class="timing">${escapeHtml(n)} ` +
+      `${a.results[n].seconds.toFixed(1)} s</span>`).join(" · ")}</p>`;
+  }
   box.innerHTML = html;
 }
 
