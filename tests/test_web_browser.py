@@ -140,7 +140,9 @@ def server_view(server: str, page) -> dict:
 
 def offered_actions(page, server: str) -> list[str]:
     """The actions the page offers to click; checks that they are exactly the server's legal actions, and that
-    every card of the hand that is no legal play is no button."""
+    the cards of the hand that are buttons are those of a legal play, or a K or Q to be led with a legal marriage
+    (R13: not a legal play before the marriage; marked ``marriage``, clicking it announces and leads); the rest are
+    no buttons."""
     offered = page.locator("[data-action]:not([disabled])")
     names = [offered.nth(k).get_attribute("data-action") for k in range(offered.count())]
     legal = [a["name"] for a in server_view(server, page)["table"]["legal"]]
@@ -148,8 +150,11 @@ def offered_actions(page, server: str) -> list[str]:
     hand = page.locator("#my-hand .card")
     for k in range(hand.count()):
         card = hand.nth(k)
+        code = card.get_attribute("data-card")
         is_button = card.evaluate("e => e.tagName") == "BUTTON"
-        assert is_button == (f"play {card.get_attribute('data-card')}" in legal), card.get_attribute("data-card")
+        by_marriage = f"play {code}" not in legal and code[0] in "KQ" and f"marriage {code[1]}" in legal
+        assert is_button == (f"play {code}" in legal or by_marriage), code
+        assert ("marriage" in (card.get_attribute("class") or "").split()) == by_marriage, code
     return names
 
 
@@ -240,6 +245,36 @@ def test_a_link_with_bad_settings_still_starts_a_game(server, browser):
     view = server_view(server, page)
     assert (view["seat"], view["mode"], view["ruleset"]) == ("player_0", "match", "schnapsen20")
     assert view["opponent"]["id"] == STRONGEST_POLICY and not page.locator("#error").is_visible()
+    no_problems(page, problems)
+
+
+def test_the_king_and_queen_of_a_marriage_are_played_through_it(server, browser):
+    """Seed 1 deals you KS QS to lead with, where the marriage is legal and (R13) the K and Q are no legal plays
+    on their own: the page shows both as playable by way of the marriage, not dimmed, and clicking the king
+    announces the marriage and leads it. On the way, the analysis of this position, with every analyser's column
+    and the marriage and close rows, fits its panel at the common window widths."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page, problems = open_page(browser, server, "opponent=random&ruleset=schnapsen20&seat=player_0&mode=hand&seed=1")
+    assert sorted(offered_actions(page, server)) == ["close", "marriage S", "play AH", "play AS", "play TC"]
+    for code in ("KS", "QS"):
+        card = page.locator(f"#my-hand .card[data-card='{code}']")
+        assert card.evaluate("e => e.tagName") == "BUTTON" and "illegal" not in card.get_attribute("class")
+        assert card.evaluate("e => getComputedStyle(e).opacity") == "1"
+        assert "marriage" in card.get_attribute("title") and "marriage" in card.get_attribute("aria-label")
+    assert page.locator("#my-hand .card.illegal").count() == 0  # the other three are legal plays
+    page.click("#btn-analyse")
+    page.wait_for_function("() => document.querySelectorAll('#analysis td.num').length > 0 && "
+                           "document.querySelectorAll('#analysis td.pending').length === 0", timeout=WAIT_MS)
+    analysers = page.evaluate("fetch('/api/options').then((r) => r.json()).then((o) => o.analysers.schnapsen20.length)")
+    assert page.locator("#analysis thead th").count() == 1 + analysers >= 7
+    assert page.locator("#analysis tbody tr").count() == 5 and page.locator("#analysis td.failed").count() == 0
+    check_analysis_fits(page, shot="analysis-width")
+    page.screenshot(path=str(ARTIFACTS / "marriage.png"))
+    page.click("#my-hand .card[data-card='KS']")
+    page.wait_for_function(SETTLED, timeout=WAIT_MS)
+    log = server_view(server, page)["table"]["log"]
+    assert [(e["by"], e["action"]) for e in log[:2]] == [("you", "marriage S"), ("you", "play KS")], log
+    assert "married" in page.locator("#my-score").inner_text()
     no_problems(page, problems)
 
 

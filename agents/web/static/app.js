@@ -77,7 +77,7 @@ function escapeHtml(s) {
 
 // ------------------------------------------------------------------------------------------------ cards
 function cardNode(code, opts = {}) {
-  const el = document.createElement(opts.action ? "button" : "div");
+  const el = document.createElement(opts.action || opts.onClick ? "button" : "div");
   el.className = "card" + (opts.cls ? " " + opts.cls : "");
   el.innerHTML = code ? ui.cards.faces[code] : ui.cards.back;
   if (code) el.dataset.card = code;
@@ -85,7 +85,13 @@ function cardNode(code, opts = {}) {
     el.type = "button";
     el.dataset.action = opts.action;
     el.title = opts.action;
+    el.setAttribute("aria-label", opts.action);
     el.addEventListener("click", () => play(opts.action));
+  } else if (opts.onClick) {  // a card played by way of another action (a marriage's K or Q)
+    el.type = "button";
+    el.title = opts.title;
+    el.setAttribute("aria-label", opts.title);
+    el.addEventListener("click", opts.onClick);
   }
   return el;
 }
@@ -235,8 +241,18 @@ function renderMine(t, replaying) {
   if (mine) for (const a of t.legal) legal.set(a.name, a);
   for (const c of t.hand) {
     const name = `play ${c}`;
-    if (legal.has(name)) box.append(cardNode(c, { action: name, cls: "legal" }));
-    else box.append(cardNode(c, { cls: mine ? "illegal" : "" }));
+    const marriage = legal.get(`marriage ${c[1]}`);
+    if (legal.has(name)) {
+      box.append(cardNode(c, { action: name, cls: "legal" }));
+    } else if (marriage && (c[0] === "K" || c[0] === "Q")) {
+      // R13: while the marriage may be announced its K and Q are led only with it. The card is playable that way:
+      // clicking it announces the marriage and leads the card, as a player shows the pair and leads one.
+      const rank = c[0] === "K" ? "king" : "queen";
+      const title = `announce the marriage ${SUITS[c[1]]} (${marriagePoints(marriage, t)}) and lead the ${rank}`;
+      box.append(cardNode(c, { cls: "marriage", title, onClick: () => marryAndLead(marriage.name, name) }));
+    } else {
+      box.append(cardNode(c, { cls: mine ? "illegal" : "" }));
+    }
   }
   $("my-name").textContent = replaying ? ui.replay.seat : (ui.view ? `you (${ui.view.seat})` : "you");
   $("my-score").innerHTML = scoreText(t.you);
@@ -255,10 +271,10 @@ function renderMine(t, replaying) {
   }
 }
 
+function marriagePoints(a, t) { return a.suit === t.trump ? t.marriage_points.trump : t.marriage_points.plain; }
+
 function specialText(a, t) {
-  if (a.kind === "marriage") {
-    return `Marriage ${suitText(a.suit)} (${a.suit === t.trump ? t.marriage_points.trump : t.marriage_points.plain})`;
-  }
+  if (a.kind === "marriage") return `Marriage ${suitText(a.suit)} (${marriagePoints(a, t)})`;
   if (a.kind === "exchange") return `Exchange for ${cardText(t.stock.turn_up)}`;
   if (a.kind === "close") return "Close the stock";
   if (a.kind === "claim") return `Claim ${t.claim_target}`;
@@ -449,6 +465,18 @@ async function play(action) {
   if (ui.busy || !ui.view) return;
   clearError();
   await send("actions", { action }, (out) => out.view);
+}
+
+// A marriage's K or Q clicked: announce the marriage, then lead that card. The announcement opens a claim window
+// (R20 W2): when a claim is offered after it the player decides, so the page stops there.
+async function marryAndLead(marriage, lead) {
+  if (ui.busy || !ui.view) return;
+  clearError();
+  await send("actions", { action: marriage }, (out) => out.view);
+  const t = ui.view.table;
+  const announced = t.to_move === "you" && !t.result && t.announced === marriage.split(" ")[1];
+  const names = announced ? t.legal.map((a) => a.name) : [];
+  if (names.includes(lead) && !names.includes("claim")) await send("actions", { action: lead }, (out) => out.view);
 }
 
 async function opponentMoves() {
