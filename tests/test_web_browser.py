@@ -111,6 +111,34 @@ def no_problems(page, problems: list[str]) -> None:
     assert "style-src" in page.evaluate("window.__cspViolations")[0]
 
 
+def boxes_overlap(page, a: str, b: str) -> list[str]:
+    """The elements matching selector ``b`` whose rectangle intersects that of the (visible) element ``a``."""
+    return page.evaluate("""([a, b]) => {
+      const r = document.querySelector(a).getBoundingClientRect();
+      return [...document.querySelectorAll(b)].filter((e) => {
+        const q = e.getBoundingClientRect();
+        return q.width > 0 && q.left < r.right && r.left < q.right && q.top < r.bottom && r.top < q.bottom;
+      }).map((e) => e.dataset.card || e.id || e.className);
+    }""", [a, b])
+
+
+def check_banner(page) -> None:
+    """The end-of-hand banner is shown and covers no card on the table (the last trick stays in view)."""
+    assert page.locator("#banner").is_visible()
+    assert boxes_overlap(page, "#banner", "#felt .card, #trick-area .label") == []
+
+
+def unclaimed(table: dict) -> list[str]:
+    """The sides (``you``/``opponent``) that ended the hand with the claim target reached but made no claim: the
+    claimant of a correct claim is the winner, of a false one the loser; under R66-10's ``count`` the winner needs
+    no claim."""
+    r = table["result"]
+    claimant = {"claim": r["winner"], "false_claim": {"you": "opponent", "opponent": "you"}.get(r["winner"])}.get(
+        r["reason"])
+    return [side for side in ("you", "opponent") if table[side]["points"] >= table["claim_target"]
+            and side != claimant and not (r["reason"] == "count" and side == r["winner"])]
+
+
 def check_analysis_fits(page, widths=(1280, 1440, 1920), shot: str | None = None) -> None:
     """At each window width the analysis table (every analyser's column) lies within its panel; the window is set
     back to the first width after."""
@@ -187,6 +215,14 @@ def test_a_whole_hand_played_by_clicking(server, browser):
     assert page.evaluate("document.body.dataset.state") == "hand-over"
     banner = page.locator("#banner")
     assert banner.is_visible() and "game point" in banner.inner_text()
+    check_banner(page)
+    # a side that reached 66 without claiming is named (seed 4: you, with 75 points; the last trick decided)
+    table = server_view(server, page)["table"]
+    notes = page.locator("#banner .unclaimed")
+    assert notes.count() == len(unclaimed(table)), (notes.all_inner_texts(), table["result"])
+    for side, text in zip(unclaimed(table), notes.all_inner_texts()):
+        assert text.startswith("You" if side == "you" else "The opponent"), text
+        assert f"reached {table['claim_target']} with {table[side]['points']} points" in text and "not claim" in text
     assert page.locator("#log li").count() >= 1
     assert page.locator("#my-hand button.card").count() == 0  # nothing to click after the hand
     page.screenshot(path=str(ARTIFACTS / "hand-over.png"))
@@ -229,6 +265,7 @@ def test_a_narrow_window_from_the_second_seat_across_hands(server, browser):
             assert page.locator("[data-action]").count() == 0
             hands += 1
             if hands == 1:
+                check_banner(page)
                 page.screenshot(path=str(ARTIFACTS / "narrow-hand-over.png"), full_page=True)
                 page.click("#btn-next")
         if hands < 2:
@@ -316,3 +353,43 @@ def test_an_uploaded_file_opens_at_its_first_deal(server, browser, tmp_path):
     problems.remove(refused[0])
     no_problems(page, problems)
 
+
+def _unclaimed_record(path: Path) -> tuple[str, int]:
+    """A seeded random hand of schnapsen20 in which nobody claims and the loser of the last trick ends with 66 or
+    more (R22: the last trick decides), written as a records file; returns that player's seat and points."""
+    from schnapsen_env import RuleSet
+    from schnapsen_env.records import Recorder
+    from schnapsen_env.rules import PLAYERS
+
+    rules = RuleSet.make("schnapsen20")
+    rng = np.random.default_rng(8)
+    for _ in range(500):
+        rec = Recorder.deal(rules, rng)
+        while rec.state.result is None:
+            legal = [a for a in rec.state.legal_actions() if rules.action_names[a] != "claim"]
+            rec.step(int(legal[int(rng.integers(len(legal)))]))
+        result = rec.state.result
+        loser = 1 - result.winner
+        if result.reason == "last_trick" and rec.state.counted(loser) >= 66:
+            path.write_text(json.dumps(rec.record().to_dict()) + "\n")
+            return PLAYERS[loser], rec.state.counted(loser)
+    raise AssertionError("no such hand in 500 deals")
+
+
+def test_a_replay_ends_with_the_66_that_was_not_claimed(server, browser, tmp_path):
+    """At the end of a replayed hand whose loser had reached 66 without claiming, the banner says so, and it
+    covers neither the last trick nor any other card."""
+    ARTIFACTS.mkdir(parents=True, exist_ok=True)
+    page, problems = open_page(browser, server, "opponent=random&mode=hand&seed=2")
+    seat, points = _unclaimed_record(tmp_path / "unclaimed.jsonl")
+    page.set_input_files("#upload", str(tmp_path / "unclaimed.jsonl"))
+    page.wait_for_function("() => document.body.dataset.state === 'replay'", timeout=30_000)
+    page.click("#rp-last")
+    page.wait_for_function("() => !document.getElementById('banner').hidden", timeout=10_000)
+    check_banner(page)
+    note = page.locator("#banner .unclaimed")
+    assert note.count() == 1 and note.inner_text().startswith(f"{seat} reached 66 with {points} points"), \
+        note.all_inner_texts()
+    assert page.locator("#trick-area .card").count() == 2  # the last trick, in view
+    page.screenshot(path=str(ARTIFACTS / "replay-unclaimed.png"))
+    no_problems(page, problems)

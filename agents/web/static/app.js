@@ -106,6 +106,7 @@ function render() {
   $("replay-panel").hidden = !replaying;
   $("felt").classList.toggle("replaying", replaying);
   if (!t) return;
+  $("felt").classList.toggle("over", Boolean(t.result));  // the hand is over: room for the banner
   renderOpponent(t, replaying, v);
   renderStock(t, replaying);
   renderTrick(t);
@@ -301,7 +302,12 @@ function renderBanner(t, v, replaying) {
     buttons.push('<button type="button" id="btn-replay">Replay</button>');
     if (!v.match || v.match.over) buttons.push('<button type="button" id="btn-again">New game</button>');
   }
-  box.innerHTML = `<div class="result">${text}</div><div class="buttons">${buttons.join("")}</div>`;
+  const notes = unclaimed(t).map((side) => {
+    const name = replaying ? who(side) : (side === "you" ? "You" : "The opponent");
+    return `<div class="unclaimed">${escapeHtml(name)} reached ${t.claim_target} with ${t[side].points} points ` +
+      "but did not claim.</div>";
+  });
+  box.innerHTML = `<div class="result">${text}</div>${notes.join("")}<div class="buttons">${buttons.join("")}</div>`;
   box.hidden = false;
   const next = $("btn-next");
   if (next) next.addEventListener("click", nextHand);
@@ -309,6 +315,17 @@ function renderBanner(t, v, replaying) {
   if (again) again.addEventListener("click", () => newGame());
   const rep = $("btn-replay");
   if (rep) rep.addEventListener("click", replayGame);
+}
+
+// The sides that ended the hand with the claim target reached but made no claim (R20-R23: reaching it is not
+// enough, a player who never claims may lose the hand): not the claimant (the winner of a correct claim, the loser
+// of a false one), and not the winner by R66-10's count, who needs no claim.
+function unclaimed(t) {
+  const r = t.result;
+  const claimant = r.reason === "claim" ? r.winner
+    : r.reason === "false_claim" ? (r.winner === "you" ? "opponent" : "you") : null;
+  return ["you", "opponent"].filter((side) => t[side].points >= t.claim_target && side !== claimant &&
+    !(r.reason === "count" && side === r.winner));
 }
 
 function renderScore(t, v, replaying) {
