@@ -241,7 +241,8 @@ def main(argv: list[str] | None = None) -> dict:
     if args.json:
         figures = {**rate, **{f"{k}_sampler": v for k, v in out.get("sampler_rate", {}).items()}}
         out["rows"] = harness.rows_figures(figures)
-        out["ratios"] = {f"{k} / peer": harness.ratio_figures(rate[k], rate["peer"], GOAL_TRAINER if k == "ours" else None)
+        out["ratios"] = {f"{k} / peer": harness.ratio_figures(rate[k], rate["peer"],
+                                                              GOAL_TRAINER if k == "ours" else None)
                          for k in rate if k != "peer" and not k.startswith("ray")}
         if args.ray:
             out["ratios"]["ray2 / ray1 sampler rate"] = harness.ratio_figures(
