@@ -93,7 +93,8 @@ def formatted(x: Any, fmt: str | None) -> str:
     if fmt[:1] in "/*" and " " in fmt:
         factor, fmt = fmt.split(" ", 1)
         scale = 1 / float(factor[1:]) if factor[0] == "/" else float(factor[1:])
-    return format((-x if negate else x) * scale, fmt)
+    x = -x if negate else x
+    return format(x * scale if scale != 1.0 else x, fmt)
 
 
 def value(spec: str) -> str:
@@ -105,7 +106,10 @@ def value(spec: str) -> str:
     parts = spec.split(":", 2)
     if len(parts) < 2:
         raise KeyError(f"value marker {spec!r}: expected FILE:PATH[:FORMAT]")
-    return formatted(lookup(_load(parts[0]), parts[1]), parts[2] if len(parts) == 3 else None)
+    try:
+        return formatted(lookup(_load(parts[0]), parts[1]), parts[2] if len(parts) == 3 else None)
+    except (TypeError, ValueError) as e:  # a format that does not fit the value
+        raise KeyError(f"value marker {spec!r}: {e}") from None
 
 
 def provenance(d: dict) -> str:
