@@ -95,6 +95,7 @@ def _check_same_play(seed: int, hands: int = 50) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     parser = harness.timing_parser(__doc__.splitlines()[0])
+    harness.json_option(parser)
     args = parser.parse_args(argv)
     harness.check_timing(parser, args)
     run_aec = _load_env_benchmark().run_aec
@@ -143,10 +144,18 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"one engine / two engines, raw_env(): {ratio('one engine raw_env()', 'two engines raw_env()')}")
     print(f"one engine / two engines, env():     {ratio('one engine env()', 'two engines env()')}")
+    pairs = [("one engine raw_env()", "two engines raw_env()"), ("one engine env()", "two engines env()")]
     if peers:
         best = max(peers, key=med.get)
         for label in ("two engines env()", "one engine env()", "two engines raw_env()", "one engine raw_env()"):
             print(f"{label} / {best}: {ratio(label, best)}")
+            pairs.append((label, best))
+    if args.json:
+        harness.write_json(args.json, {
+            "title": f"AEC env on one engine against two, random legal play, {RULESET}, median of {args.rounds} "
+                     f"interleaved rounds of {args.seconds:g} s",
+            "unit": "decisions/s", "peers": peers, "rows": harness.rows_figures(results),
+            "ratios": {f"{a} / {b}": harness.ratio_figures(results[a], results[b]) for a, b in pairs}})
     return 0
 
 

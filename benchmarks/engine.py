@@ -131,6 +131,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--hands", type=int, default=None, help="fixed hands/games per measurement instead")
     parser.add_argument("--rounds", type=int, default=7, help="interleaved rounds per row, median kept (default 7)")
     parser.add_argument("--seed", type=int, default=0, help="seed for every generator (default 0)")
+    harness.json_option(parser)
     args = parser.parse_args(argv)
     if args.rounds < 1 or args.seconds <= 0 or (args.hands is not None and args.hands < 1):
         parser.error("--rounds and --hands must be >= 1 and --seconds > 0")
@@ -170,6 +171,15 @@ def main(argv: list[str] | None = None) -> int:
             ours, theirs = rate[f"ours {name}"], rate[peer_label]
             goal = f"; {harness.verdict(harness.ratio(ours, theirs)[0], GOAL)}" if name == "schnapsen20" else ""
             print(f"ratio ours {name:<11} / peer (median hands/s): {harness.ratio_text(ours, theirs)}{goal}")
+    if args.json:
+        harness.write_json(args.json, {
+            "title": f"random legal play, seed {args.seed}, median of {args.rounds} interleaved rounds of {budget} per "
+                     "row",
+            "unit": "hands/s", "rows": harness.rows_figures(rate),
+            "ratios": {} if peer_label is None else {
+                f"ours {name} / peer": harness.ratio_figures(rate[f"ours {name}"], rate[peer_label],
+                                                             GOAL if name == "schnapsen20" else None)
+                for name in ("schnapsen20", "sixtysix24")}})
     return 0
 
 

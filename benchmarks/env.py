@@ -113,6 +113,7 @@ def run_vector(num_envs: int, seed: int, seconds: float) -> tuple[int, int, floa
 
 def main(argv: list[str] | None = None) -> int:
     parser = harness.timing_parser(__doc__.splitlines()[0])
+    harness.json_option(parser)
     args = parser.parse_args(argv)
     harness.check_timing(parser, args)
     random.seed(args.seed)
@@ -170,11 +171,15 @@ def main(argv: list[str] | None = None) -> int:
           " CPU time / wall time, below 100% when the process was descheduled; episodes per round (vector: hands\n"
           " finished))")
 
+    def round_ratios(num: str, den: list[str]) -> list[float]:
+        return [results[num][r][1] / results[num][r][2]
+                / max(results[x][r][1] / results[x][r][2] for x in den) for r in range(args.rounds)]
+
     def per_round(num: str, den: list[str]) -> str:
-        ratios = [results[num][r][1] / results[num][r][2]
-                  / max(results[x][r][1] / results[x][r][2] for x in den) for r in range(args.rounds)]
+        ratios = round_ratios(num, den)
         return f"per round {min(ratios):.2f}x..{max(ratios):.2f}x"
 
+    ratios: dict[str, dict] = {}
     ours = rate["ours env() wrapped"]
     if peers:
         best_peer = max(peers, key=lambda p: rate[p])
@@ -182,9 +187,22 @@ def main(argv: list[str] | None = None) -> int:
             ratio = rate[label] / rate[best_peer]
             print(f"ratio {label} / max(peers) = / {best_peer} (median decisions/s): {ratio:.2f}x "
                   f"({per_round(label, peers)}); {harness.verdict(ratio, goal)}")
+            rr = round_ratios(label, peers)
+            ratios[f"{label} / {best_peer}"] = {"ratio": ratio, "low": min(rr), "high": max(rr), "goal": goal}
     ratio = rate["vector N=1024"] / ours
     print(f"ratio vector N=1024 / ours env() wrapped (median decisions/s): {ratio:.2f}x "
           f"({per_round('vector N=1024', ['ours env() wrapped'])}); {harness.verdict(ratio, GOAL_VECTOR)}")
+    rr = round_ratios("vector N=1024", ["ours env() wrapped"])
+    ratios["vector N=1024 / ours env() wrapped"] = {"ratio": ratio, "low": min(rr), "high": max(rr),
+                                                    "goal": GOAL_VECTOR}
+    if args.json:
+        rows = harness.rows_figures({label: [d / t for _n, d, t, _c in results[label]] for label, _ in rows})
+        for label, fig in rows.items():
+            fig["cpu"] = float(np.median([c / t for _n, _d, t, c in results[label]]))
+        harness.write_json(args.json, {
+            "title": f"AEC env and vector env decisions/s, random legal play, {RULESET}, median of {args.rounds} "
+                     f"interleaved rounds of {args.seconds:g} s",
+            "unit": "decisions/s", "peers": peers, "rows": rows, "ratios": ratios})
     return 0
 
 

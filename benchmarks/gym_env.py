@@ -111,6 +111,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     harness.peer_options(parser, peer="baf1e2c")
     parser.add_argument("--rows", nargs="+", choices=ROWS, default=list(ROWS))
+    harness.json_option(parser)
     args = parser.parse_args(argv)
     if args.worker:
         row, s, k = args.worker
@@ -132,6 +133,17 @@ def main(argv: list[str] | None = None) -> int:
         ours, peer = rates[f"ours {row}"], rates[f"peer {row}"]
         goal = f"; {harness.verdict(harness.ratio(ours, peer)[0], GOAL_GYM)}" if row == "gym" else ""
         print(f"ratio ours/peer {row}: {harness.ratio_text(ours, peer)}{goal}")
+    if args.json:
+        rows = harness.rows_figures(rates)
+        for label, runs in results.items():
+            rows[label]["cpu"] = float(np.median([cpu for _rate, cpu in runs]))
+        harness.write_json(args.json, {
+            "title": f"Gymnasium env steps/s (gym: learner steps; raw_env: AEC decisions), median of {args.rounds} "
+                     f"interleaved rounds of {args.seconds:g} s (peer: commit {args.peer})",
+            "unit": "steps/s", "peer": args.peer, "rows": rows,
+            "ratios": {f"ours/peer {row}": harness.ratio_figures(rates[f"ours {row}"], rates[f"peer {row}"],
+                                                                 GOAL_GYM if row == "gym" else None)
+                       for row in args.rows}})
     return 0
 
 

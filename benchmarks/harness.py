@@ -234,10 +234,46 @@ def commit() -> str | None:
     return head.stdout.strip() + ("+changes" if dirty.stdout.strip() else "")
 
 
+def load() -> list[float] | None:
+    """The machine's load average over 1, 5 and 15 minutes (``None`` where the system has none): above the core
+    count, other programs shared the cores with the measurement, which slows absolute rates more than ratios
+    measured in the same rounds."""
+    try:
+        return [round(x, 2) for x in os.getloadavg()]
+    except (AttributeError, OSError):
+        return None
+
+
+LOAD_AT_START = load()  # when the script imported this module, before its measurements
+
+
 def record(figures: dict, machine_text: str | None = None) -> dict:
-    """``figures`` with what makes them reproducible: the command, this checkout's commit and the machine."""
-    return {**figures, "command": sys.argv, "commit": commit(),
-            "machine": machine_text or machine()}
+    """``figures`` with what makes them reproducible: the command, this checkout's commit, the machine and its load
+    average when the script started and when it wrote the record."""
+    return {**figures, "command": " ".join(["python", *sys.argv]), "commit": commit(),
+            "machine": machine_text or machine(), "load_average": {"start": LOAD_AT_START, "end": load()}}
+
+
+def rows_figures(results: dict[str, list[float]]) -> dict[str, dict]:
+    """Every row's rounds as a record holds them: ``{label: {"median", "min", "max", "rounds"}}``."""
+    out = {}
+    for label, values in results.items():
+        med, low, high = spread(values)
+        out[label] = {"median": med, "min": low, "max": high, "rounds": list(values)}
+    return out
+
+
+def ratio_figures(ours: list[float], peer: list[float], goal: float | None = None) -> dict:
+    """:func:`ratio` as a record holds it: ``{"ratio", "low", "high", "goal"}`` (``goal`` ``None``: none set)."""
+    r, low, high = ratio(ours, peer)
+    return {"ratio": r, "low": low, "high": high, "goal": goal}
+
+
+def json_option(parser: argparse.ArgumentParser) -> None:
+    """The ``--json PATH`` option: also write the figures, with :func:`record`'s command, commit, machine and load,
+    to PATH (the documentation renders its figures from these files under ``benchmarks/``)."""
+    parser.add_argument("--json", metavar="PATH",
+                        help="also write the figures, the command, commit, machine and load average to this file")
 
 
 def write_json(path: str | Path, figures: dict, machine_text: str | None = None) -> None:

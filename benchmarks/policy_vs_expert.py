@@ -27,15 +27,19 @@ not a test.
 from __future__ import annotations
 
 import argparse
-import json
+import sys
 from pathlib import Path
 
 import numpy as np
 from tqdm import tqdm
 
-from agents.evaluation.arena import resolve_agent
-from agents.search.expert import ExpertAgent
-from schnapsen_env import schnapsen_v0
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))  # this checkout's packages, not an installed copy
+sys.path.append(str(Path(__file__).resolve().parent))  # the shared harness, however this file is loaded
+import harness  # noqa: E402
+
+from agents.evaluation.arena import resolve_agent  # noqa: E402
+from agents.search.expert import ExpertAgent  # noqa: E402
+from schnapsen_env import schnapsen_v0  # noqa: E402
 
 PHASES = ("opening lead", "open stock: lead", "open stock: follow", "closed: lead", "closed: follow",
           "exhausted: lead", "exhausted: follow")
@@ -98,7 +102,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("policy", help="a registered agent name (trained-long) or a .pt checkpoint")
     p.add_argument("--hands", type=int, default=200, help="hands played (default: 200)")
     p.add_argument("--seed", type=int, default=2026, help="seed of the deals and the two experts (default: 2026)")
-    p.add_argument("--json", help="also write the figures to this file")
+    harness.json_option(p)
     args = p.parse_args(argv)
     if args.hands < 1:
         p.error("--hands must be >= 1")
@@ -116,7 +120,7 @@ def main(argv: list[str] | None = None) -> dict:
     out["cost_per_hand"] = total
     if args.json:
         try:
-            Path(args.json).write_text(json.dumps(out, indent=2) + "\n")
+            harness.write_json(args.json, {**out, "policy": args.policy, "hands": args.hands, "seed": args.seed})
         except OSError as e:  # the table is printed above; the file could not be written
             raise SystemExit(f"policy_vs_expert.py: --json {args.json}: {e.strerror or e}: the results are printed "
                              "above") from None

@@ -11,7 +11,8 @@ same run, is this project's own PPO (``train.py`` with its default samplers), wh
 opponents also move). With ``--rounds R`` (default 1: a configuration takes minutes) every configuration is
 measured R times, the rounds interleaved (train.py and every RLlib configuration, then again); the table
 gives each one's **median** steps/s with the slowest and fastest round, and the ratio of the medians to
-train.py's. Numbers go to stdout and, with ``--json``, to a file (the medians, every round under ``"rounds"``, and the command, commit and machine).
+train.py's. Numbers go to stdout and, with ``--json``, to a file (every row's median, range and rounds, the ratios,
+and the command, commit, machine and load average).
 """
 
 from __future__ import annotations
@@ -48,7 +49,7 @@ def main(argv: list[str] | None = None) -> dict:
     p.add_argument("--runners", type=int, nargs="+", default=[1, 2], help="env runner counts (default: 1 2)")
     p.add_argument("--envs-per-runner", type=int, nargs="+", default=[1, 8], help="envs per runner (default: 1 8)")
     p.add_argument("--rounds", type=int, default=1, help="interleaved rounds, median kept (default: 1)")
-    p.add_argument("--json", help="also write the numbers to this file")
+    harness.json_option(p)
     args = p.parse_args(argv)
     if args.rounds < 1:
         p.error("--rounds must be >= 1")
@@ -68,7 +69,12 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"{label:<28}{med:>10,.0f}{low:>10,.0f}{high:>10,.0f}"
               f"{out[key] / out['torch']:>12.3f}")
     if args.json:
-        harness.write_json(args.json, {**out, "rounds": rounds})
+        harness.write_json(args.json, {
+            "title": f"training steps/s (RLlib: env steps of both seats; train.py: learner decisions), median of "
+                     f"{args.rounds} round(s), {args.steps:,} env steps per RLlib configuration",
+            "unit": "steps/s", "rows": harness.rows_figures({labels[k]: v for k, v in rounds.items()}),
+            "ratios": {f"{labels[k]} / train.py": harness.ratio_figures(v, rounds["torch"])
+                       for k, v in rounds.items() if k != "torch"}})
     return out
 
 

@@ -67,6 +67,9 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # measure this checkout, not an installed copy
 sys.path.insert(1, str(ROOT / "tests"))  # the reference solver, a test helper
+sys.path.append(str(Path(__file__).resolve().parent))  # the shared harness, however this file is loaded
+
+import harness  # noqa: E402
 
 from agents.search.pimc import PIMCAgent  # noqa: E402
 from helpers.reference_solver import Solver  # noqa: E402
@@ -248,6 +251,7 @@ def main(argv: list[str] | None = None) -> int:
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--check", action="store_true", help=f"compare node counts with {NODES_FILE.name}")
     group.add_argument("--write", action="store_true", help=f"write node counts to {NODES_FILE.name}")
+    harness.json_option(parser)
     args = parser.parse_args(argv)
     random.seed(args.seed)
     np.random.seed(args.seed)
@@ -284,6 +288,19 @@ def main(argv: list[str] | None = None) -> int:
         verdicts = "; ".join(f"{label[5:]} {med[label]:.2f} ms {'holds' if med[label] < GOAL_MS else 'MISSED'}"
                              for label in med if label.startswith("ours"))
         print(f"goal: our median < {GOAL_MS:g} ms per move: {verdicts}")
+        if args.json:
+            figures = {}
+            for label, ms, nodes, _cpu in rows:
+                m, mn, _p90, mx = summary(ms)
+                figures[label] = {"median": m, "min": mn, "max": mx, "median_nodes": float(np.median(nodes))}
+            harness.write_json(args.json, {
+                "title": f"one move decision on exhausted-stock positions, {n} positions per row, seed {args.seed}",
+                "unit": "ms a move", "rows": figures,
+                "ratios": {} if peer_label is None else {
+                    f"peer / {label} (median ms)": {"ratio": med[peer_label] / med[label], "low": None, "high": None,
+                                                    "goal": None}
+                    for label in ("ours Solver schnapsen20", "ours PIMC schnapsen20")},
+                "goal_median_ms": GOAL_MS})
 
     if args.write:
         write_nodes(args.seed)

@@ -62,6 +62,9 @@ from schnapsen_env.rules import GameState  # noqa: E402
 from schnapsen_env.ruleset import RuleSet  # noqa: E402
 
 NODES_FILE = ROOT / "benchmarks" / "solver_core_nodes.json"
+GOAL_NODE_RATE = 50.0  # compiled / reference node rate
+GOAL_TRICK1_MS = 10.0  # median full solve from trick 1
+GOAL_EXPERT_MS = 250.0  # median expert move
 from helpers.knob_cases import CASES  # noqa: E402  (the knob sets of the lockstep tests)
 from helpers.reference_solver import Solver  # noqa: E402  (the readable reference, a test helper)
 from helpers.solver_positions import positions  # noqa: E402  (the same position generator as the CI test)
@@ -92,7 +95,7 @@ def time_row(make, states: list[GameState]) -> tuple[list[float], list[int]]:
     return ms, nodes
 
 
-def speed(args) -> None:
+def speed(args) -> dict:
     rules = RuleSet.make()
     first, fourth = deals(rules, args.deals, 0), deals(rules, args.deals, 3)
     compiled, closing = CoreSolver(rules), CoreSolver(rules, close_below_root=True)
@@ -122,9 +125,19 @@ def speed(args) -> None:
           f" trick 4: {med['trick 4, reference'] / med['trick 4, compiled']:.1f}x")
     print(f"full solve from trick 1: median {med['trick 1, compiled']:.2f} ms, with closing below the root "
           f"{med['trick 1, compiled, closing']:.2f} ms (goal <= 10 ms)")
+    return {
+        "title": f"full solves (schnapsen20, default knobs), {args.rounds} interleaved rounds",
+        "rows": {name: {"positions": len(rows[name][1]), "median_ms": med[name], "round_medians_ms":
+                        [min(medians), max(medians)], "median_nodes": float(np.median(nodes)),
+                        "mnodes_per_s": rate[name]} for name, (ms, nodes, medians) in results.items()},
+        "node_rate_ratio": {"trick 1": rate["trick 1, compiled (same deals)"] / rate["trick 1, reference"],
+                            "trick 4": rate["trick 4, compiled"] / rate["trick 4, reference"]},
+        "time_ratio": {"trick 1": med["trick 1, reference"] / med["trick 1, compiled (same deals)"],
+                       "trick 4": med["trick 4, reference"] / med["trick 4, compiled"]},
+        "goal_node_rate_ratio": GOAL_NODE_RATE, "goal_trick1_ms": GOAL_TRICK1_MS}
 
 
-def expert_moves(n: int) -> None:
+def expert_moves(n: int) -> dict:
     from agents import make_agent
     from schnapsen_env import encoding
 
@@ -155,10 +168,13 @@ def expert_moves(n: int) -> None:
             g.push(a)
     print(f"expert (defaults) vs heuristic, {n} hands, {len(ms)} timed moves: median {np.median(ms):.1f} ms, "
           f"p90 {np.percentile(ms, 90):.1f} ms, max {max(ms):.1f} ms a move; median {np.median(worlds):.0f} worlds, "
-          f"{np.median(nodes):,.0f} nodes (goal: median <= 250 ms)")
+          f"{np.median(nodes):,.0f} nodes (goal: median <= {GOAL_EXPERT_MS:g} ms)")
+    return {"hands": n, "moves": len(ms), "median_ms": float(np.median(ms)), "p90_ms": float(np.percentile(ms, 90)),
+            "max_ms": max(ms), "median_worlds": float(np.median(worlds)), "median_nodes": float(np.median(nodes)),
+            "goal_median_ms": GOAL_EXPERT_MS}
 
 
-def exactness(n: int, seed: int) -> int:
+def exactness(n: int, seed: int) -> dict:
     rng = np.random.default_rng(seed)
     checked = differ = 0
     by_phase = {"open": 0, "closed": 0, "exhausted": 0}
@@ -175,7 +191,7 @@ def exactness(n: int, seed: int) -> int:
             checked += 1
     print(f"exactness: {checked} positions ({by_phase}), both rulesets, random knob sets of "
           f"tests/helpers/knob_cases.py: {differ} with a differing action value")
-    return 1 if differ else 0
+    return {"positions": checked, "by_phase": by_phase, "differ": differ}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -187,6 +203,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--expert", type=int, default=0, metavar="N", help="time expert's moves over N hands")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--record-nodes", action="store_true", help=f"write {NODES_FILE.name}")
+    harness.json_option(parser)
     args = parser.parse_args(argv)
     if min(args.deals, args.reference_deals, args.rounds) < 1 or min(args.exactness, args.expert) < 0:
         parser.error("--deals, --reference-deals and --rounds must be >= 1, --exactness and --expert >= 0")
@@ -197,12 +214,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"wrote {NODES_FILE}")
         return 0
     if args.exactness:
-        return exactness(args.exactness, args.seed)
-    if args.expert:
-        expert_moves(args.expert)
-        return 0
-    speed(args)
-    return 0
+        figures = {"exactness": exactness(args.exactness, args.seed)}
+    elif args.expert:
+        figures = {"expert": expert_moves(args.expert)}
+    else:
+        figures = {"speed": speed(args)}
+    if args.json:
+        harness.write_json(args.json, figures)
+    return 1 if figures.get("exactness", {}).get("differ") else 0
 
 
 if __name__ == "__main__":

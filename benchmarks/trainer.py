@@ -239,6 +239,17 @@ def main(argv: list[str] | None = None) -> dict:
         print(f"2 actors / 1 actor, sampler rate: {scale:.2f}x (goal {GOAL_RAY}x)")
         out.update(sampler_rate=sampler_rate, ray_scale=scale)
     if args.json:
+        figures = {**rate, **{f"{k}_sampler": v for k, v in out.get("sampler_rate", {}).items()}}
+        out["rows"] = harness.rows_figures(figures)
+        out["ratios"] = {f"{k} / peer": harness.ratio_figures(rate[k], rate["peer"],
+                                                              GOAL_TRAINER if k == "ours" else None)
+                         for k in rate if k != "peer" and not k.startswith("ray")}
+        if args.ray:
+            out["ratios"]["ray2 / ray1 sampler rate"] = harness.ratio_figures(
+                out["sampler_rate"]["ray2"], out["sampler_rate"]["ray1"], GOAL_RAY)
+        out["title"] = (f"learner decisions/s, median of {args.rounds} interleaved rounds, {args.updates} updates of "
+                        f"{batch:,} decisions each (peer: commit {args.peer})")
+        out["unit"] = "decisions/s"
         harness.write_json(args.json, out, out["machine"])
     return out
 

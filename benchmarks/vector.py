@@ -31,6 +31,7 @@ import harness
 import numpy as np
 
 BLOCK = 64  # steps of uniforms drawn per rng.random call
+GOAL_VECTOR = 3.0  # ours / peer at the largest N
 
 
 def worker(num_envs: int, seconds: float, seed: int) -> dict:
@@ -71,6 +72,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     harness.peer_options(parser, peer="baf1e2c")
     parser.add_argument("--sizes", type=int, nargs="+", default=[1, 64, 1024])
+    harness.json_option(parser)
     args = parser.parse_args(argv)
     if args.worker:
         n, s, k = args.worker
@@ -88,6 +90,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{label:<14}{med:>14,.0f}{low:>14,.0f}{high:>14,.0f}")
     for n in args.sizes:
         print(f"ratio ours/peer at N={n}: {harness.ratio_text(rates[f'ours N={n}'], rates[f'peer N={n}'])}")
+    if args.json:
+        harness.write_json(args.json, {
+            "title": f"vector env decisions/s, median of {args.rounds} interleaved rounds of {args.seconds:g} s "
+                     f"(peer: commit {args.peer})",
+            "unit": "decisions/s", "peer": args.peer, "rows": harness.rows_figures(rates),
+            "ratios": {f"ours/peer at N={n}": harness.ratio_figures(
+                rates[f"ours N={n}"], rates[f"peer N={n}"], GOAL_VECTOR if n == max(args.sizes) else None)
+                for n in args.sizes}})
     return 0
 
 

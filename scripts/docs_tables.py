@@ -1,10 +1,24 @@
-"""Tables of the documentation rendered from the measurement files under ``benchmarks/`` (one source for each number).
+"""Figures of the documentation rendered from the measurement files under ``benchmarks/`` (one source for each number).
 
-A page (or the README) holds a marker ``<!-- table: NAME -->`` followed by the table and ``<!-- end table -->``;
-:func:`render` makes the table NAME from its JSON file. The MkDocs build fills every marker of every page
-(:func:`on_page_markdown`, registered under ``hooks:`` in ``mkdocs.yml``), and ``tests/test_docs.py`` checks that
-the README's tables equal what :func:`render` makes, so a rerun benchmark cannot leave a stale number behind.
-``python scripts/docs_tables.py README.md`` rewrites the README's tables in place.
+Two markers, in any page or the README:
+
+* ``<!-- table: NAME [FILE] -->`` followed by a table and ``<!-- end table -->``: :func:`render` makes the table NAME
+  (from FILE, for the tables that take one, e.g. ``<!-- table: rates vector_speed.json -->``);
+* ``<!-- value: FILE:PATH[:FORMAT] -->123<!-- end value -->``: one figure inline, the value at PATH in
+  ``benchmarks/FILE`` written in FORMAT (:func:`value`). PATH is dotted keys (``elo.expert``), list indices
+  (``pairs.0``, ``curve.-1``) and selectors of the one list item whose fields equal the given ones
+  (``pairs[agent_a=expert,agent_b=trained-220m].mean``). FORMAT is a Python format spec (``+.3f``, ``,.0f``,
+  ``.1%``), optionally after ``~`` (negate: the other side of a pair) and ``/N`` or ``*N`` and a space (scale:
+  ``/60 .1f`` gives minutes from seconds); or ``ci`` / ``~ci``: a pair record's mean and 95% interval,
+  ``+0.127 [+0.063, +0.190]`` (``~``: from the other agent's side). Without FORMAT: integers with thousands
+  separators, anything else as ``str``.
+
+The MkDocs build fills every marker of every page (:func:`on_page_markdown`, registered under ``hooks:`` in
+``mkdocs.yml``; a value's markers are dropped from the built page), and ``tests/test_docs.py`` checks that every
+page's source already holds what :func:`fill` makes (the README, read on GitHub, is not built), so a rerun benchmark
+cannot leave a stale number behind, and that no measured figure stands in the prose outside these markers.
+``python scripts/docs_tables.py README.md CONTRIBUTING.md docs/*.md`` rewrites the markers in place after a
+benchmark wrote its JSON.
 """
 
 from __future__ import annotations
@@ -13,17 +27,98 @@ import json
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-MARKER = re.compile(r"(<!-- table: (?P<name>[\w-]+) -->\n)(?P<body>.*?)(<!-- end table -->)", re.S)
+MARKER = re.compile(r"(<!-- table: (?P<name>[\w-]+)(?: (?P<arg>[\w.-]+))? -->\n)(?P<body>.*?)(<!-- end table -->)",
+                    re.S)
+VALUE = re.compile(r"(<!-- value: (?P<spec>[^>]*?) -->)(?P<body>.*?)(<!-- end value -->)", re.S)
+PATH_PART = re.compile(r"\[(?P<select>[^\]]*)\]|(?P<key>[^.\[\]]+)")
 
 
-def _load(name: str) -> dict:
-    return json.loads((ROOT / "benchmarks" / name).read_text(encoding="utf-8"))
+def _load(name: str) -> Any:
+    path = ROOT / "benchmarks" / name
+    if not path.is_file():
+        raise KeyError(f"no file benchmarks/{name}: expected a JSON file written by a benchmark")
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def lookup(data: Any, path: str) -> Any:
+    """The value at ``path`` (dotted keys, list indices, ``[field=value,...]`` selectors) in ``data``.
+
+    Raises:
+        KeyError: a key, index or selector that matches nothing, or a selector that matches several items.
+    """
+    node = data
+    for m in PATH_PART.finditer(path):
+        if m.group("select") is not None:
+            want = dict(kv.split("=", 1) for kv in m.group("select").split(","))
+            found = [x for x in node if isinstance(x, dict) and all(str(x.get(k)) == v for k, v in want.items())]
+            if len(found) != 1:
+                raise KeyError(f"{path!r}: [{m.group('select')}] matches {len(found)} items, expected 1")
+            node = found[0]
+        elif isinstance(node, list):
+            try:
+                node = node[int(m.group("key"))]
+            except (ValueError, IndexError):
+                raise KeyError(f"{path!r}: {m.group('key')!r} is no index of a list of {len(node)}") from None
+        elif isinstance(node, dict) and m.group("key") in node:
+            node = node[m.group("key")]
+        else:
+            keys = sorted(node) if isinstance(node, dict) else type(node).__name__
+            raise KeyError(f"{path!r}: no key {m.group('key')!r} (found {keys})")
+    return node
 
 
 def _ci(mean: float, low: float, high: float) -> str:
     return f"{mean:+.3f} [{low:+.3f}, {high:+.3f}]"
+
+
+def pair_ci(pair: dict, flip: bool = False) -> str:
+    """A pair record's mean and 95% CI, from its first agent's side (``flip``: the second's)."""
+    if flip:
+        return _ci(-pair["mean"], -pair["ci_high"], -pair["ci_low"])
+    return _ci(pair["mean"], pair["ci_low"], pair["ci_high"])
+
+
+def formatted(x: Any, fmt: str | None) -> str:
+    """``x`` in the marker's FORMAT (see the module's docstring)."""
+    if fmt is None:
+        return f"{x:,}" if isinstance(x, int) and not isinstance(x, bool) else str(x)
+    negate = fmt.startswith("~")
+    fmt = fmt.removeprefix("~")
+    if fmt == "ci":
+        return pair_ci(x, flip=negate)
+    scale = 1.0
+    if fmt[:1] in "/*" and " " in fmt:
+        factor, fmt = fmt.split(" ", 1)
+        scale = 1 / float(factor[1:]) if factor[0] == "/" else float(factor[1:])
+    x = -x if negate else x
+    return format(x * scale if scale != 1.0 else x, fmt)
+
+
+def value(spec: str) -> str:
+    """The text of a value marker ``FILE:PATH[:FORMAT]``.
+
+    Raises:
+        KeyError: a malformed spec, a missing file, or a path that names nothing.
+    """
+    parts = spec.split(":", 2)
+    if len(parts) < 2:
+        raise KeyError(f"value marker {spec!r}: expected FILE:PATH[:FORMAT]")
+    try:
+        return formatted(lookup(_load(parts[0]), parts[1]), parts[2] if len(parts) == 3 else None)
+    except (TypeError, ValueError) as e:  # a format that does not fit the value
+        raise KeyError(f"value marker {spec!r}: {e}") from None
+
+
+def provenance(d: dict) -> str:
+    """The sentence under a table: the command, commit, machine and load average of the record ``d``."""
+    load = (d.get("load_average") or {}).get("start")
+    commit = str(d["commit"])
+    commit = commit[:7] + ("+changes" if commit.endswith("+changes") else "")  # files differed from the commit
+    return (f"Measured by `{d['command']}` at commit {commit} on {d['machine']}"
+            + (f" (load average {load[0]:g} at the start)" if load else "") + ".")
 
 
 def strength() -> str:
@@ -79,6 +174,26 @@ def ladder() -> str:
     return "\n".join(rows) + "\n"
 
 
+def openspiel() -> str:
+    """Every ladder pair of ``openspiel-ismcts`` (``benchmarks/ladder_schnapsen20.json``), from its side: the
+    opponent, the deals, game points a hand with the 95% CI, the share of hands it won and the wall time."""
+    d = _load("ladder_schnapsen20.json")
+    me = "openspiel-ismcts"
+    rows = [f"| `{me}` against | deals | game points a hand, 95% CI | hands won | seconds |",
+            "|---|---:|---|---:|---:|"]
+    for p in d["pairs"]:
+        if me not in (p["agent_a"], p["agent_b"]):
+            continue
+        flip = p["agent_b"] == me
+        other = p["agent_a"] if flip else p["agent_b"]
+        won = (p["hands_won_b"] if flip else p["hands_won_a"]) / p["hands"]
+        rows.append(f"| `{other}` | {p['deals']:,} | {pair_ci(p, flip)} | {won:.1%} | {p['seconds']:,.0f} |")
+    rows.append("")
+    rows.append(f"Seed {', '.join(sorted({str(p['seed']) for p in d['pairs']}))}, the ladder's deals. Source: "
+                "`benchmarks/ladder_schnapsen20.json`.")
+    return "\n".join(rows) + "\n"
+
+
 def exploitability() -> str:
     """Exact exploitability on ``schnapsen10`` (``benchmarks/exploitability_schnapsen10.json``), least exploitable
     first: NashConv and exploitability (NashConv / 2) in game points a hand, and the seconds the measurement took."""
@@ -93,28 +208,94 @@ def exploitability() -> str:
     return "\n".join(rows) + "\n"
 
 
-TABLES = {"strength": strength, "ladder": ladder, "exploitability": exploitability}
+def final_table(name: str) -> str:
+    """The final evaluation of a training run (``evaluation`` of a run's ``summary.json`` kept as
+    ``benchmarks/NAME``): per opponent the duplicate deals, game points a hand with the 95% CI and hand win rate."""
+    d = _load(name)
+    rows = ["| opponent | deals | game points a hand, 95% CI | hand win rate |", "|---|---:|---|---:|"]
+    for opponent, p in d["evaluation"].items():
+        rows.append(f"| `{opponent}` | {p['deals']:,} | {pair_ci(p)} | {p['hand_win_rate']:.1%} |")
+    rows.append("")
+    rows.append(f"Seed {', '.join(sorted({str(p['seed']) for p in d['evaluation'].values()}))}. Run by "
+                f"`{d['command']}` at commit {d['commit']}. Source: `benchmarks/{name}`.")
+    return "\n".join(rows) + "\n"
 
 
-def render(name: str) -> str:
-    """The table ``name`` as Markdown.
+def rates(name: str) -> str:
+    """A speed benchmark's record (``benchmarks/NAME``, written by a script's ``--json``): each row's median with
+    its lowest and highest round (or position, for times a move), then each ratio of medians with its per-round range
+    and goal."""
+    d = _load(name)
+    unit = d["unit"]
+    digits = 2 if unit.startswith("ms") else 0  # times a move in ms; rates in whole units
+    rows = [f"| row | median {unit} | lowest | highest |", "|---|---:|---:|---:|"]
+    for label, r in d["rows"].items():
+        rows.append(f"| {label} | {r['median']:,.{digits}f} | {r['min']:,.{digits}f} | {r['max']:,.{digits}f} |")
+    if not d["ratios"]:
+        return "\n".join(rows) + f"\n\n{d['title']}. {provenance(d)} Source: `benchmarks/{name}`.\n"
+    rows.append("")
+    rows.append("| ratio of medians | ratio | per round | goal |")
+    rows.append("|---|---:|---|---:|")
+    for label, r in d["ratios"].items():
+        goal = "" if r.get("goal") is None else f"{r['goal']:g}x"
+        digits = 2 if r["ratio"] >= 0.1 else 3  # RLlib's small fractions of train.py's rate keep a digit
+        spread = "" if r.get("low") is None else f"{r['low']:.{digits}f}x..{r['high']:.{digits}f}x"
+        rows.append(f"| {label} | {r['ratio']:.{digits}f}x | {spread} | {goal} |")
+    rows.append("")
+    rows.append(f"{d['title']}. {provenance(d)} Source: `benchmarks/{name}`.")
+    return "\n".join(rows) + "\n"
+
+
+def solver_core() -> str:
+    """The compiled solver against the reference solver (``benchmarks/solver_core_speed.json``): per row the
+    positions, the median ms a full solve with the range of the round medians, the median nodes and the node rate;
+    then the ratios."""
+    d = _load("solver_core_speed.json")
+    s = d["speed"]
+    rows = ["| row | positions | median ms | round medians | median nodes | Mnodes/s |",
+            "|---|---:|---:|---|---:|---:|"]
+    for label, r in s["rows"].items():
+        lo, hi = r["round_medians_ms"]
+        rows.append(f"| {label} | {r['positions']} | {r['median_ms']:.2f} | {lo:.2f}..{hi:.2f} | "
+                    f"{r['median_nodes']:,.0f} | {r['mnodes_per_s']:.3f} |")
+    rows.append("")
+    rows.append(f"Node rate compiled / reference: {s['node_rate_ratio']['trick 1']:.1f}x from trick 1, "
+                f"{s['node_rate_ratio']['trick 4']:.1f}x from trick 4 (goal {s['goal_node_rate_ratio']:g}x); median "
+                f"time reference / compiled: {s['time_ratio']['trick 1']:.1f}x and {s['time_ratio']['trick 4']:.1f}x. "
+                f"{s['title'].capitalize()}. {provenance(d)} Source: `benchmarks/solver_core_speed.json`.")
+    return "\n".join(rows) + "\n"
+
+
+TABLES = {"strength": strength, "ladder": ladder, "exploitability": exploitability, "openspiel": openspiel,
+          "solver-core": solver_core}
+FILE_TABLES = {"rates": rates, "final-table": final_table}  # tables that take the JSON file as their argument
+
+
+def render(name: str, arg: str | None = None) -> str:
+    """The table ``name`` (of the file ``arg``, for a table that takes one) as Markdown.
 
     Raises:
-        KeyError: an unknown table name (the message lists the known ones).
+        KeyError: an unknown table name (the message lists the known ones), or a file table without its file.
     """
+    if name in FILE_TABLES:
+        if arg is None:
+            raise KeyError(f"table {name!r} needs its JSON file: <!-- table: {name} FILE.json -->")
+        return FILE_TABLES[name](arg)
     if name not in TABLES:
-        raise KeyError(f"unknown table {name!r}: expected one of {sorted(TABLES)}")
+        raise KeyError(f"unknown table {name!r}: expected one of {sorted(TABLES) + sorted(FILE_TABLES)}")
     return TABLES[name]()
 
 
 def fill(markdown: str) -> str:
-    """``markdown`` with the body of every table marker replaced by its rendering."""
-    return MARKER.sub(lambda m: m.group(1) + render(m.group("name")) + m.group(4), markdown)
+    """``markdown`` with the body of every table and value marker replaced by its rendering."""
+    markdown = MARKER.sub(lambda m: m.group(1) + render(m.group("name"), m.group("arg")) + m.group(5), markdown)
+    return VALUE.sub(lambda m: m.group(1) + value(m.group("spec")) + m.group(4), markdown)
 
 
 def on_page_markdown(markdown: str, **kwargs) -> str:
-    """MkDocs hook: fill the table markers of each page."""
-    return fill(markdown)
+    """MkDocs hook: fill the table and value markers of each page, and leave each value's text without its markers
+    (an HTML comment that starts a line would end the paragraph around it)."""
+    return VALUE.sub(lambda m: m.group("body"), fill(markdown))
 
 
 if __name__ == "__main__":
