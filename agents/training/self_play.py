@@ -32,6 +32,7 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
 import signal
 import time
 import traceback
@@ -441,6 +442,21 @@ class InProcessSamplers(_Samplers):
         pass
 
 
+def _put(conn, message) -> None:
+    """Send ``message`` over a sampler's pipe as a plain pickle (:func:`_take` reads it).
+
+    multiprocessing's own ``send`` pickles torch tensors by handing over their memory's file descriptors through its
+    resource sharer, a thread of the sending process that the receiver calls back; a sampler killed during that
+    call made the learner's thread print a traceback (``ConnectionResetError``) beside the one line that names the
+    dead sampler. A plain pickle carries the values themselves (the same values, bit for bit)."""
+    conn.send_bytes(message if isinstance(message, bytes) else pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
+
+
+def _take(conn):
+    """A message of :func:`_put`."""
+    return pickle.loads(conn.recv_bytes())
+
+
 def _serve(conn, kwargs: dict, nice: int = 0) -> None:
     """A sampler process: lower its scheduling priority by ``nice``, build the sampler, then answer the learner's
     requests until ``close``."""
@@ -452,18 +468,18 @@ def _serve(conn, kwargs: dict, nice: int = 0) -> None:
             except OSError:  # a confined process may not change it: the priority is only about speed
                 pass
         sampler = Sampler(**kwargs, threads=1)
-        conn.send(("ok", None))
+        _put(conn, ("ok", None))
         while True:
-            cmd, *payload = conn.recv()
+            cmd, *payload = _take(conn)
             if cmd == "close":
                 return
             result = getattr(sampler, cmd)(*payload)
-            conn.send(("ok", result))
+            _put(conn, ("ok", result))
     except EOFError:  # the learner is gone
         return
     except BaseException as e:  # report it to the learner, which raises it
         try:
-            conn.send(("error", (f"{type(e).__name__}: {' '.join(str(e).split())}", traceback.format_exc())))
+            _put(conn, ("error", (f"{type(e).__name__}: {' '.join(str(e).split())}", traceback.format_exc())))
         except (OSError, EOFError):
             pass
 
@@ -499,7 +515,7 @@ class ProcessSamplers(_Samplers):
         out = []
         for i, conn in enumerate(self.conns):
             try:
-                status, value = conn.recv()
+                status, value = _take(conn)
             except (EOFError, OSError):
                 raise SamplerError(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
             if status == "error":
@@ -508,9 +524,12 @@ class ProcessSamplers(_Samplers):
         return out
 
     def _send(self, messages) -> None:
+        pickled: dict[int, bytes] = {}  # the same message to every sampler (a batch's request) is pickled once
         for i, (conn, message) in enumerate(zip(self.conns, messages)):
+            if id(message) not in pickled:
+                pickled[id(message)] = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
             try:
-                conn.send(message)
+                _put(conn, pickled[id(message)])
             except (BrokenPipeError, EOFError, OSError):
                 self.procs[i].join(timeout=1)
                 raise SamplerError(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
@@ -546,7 +565,7 @@ class ProcessSamplers(_Samplers):
         if not self.in_flight:
             for conn in self.conns:
                 try:
-                    conn.send(("close",))
+                    _put(conn, ("close",))
                 except (OSError, EOFError, BrokenPipeError):
                     pass
             deadline = time.monotonic() + 5
