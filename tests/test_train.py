@@ -6,7 +6,9 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import shlex
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,10 +28,19 @@ from agents.learned.policy_net import (
 from agents.training import trainer_flags
 from agents.training.command_line import parse_args
 from agents.training.recipe import rules_of
-from agents.training.self_play import Sampler, SamplerError, batch_tensors, chain_gae, sampler_kwargs, start_samplers
+from agents.training.self_play import (
+    ProcessSamplers,
+    Sampler,
+    SamplerError,
+    batch_tensors,
+    chain_gae,
+    sampler_kwargs,
+    start_samplers,
+)
 from helpers.play import assert_legal_hands
+from helpers.sampler_loss import lose_a_sampler
 from helpers.scripts import load_script
-from helpers.training import tiny_args
+from helpers.training import tiny_args, tiny_argv
 from schnapsen_env import RuleSet, schnapsen_v0
 from schnapsen_env.encoding import obs_size
 
@@ -391,6 +402,40 @@ def test_a_sampler_that_died_while_idle_is_named_and_a_busy_one_is_stopped_at_on
         t0 = time.monotonic()
         samplers.close()
         assert time.monotonic() - t0 < 4
+
+
+def _same_run(a: Path, b: Path) -> None:
+    """The run folders ``a`` and ``b`` hold the same final weights (bit for bit) and counts."""
+    _weights_equal(load_checkpoint(a / "policy.pt")["model"], load_checkpoint(b / "policy.pt")["model"])
+    ta, tb = load_checkpoint(a / "checkpoint.pt")["trainer"], load_checkpoint(b / "checkpoint.pt")["trainer"]
+    for key in ("global_step", "update", "hands"):
+        assert ta[key] == tb[key], key
+
+
+def test_a_killed_sampler_process_ends_the_run_in_one_line_whose_command_continues_it_exactly(tmp_path, monkeypatch,
+                                                                                              capsys):
+    """SIGKILL of a sampler process (the out-of-memory killer) while it plays update 3's batch: status 1, one line
+    naming the sampler, the last good checkpoint (update 2) and the command that continues the run, no process left;
+    that command, run as printed, ends the run with the weights and counts of a run never interrupted (bit for bit,
+    as --resume after --stop-after-updates: one learner thread)."""
+    argv = tiny_argv(tmp_path, samplers=2, inline_samplers=False, total_steps=5000, run_name="killed")
+    lose_a_sampler(train, kill_at=3, sampler=1, setattr_=monkeypatch.setattr)
+    procs = []
+    real_close = ProcessSamplers.close
+    monkeypatch.setattr(ProcessSamplers, "close", lambda self: procs.extend(self.procs) or real_close(self))
+    assert train.cli(argv) == 1
+    out, err = capsys.readouterr()
+    ckpt = tmp_path / "killed" / "checkpoint.pt"
+    steps = load_checkpoint(ckpt)["trainer"]["global_step"]
+    command = f"python train.py --resume {ckpt} --no-progress --threads 1 --no-tensorboard --final-eval-deals 0"
+    assert err == (f"train.py: error: sampler process 1 died (exit code -9); the last good checkpoint '{ckpt}' "
+                   f"(update 2, {steps:,} steps) is kept: continue with: {command}\n")
+    assert len(procs) == 2 and not any(p.is_alive() for p in procs)
+    monkeypatch.undo()
+    printed = shlex.split(err.split("continue with: ")[1])
+    assert printed[:2] == ["python", "train.py"] and train.cli(printed[2:]) == 0
+    train.main(tiny_args(tmp_path, samplers=2, total_steps=5000, run_name="straight"))
+    _same_run(tmp_path / "killed", tmp_path / "straight")
 
 
 @pytest.mark.skipif(not hasattr(os, "getpriority"), reason="POSIX scheduling priorities")

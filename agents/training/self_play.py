@@ -405,6 +405,12 @@ class SamplerError(RuntimeError):
         self.reason, self.details = reason, details
 
 
+class SamplerDied(SamplerError):
+    """A sampler's process, Ray actor or Ray node is gone (killed, out of memory, a lost machine), not an error of
+    its code: the run cannot go on without the hands, chains and generator it held, and ends; ``--resume`` continues
+    it from its last checkpoint exactly. ``reason`` names the sampler (and its node); there are no details."""
+
+
 class _Samplers:
     """What the three runners share: ``collect`` is ``submit`` then ``gather``."""
 
@@ -517,7 +523,7 @@ class ProcessSamplers(_Samplers):
             try:
                 status, value = _take(conn)
             except (EOFError, OSError):
-                raise SamplerError(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
+                raise SamplerDied(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
             if status == "error":
                 raise SamplerError(f"sampler {i} failed: {value[0]}", value[1])
             out.append(value)
@@ -532,7 +538,7 @@ class ProcessSamplers(_Samplers):
                 _put(conn, pickled[id(message)])
             except (BrokenPipeError, EOFError, OSError):
                 self.procs[i].join(timeout=1)
-                raise SamplerError(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
+                raise SamplerDied(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
 
     def _call(self, cmd: str, *payloads) -> list:
         if self.in_flight:  # its answer would be read as this call's
