@@ -297,6 +297,8 @@ def main(args: Args) -> dict:
         writer = tensorboard_writer(args, rules, run_dir,
                                     resumed_step=global_step if resume_ckpt is not None else None)
         print(f"run {run_dir}  seed {args.seed}  samplers {args.samplers}  rules {rules_text(rules)}", flush=True)
+        if samplers.describe():
+            print(samplers.describe(), flush=True)
 
         n_updates_total = max(1, args.total_steps // args.batch_size)
         bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps),
@@ -416,7 +418,8 @@ def main(args: Args) -> dict:
     finally:
         samplers.close()
     summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "samplers": args.samplers,
-               "sampler_decisions": per_sampler, "sampler_pids": sorted(pids), "decisions_trained": rows_trained,
+               "sampler_decisions": per_sampler, "sampler_pids": sorted(pids),
+               "sampler_nodes": [p["node"] for p in samplers.placement], "decisions_trained": rows_trained,
                "decisions_pending": pending, "sampling_seconds": sampling_s, "update_seconds": update_s,
                "batches_overlapped": overlapped,
                "nash_conv": [{"step": h["step"], "nash_conv": h["nash_conv"], "exploitability": h["exploitability"]}

@@ -49,6 +49,8 @@ def lose_a_sampler(train, kill_at: int, sampler: int | None = None, pid: int | N
             if count[0] == kill_at:
                 if pid is not None:
                     _kill(pid)
+                elif samplers.placement:  # a Ray actor
+                    _kill(samplers.placement[sampler]["pid"])
                 else:  # a local sampler process
                     samplers.procs[sampler].kill()
                     samplers.procs[sampler].join(timeout=30)
