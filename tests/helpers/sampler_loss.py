@@ -42,6 +42,8 @@ def lose_a_sampler(train, kill_at: int, sampler: int | None = None, pid: int | N
     def start_samplers(*args, **kwargs):
         samplers = real_start(*args, **kwargs)
         real_submit, count = samplers.submit, [0]
+        # Ray actors' processes, asked while the actors are idle
+        pids = samplers.ray.get([a.pid.remote() for a in samplers.actors]) if hasattr(samplers, "actors") else []
 
         def submit(*a, **kw):
             real_submit(*a, **kw)
@@ -49,11 +51,11 @@ def lose_a_sampler(train, kill_at: int, sampler: int | None = None, pid: int | N
             if count[0] == kill_at:
                 if pid is not None:
                     _kill(pid)
-                elif samplers.placement:  # a Ray actor
-                    _kill(samplers.placement[sampler]["pid"])
-                else:  # a local sampler process
+                elif hasattr(samplers, "procs"):  # a local sampler process: killed and reaped
                     samplers.procs[sampler].kill()
                     samplers.procs[sampler].join(timeout=30)
+                else:  # a Ray actor's process
+                    _kill(pids[sampler])
 
         samplers.submit = submit
         return samplers
