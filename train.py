@@ -415,6 +415,8 @@ def main(args: Args) -> dict:
             history=history, next_request=next_request))
     except SamplerError as e:  # the run ends; its last checkpoint was written before the sampler was lost
         raise files.sampler_lost(e) from None
+    except KeyboardInterrupt:  # Ctrl-C: the message says what is kept and how to continue
+        raise KeyboardInterrupt(files.kept()) from None
     finally:
         samplers.close()
     summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "samplers": args.samplers,

@@ -32,6 +32,7 @@ from agents.learned.policy_net import (
 from agents.training import trainer_flags
 from agents.training.command_line import parse_args
 from agents.training.recipe import rules_of
+from agents.training.run_files import RunFiles
 from agents.training.self_play import (
     ProcessSamplers,
     RaySamplers,
@@ -549,6 +550,26 @@ def test_tiny_ray_run_samples_on_actors(tmp_path):
     assert out["samplers"] == 2 and all(n > 0 for n in out["sampler_decisions"])
     assert len(out["sampler_pids"]) == 2 and os.getpid() not in out["sampler_pids"]  # the actors sampled
     PolicyAgent.load(tmp_path / "tiny" / "policy.pt")
+
+
+def test_ctrl_c_names_the_checkpoint_kept_and_the_command_that_continues(tmp_path, monkeypatch, capsys):
+    """Ctrl-C after update 2's checkpoint: status 130 and one line with the checkpoint kept and the command that
+    continues the run (it was "continue with --resume", without the checkpoint or the flags)."""
+    real_save = RunFiles.save_checkpoint
+
+    def save_then_interrupt(self, model, rules, args, trainer):
+        real_save(self, model, rules, args, trainer)
+        if trainer["update"] == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunFiles, "save_checkpoint", save_then_interrupt)
+    assert train.cli(tiny_argv(tmp_path)) == 130
+    ckpt = tmp_path / "tiny" / "checkpoint.pt"
+    steps = load_checkpoint(ckpt)["trainer"]["global_step"]
+    assert capsys.readouterr().err == (
+        f"\ntrain.py: interrupted: the last good checkpoint '{ckpt}' (update 2, {steps:,} steps) is kept: continue "
+        f"with: python train.py --resume {ckpt} --no-progress --threads 1 --no-tensorboard --inline-samplers "
+        "--final-eval-deals 0\n")
 
 
 def test_a_killed_ray_actor_ends_the_run_in_one_line_naming_it_and_its_node(tmp_path, monkeypatch, capsys):

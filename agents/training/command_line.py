@@ -257,8 +257,8 @@ def cli(argv: list[str] | None, cls: type, prog: str, run) -> int:
         print(f"{prog}: error: out of memory: expected smaller --num-envs, --batch-size or --hidden",
               file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"\n{prog}: interrupted: the last checkpoint written is kept (continue with --resume)",
-              file=sys.stderr)
+    except KeyboardInterrupt as e:  # train.py's main says what it kept and the command that continues
+        kept = e.args[0] if e.args else "the last checkpoint written is kept (continue with --resume)"
+        print(f"\n{prog}: interrupted: {kept}", file=sys.stderr)
         return 130
     return 0
