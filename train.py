@@ -70,7 +70,13 @@ from agents.training.reporting import (  # noqa: E402
     tensorboard_writer,
 )
 from agents.training.run_files import RunFiles, run_folder  # noqa: E402
-from agents.training.self_play import SAMPLER_NICE, batch_tensors, sampler_capacity, start_samplers  # noqa: E402
+from agents.training.self_play import (  # noqa: E402
+    SAMPLER_NICE,
+    SamplerError,
+    batch_tensors,
+    sampler_capacity,
+    start_samplers,
+)
 from schnapsen_env.encoding import obs_size, state_size  # noqa: E402
 
 
@@ -222,8 +228,11 @@ def main(args: Args) -> dict:
             incompatible version (the message names both versions).
         WriteError: a checkpoint, policy or summary could not be written (full disk, read-only folder); the message
             names the last good checkpoint, which is kept.
-        SamplerError: a sampler process or actor failed or died (its traceback is in the message).
+        SamplerError: a sampler process or actor failed (its traceback is in the message) or died
+            (:class:`agents.training.self_play.SamplerDied`: one line naming it, and its Ray node); the message ends
+            with the last good checkpoint, which is kept, and the command that continues from it.
     """
+    given = args  # as given: the flags of this invocation that a --resume needs again
     resume_ckpt = None
     if not args.resume:
         args = dataclasses.replace(
@@ -272,18 +281,24 @@ def main(args: Args) -> dict:
         if global_step >= args.total_steps and (run_dir / "policy.pt").exists():  # else: write the final policy
             raise ValueError(f"the run in {str(run_dir)!r} already finished at {global_step:,} learner decisions "
                              f"(--total-steps {args.total_steps:,}): pass a larger --total-steps to extend it")
-    files = RunFiles(run_dir, last_good=(update, global_step) if resume_ckpt is not None else None)
+    files = RunFiles(run_dir, last_good=(update, global_step) if resume_ckpt is not None else None,
+                     resume_command=resume.resume_command(given, run_dir / "checkpoint.pt"))
 
     if args.progress:  # the bar stays at 0 while the samplers start, which can take a minute the first time
         print(f"starting {args.samplers} sampler(s); on a machine's first run numba compiles the engine first "
               "(up to a minute)", flush=True)
-    samplers = start_samplers(args, rules, model.config())
+    try:
+        samplers = start_samplers(args, rules, model.config())
+    except SamplerError as e:  # one that died or failed while starting
+        raise files.sampler_lost(e) from None
     try:
         if sampler_states is not None:
             resume.restore_samplers(samplers, sampler_states, resume_ckpt, args.resume)
         writer = tensorboard_writer(args, rules, run_dir,
                                     resumed_step=global_step if resume_ckpt is not None else None)
         print(f"run {run_dir}  seed {args.seed}  samplers {args.samplers}  rules {rules_text(rules)}", flush=True)
+        if samplers.describe():
+            print(samplers.describe(), flush=True)
 
         n_updates_total = max(1, args.total_steps // args.batch_size)
         bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps),
@@ -398,17 +413,22 @@ def main(args: Args) -> dict:
         files.save_checkpoint(model, rules, args, resume.trainer_state(
             optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands, evals=evals,
             history=history, next_request=next_request))
+    except SamplerError as e:  # the run ends; its last checkpoint was written before the sampler was lost
+        raise files.sampler_lost(e) from None
+    except KeyboardInterrupt:  # Ctrl-C: the message says what is kept and how to continue
+        raise KeyboardInterrupt(files.kept()) from None
     finally:
         samplers.close()
     summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "samplers": args.samplers,
-               "sampler_decisions": per_sampler, "sampler_pids": sorted(pids), "decisions_trained": rows_trained,
+               "sampler_decisions": per_sampler, "sampler_pids": sorted(pids),
+               "sampler_nodes": [p["node"] for p in samplers.placement], "decisions_trained": rows_trained,
                "decisions_pending": pending, "sampling_seconds": sampling_s, "update_seconds": update_s,
                "batches_overlapped": overlapped,
                "nash_conv": [{"step": h["step"], "nash_conv": h["nash_conv"], "exploitability": h["exploitability"]}
                              for h in history if "nash_conv" in h],
                "evaluation": {}}
     if global_step < args.total_steps:
-        print(f"stopped after {updates_this_call} updates; continue with --resume {files.checkpoint}")
+        print(f"stopped after {updates_this_call} updates; continue with: {files.resume_command}")
         close_writer(writer)
         return summary
     files.save_policy(model, rules, args)

@@ -52,19 +52,8 @@ def tiny_args(tmp_path, **kw) -> train.Args:
 
 
 def tiny_argv(tmp_path, **kw) -> list[str]:
-    """``tiny_args`` as a command line for ``train.cli``."""
-    args = tiny_args(tmp_path, **kw)
-    argv = []
-    for name, value in vars(args).items():
-        default = getattr(train.Args(), name)
-        if value == default:
-            continue
-        flag = "--" + name.replace("_", "-")
-        if isinstance(value, bool):
-            argv.append(flag if value else "--no-" + name.replace("_", "-"))
-        else:
-            argv += [flag, str(value)]
-    return argv
+    """:func:`tiny_args` as a command line for ``train.cli``."""
+    return training.tiny_argv(tmp_path, **{**SMALLER, **kw})
 
 
 @pytest.fixture(scope="module")
@@ -421,7 +410,8 @@ def test_train_full_disk_at_the_end_keeps_the_last_good_checkpoint(tmp_path, mon
     path = tmp_path / "tiny" / "checkpoint.pt"
     assert err == (f"train.py: error: cannot write '{path}': no space left on device (the old file is unchanged); "
                    f"the last good checkpoint '{path}' (update 1, {load_checkpoint(path)['trainer']['global_step']:,} "
-                   f"steps) is kept: free space or fix the folder, then continue with --resume {path}\n")
+                   f"steps) is kept: free space or fix the folder, then continue with: python train.py --resume {path} "
+                   "--no-progress --threads 1 --no-tensorboard --inline-samplers --final-eval-deals 0\n")
     assert saved == [1] and disk.failures >= 1
     assert [p.name for p in path.parent.iterdir() if p.name.endswith(".tmp")] == []
     disk.free = None  # space freed: the run continues from the kept checkpoint

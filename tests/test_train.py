@@ -4,9 +4,15 @@ sampler processes and Ray actors, chain assembly, rule knobs, and a learning tes
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import os
+import re
+import shlex
+import subprocess
+import sys
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -26,10 +32,23 @@ from agents.learned.policy_net import (
 from agents.training import trainer_flags
 from agents.training.command_line import parse_args
 from agents.training.recipe import rules_of
-from agents.training.self_play import Sampler, SamplerError, batch_tensors, chain_gae, sampler_kwargs, start_samplers
+from agents.training.run_files import RunFiles
+from agents.training.self_play import (
+    ProcessSamplers,
+    RaySamplers,
+    Sampler,
+    SamplerError,
+    batch_tensors,
+    chain_gae,
+    ray_death_cause,
+    sampler_kwargs,
+    start_samplers,
+)
 from helpers.play import assert_legal_hands
-from helpers.scripts import load_script
-from helpers.training import tiny_args
+from helpers.ray_cluster import RayCluster, wait_gone
+from helpers.sampler_loss import lose_a_sampler
+from helpers.scripts import ROOT, load_script
+from helpers.training import tiny_args, tiny_argv
 from schnapsen_env import RuleSet, schnapsen_v0
 from schnapsen_env.encoding import obs_size
 
@@ -393,6 +412,40 @@ def test_a_sampler_that_died_while_idle_is_named_and_a_busy_one_is_stopped_at_on
         assert time.monotonic() - t0 < 4
 
 
+def _same_run(a: Path, b: Path) -> None:
+    """The run folders ``a`` and ``b`` hold the same final weights (bit for bit) and counts."""
+    _weights_equal(load_checkpoint(a / "policy.pt")["model"], load_checkpoint(b / "policy.pt")["model"])
+    ta, tb = load_checkpoint(a / "checkpoint.pt")["trainer"], load_checkpoint(b / "checkpoint.pt")["trainer"]
+    for key in ("global_step", "update", "hands"):
+        assert ta[key] == tb[key], key
+
+
+def test_a_killed_sampler_process_ends_the_run_in_one_line_whose_command_continues_it_exactly(tmp_path, monkeypatch,
+                                                                                              capsys):
+    """SIGKILL of a sampler process (the out-of-memory killer) while it plays update 3's batch: status 1, one line
+    naming the sampler, the last good checkpoint (update 2) and the command that continues the run, no process left;
+    that command, run as printed, ends the run with the weights and counts of a run never interrupted (bit for bit,
+    as --resume after --stop-after-updates: one learner thread)."""
+    argv = tiny_argv(tmp_path, samplers=2, inline_samplers=False, total_steps=5000, run_name="killed")
+    lose_a_sampler(train, kill_at=3, sampler=1, setattr_=monkeypatch.setattr)
+    procs = []
+    real_close = ProcessSamplers.close
+    monkeypatch.setattr(ProcessSamplers, "close", lambda self: procs.extend(self.procs) or real_close(self))
+    assert train.cli(argv) == 1
+    out, err = capsys.readouterr()
+    ckpt = tmp_path / "killed" / "checkpoint.pt"
+    steps = load_checkpoint(ckpt)["trainer"]["global_step"]
+    command = f"python train.py --resume {ckpt} --no-progress --threads 1 --no-tensorboard --final-eval-deals 0"
+    assert err == (f"train.py: error: sampler process 1 died (exit code -9); the last good checkpoint '{ckpt}' "
+                   f"(update 2, {steps:,} steps) is kept: continue with: {command}\n")
+    assert len(procs) == 2 and not any(p.is_alive() for p in procs)
+    monkeypatch.undo()
+    printed = shlex.split(err.split("continue with: ")[1])
+    assert printed[:2] == ["python", "train.py"] and train.cli(printed[2:]) == 0
+    train.main(tiny_args(tmp_path, samplers=2, total_steps=5000, run_name="straight"))
+    _same_run(tmp_path / "killed", tmp_path / "straight")
+
+
 @pytest.mark.skipif(not hasattr(os, "getpriority"), reason="POSIX scheduling priorities")
 @pytest.mark.parametrize("overlap", [True, False])
 def test_overlapping_sampler_processes_yield_the_cores_to_the_learner(tmp_path, overlap):
@@ -497,6 +550,199 @@ def test_tiny_ray_run_samples_on_actors(tmp_path):
     assert out["samplers"] == 2 and all(n > 0 for n in out["sampler_decisions"])
     assert len(out["sampler_pids"]) == 2 and os.getpid() not in out["sampler_pids"]  # the actors sampled
     PolicyAgent.load(tmp_path / "tiny" / "policy.pt")
+
+
+def test_ctrl_c_names_the_checkpoint_kept_and_the_command_that_continues(tmp_path, monkeypatch, capsys):
+    """Ctrl-C after update 2's checkpoint: status 130 and one line with the checkpoint kept and the command that
+    continues the run (it was "continue with --resume", without the checkpoint or the flags)."""
+    real_save = RunFiles.save_checkpoint
+
+    def save_then_interrupt(self, model, rules, args, trainer):
+        real_save(self, model, rules, args, trainer)
+        if trainer["update"] == 2:
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(RunFiles, "save_checkpoint", save_then_interrupt)
+    assert train.cli(tiny_argv(tmp_path)) == 130
+    ckpt = tmp_path / "tiny" / "checkpoint.pt"
+    steps = load_checkpoint(ckpt)["trainer"]["global_step"]
+    assert capsys.readouterr().err == (
+        f"\ntrain.py: interrupted: the last good checkpoint '{ckpt}' (update 2, {steps:,} steps) is kept: continue "
+        f"with: python train.py --resume {ckpt} --no-progress --threads 1 --no-tensorboard --inline-samplers "
+        "--final-eval-deals 0\n")
+
+
+def test_a_killed_ray_actor_ends_the_run_in_one_line_naming_it_and_its_node(tmp_path, monkeypatch, capsys):
+    """On a local Ray (the cluster tests below are slow): sampler actor 0's process SIGKILLed while it plays update
+    3's batch ends the run with status 1 and one line naming the actor, its node and Ray's cause, the checkpoint kept
+    and the command that continues (with --ray-address); no actor process is left."""
+    pytest.importorskip("ray")
+    import ray
+
+    lose_a_sampler(train, kill_at=3, sampler=0, setattr_=monkeypatch.setattr)
+    placements = []
+    real_close = RaySamplers.close
+    monkeypatch.setattr(RaySamplers, "close", lambda self: placements.append(self.placement) or real_close(self))
+    try:
+        status = train.cli(tiny_argv(tmp_path, samplers=2, inline_samplers=False, ray_address="local",
+                                     total_steps=5000))
+    finally:
+        if ray.is_initialized():
+            ray.shutdown()
+    out, err = capsys.readouterr()
+    assert status == 1 and "Traceback" not in out + err
+    (where,) = placements
+    ckpt = tmp_path / "tiny" / "checkpoint.pt"
+    steps = load_checkpoint(ckpt)["trainer"]["global_step"]
+    assert err.splitlines()[-1] == (
+        f"train.py: error: sampler actor 0 on node {where[0]['node'][:12]} ({where[0]['ip']}, pid {where[0]['pid']}) "
+        f"died: its worker process has died; the last good checkpoint '{ckpt}' (update 2, {steps:,} steps) is kept: "
+        f"continue with: python train.py --resume {ckpt} --no-progress --threads 1 --no-tensorboard --ray-address "
+        "local --final-eval-deals 0")
+    assert f"sampler actors: 0 on node {where[0]['node'][:12]}" in out
+    for p in where:
+        wait_gone(p["pid"])
+
+
+def test_ray_death_causes_in_a_few_words():
+    """Ray's long reports of a lost actor, as the one line quotes them."""
+    died = ("The actor died unexpectedly before finishing this task.\n\tclass_name: RaySampler\n\tactor_id: 5996\n"
+            "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR Worker exit "
+            "detail: Worker unexpectedly exits with a connection error code 2. End of file.")
+    node = ("The actor died unexpectedly before finishing this task.\n\tclass_name: RaySampler\n"
+            "The actor died because its node has died. Node Id: 73eef3601aaf")
+    killed = "The actor died unexpectedly before finishing this task.\nThe actor is dead because it was killed by `ray.kill`."
+    unreachable = ("The actor 5996e7ff is unavailable: The actor is temporarily unavailable: RpcError: RPC error: "
+                   "Socket closed rpc_code: 14. The task may or may not have been executed on the actor.")
+    assert ray_death_cause(RuntimeError(died)) == "its worker process has died"
+    assert ray_death_cause(RuntimeError(node)) == "its node has died"
+    assert ray_death_cause(RuntimeError(killed)) == "it was killed by `ray.kill`"
+    assert ray_death_cause(RuntimeError(unreachable)) == ("it is unreachable (The actor is temporarily unavailable: "
+                                                         "RpcError: RPC error: Socket closed rpc_code: 14)")
+    assert ray_death_cause(RuntimeError("")) == "RuntimeError"
+
+
+# ------------------------------------------------------------------------------ a Ray cluster of two nodes
+@pytest.fixture
+def ray_cluster():
+    """A head and a worker node started with ``ray start`` (one CPU each, resources of their own); every process of
+    the cluster is killed afterwards, and none may survive, whatever the test did."""
+    pytest.importorskip("ray")
+    if not Path("/proc/self/stat").is_file():
+        pytest.skip("the cluster's processes are found through Linux's /proc")
+    cluster = RayCluster()
+    try:
+        cluster.add_node(resources={"head_node": 1})
+        cluster.add_node(resources={"worker_node": 1})
+        yield cluster
+    finally:
+        cluster.stop()
+    assert not cluster.survivors(), "processes of the Ray cluster still run:\n" + "\n".join(cluster.survivors())
+
+
+def _train_losing_a_sampler(cluster: RayCluster, argv: list[str], kill_at: int, target: list[str]):
+    """``train.py ARGV`` on the cluster, in a process of its own, SIGKILLing ``target`` (``["--sampler", I]`` or
+    ``["--pid", P]``) while its samplers play update ``kill_at``'s batch (:mod:`helpers.sampler_loss`)."""
+    cmd = [sys.executable, str(ROOT / "tests" / "helpers" / "sampler_loss.py"), "--kill-at", str(kill_at), *target,
+           "--", *argv, "--ray-address", cluster.address]
+    return subprocess.run(cmd, cwd=ROOT, env=cluster.env, capture_output=True, text=True, timeout=300)
+
+
+def _placement(stdout: str) -> dict[int, tuple[str, str, int]]:
+    """The trainer's line ``sampler actors: 0 on node ID (IP, pid PID), ...`` as {sampler: (node, ip, pid)}."""
+    line = next(ln for ln in stdout.splitlines() if ln.startswith("sampler actors: "))
+    return {int(i): (node, ip, int(pid))
+            for i, node, ip, pid in re.findall(r"(\d+) on node ([0-9a-f]+) \(([^,]+), pid (\d+)\)", line)}
+
+
+def _one_error_line(run) -> str:
+    """The run's error: one line, its last on stderr, and no traceback anywhere."""
+    assert run.returncode == 1, run.stdout + run.stderr
+    assert "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
+    errors = [ln for ln in run.stderr.splitlines() if "error" in ln.lower()]
+    assert errors == [run.stderr.splitlines()[-1]], run.stderr
+    return errors[0]
+
+
+def _resume_as_printed(error: str, cluster: RayCluster, **popen) -> subprocess.Popen:
+    """The command the error line prints after ``continue with:``, started as a user types it."""
+    command = shlex.split(error.split("continue with: ")[1])
+    assert command[:2] == ["python", "train.py"] and "--ray-address" in command
+    return subprocess.Popen([sys.executable, *command[1:]], cwd=ROOT, env=cluster.env, **popen)
+
+
+@pytest.mark.slow
+def test_two_ray_nodes_each_run_a_sampler_and_a_killed_actor_ends_the_run_in_one_line_that_resumes_it(tmp_path,
+                                                                                                   ray_cluster):
+    """train.py on a cluster of two nodes (``ray start``): the two sampler actors are spread over both (the run says
+    where each runs, summary.json keeps the nodes). Sampler actor 1's process SIGKILLed while it plays update 3's
+    batch: status 1, one line naming the actor, its node and the last good checkpoint (update 2), and the command
+    that continues; that command, run on the cluster as printed, ends the run with the weights and counts of a run
+    never interrupted, bit for bit (samplers in the learner's process, one learner thread)."""
+    head, worker = ray_cluster.nodes
+    argv = tiny_argv(tmp_path, samplers=2, inline_samplers=False, total_steps=5000, run_name="cluster")
+    run = _train_losing_a_sampler(ray_cluster, argv, kill_at=3, target=["--sampler", "1"])
+    error = _one_error_line(run)
+    where = _placement(run.stdout)
+    assert {where[0][0], where[1][0]} == {head.node_id[:12], worker.node_id[:12]}  # one sampler on each node
+    ckpt = tmp_path / "cluster" / "checkpoint.pt"
+    steps = load_checkpoint(ckpt)["trainer"]["global_step"]
+    node, ip, pid = where[1]
+    assert error == (f"train.py: error: sampler actor 1 on node {node} ({ip}, pid {pid}) died: its worker process has "
+                     f"died; the last good checkpoint '{ckpt}' (update 2, {steps:,} steps) is kept: continue with: "
+                     f"python train.py --resume {ckpt} --no-progress --threads 1 --no-tensorboard --ray-address "
+                     f"{ray_cluster.address} --final-eval-deals 0")
+    resumed = _resume_as_printed(error, ray_cluster, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    out = resumed.communicate(timeout=300)[0]
+    assert resumed.returncode == 0, out
+    summary = json.loads((tmp_path / "cluster" / "summary.json").read_text())
+    assert set(summary["sampler_nodes"]) == {head.node_id, worker.node_id}
+    train.main(tiny_args(tmp_path, samplers=2, total_steps=5000, run_name="straight"))
+    _same_run(tmp_path / "cluster", tmp_path / "straight")
+
+
+@pytest.mark.slow
+def test_a_lost_ray_node_ends_the_run_in_one_line_and_the_run_resumes_once_a_node_joins(tmp_path, ray_cluster):
+    """The worker node lost (its raylet SIGKILLed) while its sampler actor plays update 3's batch: status 1, one line
+    naming that actor and node and the command that continues. Run at once on the one node left, that command says
+    the cluster lacks a CPU for the second actor and waits; once a new node joins it ends the run with the weights
+    and counts of a run never interrupted, bit for bit."""
+    head, worker = ray_cluster.nodes
+    argv = tiny_argv(tmp_path, samplers=2, inline_samplers=False, total_steps=5000, run_name="cluster")
+    run = _train_losing_a_sampler(ray_cluster, argv, kill_at=3, target=["--pid", str(worker.raylet)])
+    error = _one_error_line(run)
+    where = _placement(run.stdout)
+    lost = next(i for i, (node, _, _) in where.items() if node == worker.node_id[:12])
+    node, ip, pid = where[lost]
+    ckpt = tmp_path / "cluster" / "checkpoint.pt"
+    steps = load_checkpoint(ckpt)["trainer"]["global_step"]
+    assert error.startswith(f"train.py: error: sampler actor {lost} on node {node} ({ip}, pid {pid}) died: ")
+    assert error.endswith(f"; the last good checkpoint '{ckpt}' (update 2, {steps:,} steps) is kept: continue with: "
+                          f"python train.py --resume {ckpt} --no-progress --threads 1 --no-tensorboard --ray-address "
+                          f"{ray_cluster.address} --final-eval-deals 0")
+    worker.proc.wait(timeout=60)  # the node's ray start stops the rest of it
+    wait_gone(pid)
+    ray_cluster.wait_nodes(1)
+    log = tmp_path / "resumed.log"
+    with open(log, "w") as f:
+        resumed = _resume_as_printed(error, ray_cluster, stdout=f, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 120
+        while "waiting for nodes to join" not in log.read_text():
+            assert resumed.poll() is None and time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
+        assert ("the Ray cluster has 1 CPU(s) and the 2 sampler actors take one each: waiting for nodes to join"
+                in log.read_text())
+        joined = ray_cluster.add_node()
+        assert resumed.wait(timeout=300) == 0, log.read_text()
+    finally:
+        if resumed.poll() is None:
+            resumed.kill()
+            resumed.wait()
+    summary = json.loads((tmp_path / "cluster" / "summary.json").read_text())
+    assert set(summary["sampler_nodes"]) == {head.node_id, joined.node_id}
+    train.main(tiny_args(tmp_path, samplers=2, total_steps=5000, run_name="straight"))
+    _same_run(tmp_path / "cluster", tmp_path / "straight")
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")

@@ -237,8 +237,9 @@ def cli(argv: list[str] | None, cls: type, prog: str, run) -> int:
 
     A user's mistake never ends in a traceback: a bad flag or value, a path that cannot be used, a bad or
     incompatible checkpoint print one line ``train.py: error: ...`` and return 2; a write that fails (a full disk)
-    prints one line naming the last good checkpoint and returns 1. A sampler that fails (a bug, not a user's
-    mistake) prints its traceback and returns 1.
+    prints one line naming the last good checkpoint and returns 1. A sampler process or Ray actor that dies (killed,
+    out of memory, its node lost) prints one line naming it, the last good checkpoint and the command that continues
+    the run, and returns 1; one that fails (a bug, not a user's mistake) prints the same line and its traceback.
     """
     try:
         args = parse_args(argv, cls, prog)
@@ -256,8 +257,8 @@ def cli(argv: list[str] | None, cls: type, prog: str, run) -> int:
         print(f"{prog}: error: out of memory: expected smaller --num-envs, --batch-size or --hidden",
               file=sys.stderr)
         return 1
-    except KeyboardInterrupt:
-        print(f"\n{prog}: interrupted: the last checkpoint written is kept (continue with --resume)",
-              file=sys.stderr)
+    except KeyboardInterrupt as e:  # train.py's main says what it kept and the command that continues
+        kept = e.args[0] if e.args else "the last checkpoint written is kept (continue with --resume)"
+        print(f"\n{prog}: interrupted: {kept}", file=sys.stderr)
         return 130
     return 0

@@ -10,6 +10,7 @@ learner's generators and counters, and the samplers' next batch under ``--overla
 from __future__ import annotations
 
 import dataclasses
+import shlex
 import typing
 
 import numpy as np
@@ -19,7 +20,7 @@ from agents.learned.checkpoint import CheckpointError
 from agents.learned.policy_net import ActorCritic, versions
 from agents.specs import fits_hint
 from agents.training.recipe import flag
-from agents.training.self_play import SAMPLER_NICE, SamplerError, sampler_state_problem, tensor_problem
+from agents.training.self_play import SAMPLER_NICE, SamplerDied, SamplerError, sampler_state_problem, tensor_problem
 from schnapsen_env import RuleSet
 from schnapsen_env.encoding import layout_signature
 from schnapsen_env.errors import one_line
@@ -92,6 +93,32 @@ def resumed_args(ckpt: dict, given):
                              f"{', '.join(flag(k) for k in PER_INVOCATION)} besides --resume")
     total = given.total_steps if given.total_steps is not None else saved["total_steps"]
     return cls(**{**saved, "resume": path, "total_steps": total, **{k: getattr(given, k) for k in PER_INVOCATION}})
+
+
+def resume_command(given, checkpoint, prog: str = "train.py") -> str:
+    """The command that continues the run of this invocation from ``checkpoint``, as a user types it:
+    ``python train.py --resume CHECKPOINT`` and this invocation's flags of :data:`PER_INVOCATION` that are not at
+    their defaults (a resumed run takes those from its command line, not from the checkpoint: ``--ray-address``,
+    ``--threads``, ``--device``, ...), plus ``--total-steps`` where this invocation extended a resumed run (its
+    checkpoints may not record it yet).
+
+    Args:
+        given: the arguments as this invocation was given them (before ``main`` fills in defaults or reads a
+            checkpoint).
+    """
+    defaults = type(given)()
+    words = ["python", prog, "--resume", str(checkpoint)]
+    for n in PER_INVOCATION + (("total_steps",) if given.resume else ()):
+        value = getattr(given, n)
+        if value is None or value == getattr(defaults, n) or value == ():
+            continue
+        if isinstance(value, bool):
+            words.append(flag(n) if value else "--no-" + flag(n)[2:])
+        elif isinstance(value, (list, tuple)):
+            words += [flag(n), *map(str, value)]
+        else:
+            words += [flag(n), str(value)]
+    return shlex.join(words)
 
 
 def _weights_problem(name: str, sd, shapes: dict) -> str | None:
@@ -221,6 +248,8 @@ def restore_samplers(samplers, states: list, ckpt: dict, path: str) -> None:
     """
     try:
         samplers.set_state(states)
+    except SamplerDied:  # a lost sampler, not a bad checkpoint
+        raise
     except Exception as e:  # a hand that does not load (the env names what is wrong)
         reason = e.reason if isinstance(e, SamplerError) else f"{type(e).__name__}: {e}"
         raise CheckpointError(f"checkpoint {path!r} cannot be resumed: a sampler state does not load: "

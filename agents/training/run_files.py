@@ -9,6 +9,7 @@ from pathlib import Path
 
 from agents.learned.policy_net import save_policy
 from agents.training.reporting import evaluate
+from agents.training.self_play import SamplerError
 from schnapsen_env import RuleSet
 from schnapsen_env.files import WriteError, atomic_write, check_output_folder, remove_stale_temps
 
@@ -43,22 +44,29 @@ class RunFiles:
         last_good: ``(update, step)`` of the last checkpoint known to be complete (None before the first).
     """
 
-    def __init__(self, run_dir: Path, last_good: tuple[int, int] | None) -> None:
+    def __init__(self, run_dir: Path, last_good: tuple[int, int] | None, resume_command: str | None = None) -> None:
         run_dir.mkdir(parents=True, exist_ok=True)
         for name in RUN_FILES:  # temporary files of writes killed in an earlier run
             remove_stale_temps(run_dir / name)
         self.run_dir, self.checkpoint = run_dir, run_dir / "checkpoint.pt"
         self.last_good = last_good
+        self.resume_command = resume_command or f"python train.py --resume {self.checkpoint}"
+
+    def kept(self, todo: str = "") -> str:
+        """What a run that stops on an error keeps: the last good checkpoint, then ``todo`` and the command that
+        continues from it (:func:`agents.training.resume.resume_command`)."""
+        if self.last_good is None:
+            return "no checkpoint of this run was written yet"
+        return (f"the last good checkpoint {str(self.checkpoint)!r} (update {self.last_good[0]}, "
+                f"{self.last_good[1]:,} steps) is kept: {todo}continue with: {self.resume_command}")
 
     def failed(self, e: WriteError) -> WriteError:
         """``e`` with what is kept: the last good checkpoint and how to continue from it."""
-        if self.last_good is None:
-            kept = "no checkpoint of this run was written yet"
-        else:
-            kept = (f"the last good checkpoint {str(self.checkpoint)!r} (update {self.last_good[0]}, "
-                    f"{self.last_good[1]:,} steps) is kept: free space or fix the folder, then continue with --resume "
-                    f"{self.checkpoint}")
-        return WriteError(e.errno, f"{e}; {kept}")
+        return WriteError(e.errno, f"{e}; {self.kept('free space or fix the folder, then ')}")
+
+    def sampler_lost(self, e: SamplerError) -> SamplerError:
+        """``e`` (a sampler that died or failed) with what is kept and how to continue; the same kind of error."""
+        return type(e)(f"{e.reason}; {self.kept()}", e.details)
 
     def save_checkpoint(self, model, rules: RuleSet, args, trainer: dict) -> None:
         """Write ``checkpoint.pt``: the policy with the trainer state (:func:`agents.training.resume.trainer_state`)."""

@@ -15,7 +15,11 @@ Three ways to run them, one interface (``collect``, or ``submit`` then ``gather`
 
 * :class:`InProcessSamplers`: in the learner's process (``--inline-samplers``; tests and debugging);
 * :class:`ProcessSamplers`: local processes (``multiprocessing``, spawn), one per sampler, no cluster software;
-* :class:`RaySamplers`: Ray actors, one CPU each, on a local Ray or a cluster (extra ``rllib``).
+* :class:`RaySamplers`: Ray actors, one CPU each, on a local Ray or a cluster (extra ``rllib``), spread over its
+  nodes.
+
+A sampler whose process, actor or node is lost is not replaced: the run ends with :class:`SamplerDied`, and
+``train.py --resume`` continues it exactly from its last checkpoint.
 
 Every sampler plays a batch with exactly the weights it was sent, and the learner gathers all answers before it
 uses a batch. ``submit`` returns at once, so the learner can update while the samplers play the next batch with
@@ -32,6 +36,8 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import pickle
+import re
 import signal
 import time
 import traceback
@@ -404,8 +410,21 @@ class SamplerError(RuntimeError):
         self.reason, self.details = reason, details
 
 
+class SamplerDied(SamplerError):
+    """A sampler's process, Ray actor or Ray node is gone (killed, out of memory, a lost machine), not an error of
+    its code: the run cannot go on without the hands, chains and generator it held, and ends; ``--resume`` continues
+    it from its last checkpoint exactly. ``reason`` names the sampler (and its node); there are no details."""
+
+
 class _Samplers:
-    """What the three runners share: ``collect`` is ``submit`` then ``gather``."""
+    """What the three runners share: ``collect`` is ``submit`` then ``gather``; ``placement``, where each sampler
+    runs (filled by :class:`RaySamplers` only)."""
+
+    placement: list[dict] = []
+
+    def describe(self) -> str | None:
+        """Where the samplers run, in one line for the run's log (None: on this machine)."""
+        return None
 
     def collect(self, weights: dict, opponent: dict | None, n_rows: int) -> list[tuple[dict, dict]]:
         """Every sampler's ``Sampler.collect(weights, opponent, n_rows)``, in sampler order."""
@@ -441,6 +460,21 @@ class InProcessSamplers(_Samplers):
         pass
 
 
+def _put(conn, message) -> None:
+    """Send ``message`` over a sampler's pipe as a plain pickle (:func:`_take` reads it).
+
+    multiprocessing's own ``send`` pickles torch tensors by handing over their memory's file descriptors through its
+    resource sharer, a thread of the sending process that the receiver calls back; a sampler killed during that
+    call made the learner's thread print a traceback (``ConnectionResetError``) beside the one line that names the
+    dead sampler. A plain pickle carries the values themselves (the same values, bit for bit)."""
+    conn.send_bytes(message if isinstance(message, bytes) else pickle.dumps(message, pickle.HIGHEST_PROTOCOL))
+
+
+def _take(conn):
+    """A message of :func:`_put`."""
+    return pickle.loads(conn.recv_bytes())
+
+
 def _serve(conn, kwargs: dict, nice: int = 0) -> None:
     """A sampler process: lower its scheduling priority by ``nice``, build the sampler, then answer the learner's
     requests until ``close``."""
@@ -452,18 +486,18 @@ def _serve(conn, kwargs: dict, nice: int = 0) -> None:
             except OSError:  # a confined process may not change it: the priority is only about speed
                 pass
         sampler = Sampler(**kwargs, threads=1)
-        conn.send(("ok", None))
+        _put(conn, ("ok", None))
         while True:
-            cmd, *payload = conn.recv()
+            cmd, *payload = _take(conn)
             if cmd == "close":
                 return
             result = getattr(sampler, cmd)(*payload)
-            conn.send(("ok", result))
+            _put(conn, ("ok", result))
     except EOFError:  # the learner is gone
         return
     except BaseException as e:  # report it to the learner, which raises it
         try:
-            conn.send(("error", (f"{type(e).__name__}: {' '.join(str(e).split())}", traceback.format_exc())))
+            _put(conn, ("error", (f"{type(e).__name__}: {' '.join(str(e).split())}", traceback.format_exc())))
         except (OSError, EOFError):
             pass
 
@@ -499,21 +533,24 @@ class ProcessSamplers(_Samplers):
         out = []
         for i, conn in enumerate(self.conns):
             try:
-                status, value = conn.recv()
+                status, value = _take(conn)
             except (EOFError, OSError):
-                raise SamplerError(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
+                raise SamplerDied(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
             if status == "error":
                 raise SamplerError(f"sampler {i} failed: {value[0]}", value[1])
             out.append(value)
         return out
 
     def _send(self, messages) -> None:
+        pickled: dict[int, bytes] = {}  # the same message to every sampler (a batch's request) is pickled once
         for i, (conn, message) in enumerate(zip(self.conns, messages)):
+            if id(message) not in pickled:
+                pickled[id(message)] = pickle.dumps(message, pickle.HIGHEST_PROTOCOL)
             try:
-                conn.send(message)
+                _put(conn, pickled[id(message)])
             except (BrokenPipeError, EOFError, OSError):
                 self.procs[i].join(timeout=1)
-                raise SamplerError(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
+                raise SamplerDied(f"sampler process {i} died (exit code {self.procs[i].exitcode})") from None
 
     def _call(self, cmd: str, *payloads) -> list:
         if self.in_flight:  # its answer would be read as this call's
@@ -546,7 +583,7 @@ class ProcessSamplers(_Samplers):
         if not self.in_flight:
             for conn in self.conns:
                 try:
-                    conn.send(("close",))
+                    _put(conn, ("close",))
                 except (OSError, EOFError, BrokenPipeError):
                     pass
             deadline = time.monotonic() + 5
@@ -562,37 +599,112 @@ class ProcessSamplers(_Samplers):
         self.conns, self.procs, self.in_flight = [], [], False
 
 
+class RaySampler(Sampler):
+    """A :class:`Sampler` in a Ray actor, which also says where it runs (:meth:`where`)."""
+
+    def where(self) -> dict:
+        """This actor's process id, Ray node id (hex) and node address."""
+        import ray  # only ever called inside a Ray actor; Ray is the optional extra "rllib"
+
+        return {"pid": os.getpid(), "node": ray.get_runtime_context().get_node_id(),
+                "ip": ray.util.get_node_ip_address()}
+
+
+def ray_death_cause(e: BaseException) -> str:
+    """Why Ray says an actor is gone, in a few words (``"its node has died"``, ``"it was killed by `ray.kill`"``),
+    from one of its errors (:class:`ray.exceptions.RayActorError` and the like), without its advice and ids."""
+    text = " ".join(str(e).split())
+    cause = re.search(r"The actor (?:is dead|died) because (.*?)\.(?: |$)", text)
+    if cause:
+        return cause.group(1)
+    unavailable = re.search(r"is unavailable: (.*?)\. The task may or may not", text)
+    if unavailable:
+        return f"it is unreachable ({unavailable.group(1)[:160]})"
+    return f"{type(e).__name__}: {text[:160]}" if text else type(e).__name__
+
+
 class RaySamplers(_Samplers):
     """The samplers as Ray actors (one CPU each) on the Ray at ``address`` ("local": start one on this machine;
-    "auto" or "HOST:PORT": a running cluster). Needs the extra ``rllib`` (Ray)."""
+    "auto" or "HOST:PORT": a running cluster). Needs the extra ``rllib`` (Ray).
+
+    The actors are spread over the cluster's nodes (Ray's ``"SPREAD"`` scheduling strategy) instead of filling one
+    node first; :attr:`placement` records where each one runs (``train.py`` prints it and writes the node ids to
+    ``summary.json``). Where the cluster has fewer CPUs than actors, a line says so at once and the actors wait for
+    nodes to join.
+
+    A lost actor is not restarted (Ray's ``max_restarts`` stays 0): Ray would rebuild it from its constructor, without
+    the hands in play, the unfinished chains and the generator that make a run exact, so the run ends instead and
+    ``--resume`` continues it from its last checkpoint. An actor whose process or node is gone raises
+    :class:`SamplerDied` naming the sampler, its node and Ray's cause, as soon as the learner waits for it (not after
+    the actors before it have answered); an error of its code raises :class:`SamplerError` with the actor's traceback.
+    The actors' own output stays in Ray's logs on their node (``log_to_driver=False``): Ray's report of a crashed
+    actor, dozens of lines of C++ stack, would otherwise bury that one line.
+
+    Attributes:
+        placement: per sampler, ``{"pid", "node", "ip"}``: its process id, its Ray node's id (hex) and address.
+    """
 
     def __init__(self, kwargs: list[dict], address: str) -> None:
         try:
-            import ray
+            import ray  # the optional extra "rllib"
         except ImportError:
             raise ValueError('--ray-address needs Ray: pip install -e ".[rllib]"') from None
         self.ray = ray
+        self.actors: list = []
+        self.placement: list[dict] = []
+        self._refs: list | None = None
         self.started = not ray.is_initialized()
         if self.started:
             ray.init(address=None if address == "local" else address, include_dashboard=False,
-                     log_to_driver=True)
-        actor = ray.remote(num_cpus=1)(Sampler)
-        self.actors = [actor.remote(**kw, threads=1) for kw in kwargs]
+                     log_to_driver=False)
         try:
-            self._get([a.pid.remote() for a in self.actors])  # built (as the processes are), before the first batch
+            cpus = ray.cluster_resources().get("CPU", 0)
+            if cpus < len(kwargs):
+                print(f"the Ray cluster has {cpus:g} CPU(s) and the {len(kwargs)} sampler actors take one each: "
+                      "waiting for nodes to join (ray status lists them; Ctrl-C stops)", flush=True)
+            actor = ray.remote(num_cpus=1)(RaySampler).options(scheduling_strategy="SPREAD")
+            self.actors = [actor.remote(**kw, threads=1) for kw in kwargs]
+            # built (as the processes are) before the first batch, and where they run
+            self.placement = self._get([a.where.remote() for a in self.actors])
         except BaseException:
             self.close()
             raise
 
-    def _get(self, refs):
-        try:
-            return self.ray.get(refs)
-        except self.ray.exceptions.RayTaskError as e:
-            cause = e.as_instanceof_cause()
-            raise SamplerError(f"a Ray sampler failed: {type(cause).__name__}: {' '.join(str(cause).split())[:500]}",
-                               str(e)) from None
-        except self.ray.exceptions.RayError as e:
-            raise SamplerError(f"a Ray sampler failed: {type(e).__name__}", str(e)) from None
+    def _named(self, i: int) -> str:
+        """``sampler actor I`` with its node, address and process id once they are known."""
+        if i >= len(self.placement):
+            return f"sampler actor {i}"
+        p = self.placement[i]
+        return f"sampler actor {i} on node {p['node'][:12]} ({p['ip']}, pid {p['pid']})"
+
+    def _get(self, refs: list) -> list:
+        """The actors' answers to ``refs`` (one per actor, in actor order). The first actor to fail or die is named
+        as soon as it does, whichever actors are still playing."""
+        ray = self.ray
+        out: list = [None] * len(refs)
+        index = {ref: i for i, ref in enumerate(refs)}
+        pending = list(refs)
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            for ref in done:
+                i = index[ref]
+                try:
+                    out[i] = ray.get(ref)
+                except ray.exceptions.RayTaskError as e:  # the sampler's code raised: its traceback comes along
+                    cause = e.as_instanceof_cause()
+                    raise SamplerError(f"{self._named(i)} failed: {type(cause).__name__}: "
+                                       f"{' '.join(str(cause).split())[:500]}", str(e)) from None
+                except ray.exceptions.RayActorError as e:
+                    if e.actor_init_failed:  # its constructor raised
+                        raise SamplerError(f"{self._named(i)} failed while starting", str(e)) from None
+                    raise SamplerDied(f"{self._named(i)} died: {ray_death_cause(e)}") from None
+                except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError,
+                        ray.exceptions.ObjectLostError, ray.exceptions.LocalRayletDiedError,
+                        ray.exceptions.RaySystemError) as e:  # its process, its node or this machine's Ray is gone
+                    raise SamplerDied(f"{self._named(i)} died: {ray_death_cause(e)}") from None
+                except ray.exceptions.RayError as e:
+                    raise SamplerError(f"{self._named(i)} failed: {type(e).__name__}", str(e)) from None
+        return out
 
     def submit(self, weights: dict, opponent: dict | None, n_rows: int) -> None:
         """Start a :meth:`collect` on the actors and return at once; :meth:`gather` waits for it."""
@@ -609,9 +721,14 @@ class RaySamplers(_Samplers):
     def set_state(self, states: list[dict]) -> None:
         self._get([a.set_state.remote(st) for a, st in zip(self.actors, states)])
 
+    def describe(self) -> str:
+        """Where the actors run, in one line."""
+        return "sampler actors: " + ", ".join(self._named(i).removeprefix("sampler actor ")
+                                              for i in range(len(self.actors)))
+
     def close(self) -> None:
         for a in self.actors:
-            self.ray.kill(a)
+            self.ray.kill(a)  # a dead actor's kill is a no-op
         self.actors = []
         if self.started:
             self.ray.shutdown()

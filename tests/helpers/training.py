@@ -15,3 +15,20 @@ TINY = dict(total_steps=3000, num_envs=16, batch_size=1024, minibatch_size=256, 
 def tiny_args(tmp_path, **kw) -> train.Args:
     """:data:`TINY` with its run folder in ``tmp_path`` (the run is ``tmp_path / "tiny"``); ``kw`` overrides."""
     return train.Args(**{**TINY, "run_dir": str(tmp_path), **kw})
+
+
+
+def tiny_argv(tmp_path, **kw) -> list[str]:
+    """:func:`tiny_args` as ``train.py``'s command line (the flags that differ from the defaults)."""
+    args = tiny_args(tmp_path, **kw)
+    argv = []
+    for name, value in vars(args).items():
+        default = getattr(train.Args(), name)
+        if value == default:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if isinstance(value, bool):
+            argv.append(flag if value else "--no-" + name.replace("_", "-"))
+        else:
+            argv += [flag, str(value)]
+    return argv
