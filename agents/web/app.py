@@ -341,10 +341,9 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
                 where = err.get("loc", ("body", "?"))[-1]
                 problem = (err.get("ctx") or {}).get("error", "JSON decode error")
                 message = f"body: not JSON ({problem}: character {where}): {_expected_body(request)}"
-                return JSONResponse({"error": message, "fields": [{"field": "body", "problem": problem}]},
-                                    status_code=422)
+                return json_error(422, message, fields=[{"field": "body", "problem": problem}])
         message, fields = _field_errors(exc)
-        return JSONResponse({"error": message, "fields": fields}, status_code=422)
+        return json_error(422, message, fields=fields[:20])
 
     @app.exception_handler(BodyRefused)
     async def _refused(request: Request, exc: BodyRefused) -> JSONResponse:
@@ -356,8 +355,8 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
             return json_error(exc.__cause__.status, exc.__cause__.message)
         if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI's bare "error parsing the body"
             problem = _unparsed_body(exc.__cause__)
-            return JSONResponse({"error": f"body: {problem}: {_expected_body(request)}",
-                                 "fields": [{"field": "body", "problem": problem}]}, status_code=422)
+            return json_error(422, f"body: {problem}: {_expected_body(request)}",
+                              fields=[{"field": "body", "problem": problem}])
         return json_error(exc.status_code, f"{exc.detail}: {request.method} {request.url.path[:200]}",
                           **({"allowed": sorted(exc.headers["allow"].split(", "))}
                              if exc.status_code == 405 and exc.headers and "allow" in exc.headers else {}))

@@ -12,7 +12,8 @@ a request's headers.
 * :class:`BodyLimit`: a JSON body over its limit gets JSON 413 without being read whole.
 * :func:`header_deadline_protocol`: uvicorn's HTTP protocol with a deadline for a request's headers (uvicorn has
   none: its keep-alive timeout is reset by every byte), so a client that sends part of its headers and stops is
-  answered 408 and disconnected instead of holding the connection forever.
+  answered 408 and disconnected instead of holding the connection forever; and bytes that are no HTTP get a JSON
+  400 (uvicorn's own is plain text).
 
 Every error here is JSON ``{"error": MESSAGE}``, as the app's own (:mod:`agents.web.app`).
 """
@@ -52,11 +53,25 @@ class BodyRefused(Exception):
         self.status, self.message = status, message
 
 
+#: Longest error message sent: a longer one (one that quotes a large part of the request) keeps its start and its
+#: end, where it says what was expected.
+MAX_MESSAGE = 1000
+
+
+def shorten(message: str, limit: int = MAX_MESSAGE) -> str:
+    """``message``, or its start and end around ``" ... "`` when it is over ``limit`` characters."""
+    if len(message) <= limit:
+        return message
+    half = (limit - 5) // 2
+    return f"{message[:half]} ... {message[-half:]}"
+
+
 def json_error(status: int, message: str, **extra: Any) -> JSONResponse:
-    """The JSON error answer: ``{"error": message, **extra}`` with ``status``; ``Connection: close`` for a request
-    whose body was not read to its end (408, 413), so the connection is not reused half-read."""
+    """The JSON error answer: ``{"error": message, **extra}`` with ``status`` (the message :func:`shorten`ed);
+    ``Connection: close`` for a request whose body was not read to its end (408, 413), so the connection is not
+    reused half-read."""
     headers = {"connection": "close"} if status in (408, 413) else None
-    return JSONResponse({"error": message, **extra}, status_code=status, headers=headers)
+    return JSONResponse({"error": shorten(message), **extra}, status_code=status, headers=headers)
 
 
 def _has_body(scope) -> bool:
@@ -233,10 +248,10 @@ class SameOrigin:
             if origin is not None:
                 host = headers.get(b"host", b"").decode("latin-1").lower()
                 try:
-                    netloc = urlsplit(origin.decode("latin-1")).netloc.lower() if origin != b"null" else None
+                    parts = urlsplit(origin.decode("latin-1").lower()) if origin != b"null" else None
                 except ValueError:  # an Origin that is no URL (an unclosed IPv6 bracket)
-                    netloc = None
-                if netloc != host:
+                    parts = None
+                if parts is None or (parts.scheme, parts.netloc) != (scope.get("scheme", "http"), host):
                     await json_error(403, f"a request from a page of another site ({origin.decode('latin-1')[:100]!r})"
                                           f" is refused: expected one from this server's own page (http://{host}/)")(
                         scope, receive, send)
@@ -276,6 +291,14 @@ class BodyLimit:
         await self.app(scope, counted, send)
 
 
+def _raw_answer(status: int, reason: str, message: str) -> bytes:
+    """A whole HTTP/1.1 answer with a JSON error, for the protocol to write before it closes the connection."""
+    body = json.dumps({"error": message}).encode()
+    return (f"HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\nconnection: close\r\n".encode()
+            + b"".join(k + b": " + v + b"\r\n" for k, v in _HEADERS)
+            + b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+
+
 def header_deadline_protocol(seconds: float):
     """uvicorn's HTTP/1.1 protocol class (``h11`` or ``httptools``, whichever uvicorn picks) with a deadline for a
     request's headers: ``seconds`` from the connection's start, or from the end of its previous answer, to the
@@ -287,11 +310,8 @@ def header_deadline_protocol(seconds: float):
     """
     from uvicorn.protocols.http.auto import AutoHTTPProtocol  # uvicorn: imported only where a server starts
 
-    body = json.dumps({"error": f"the request's headers did not arrive within {seconds:g} s: expected a whole "
-                                "HTTP request"}).encode()
-    late = (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/json\r\nconnection: close\r\n"
-            + b"".join(k + b": " + v + b"\r\n" for k, v in _HEADERS)
-            + b"content-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+    late = _raw_answer(408, "Request Timeout", f"the request's headers did not arrive within {seconds:g} s: "
+                                               "expected a whole HTTP request")
 
     class HeaderDeadline(AutoHTTPProtocol):  # type: ignore[misc, valid-type]
         """uvicorn's protocol with a deadline for the headers (:func:`header_deadline_protocol`)."""
@@ -329,6 +349,12 @@ def header_deadline_protocol(seconds: float):
             self._disarm()
             super().connection_lost(exc)
 
+        def send_400_response(self, msg: str) -> None:  # uvicorn's answer to bytes that are no HTTP: plain text
+            self.transport.write(_raw_answer(400, "Bad Request", f"not an HTTP/1.1 request this server reads "
+                                                                 f"({msg}): expected a request line, headers and an "
+                                                                 "optional body"))
+            self.transport.close()
+
         def _headers_late(self) -> None:
             self._header_timer = None
             if self.transport.is_closing() or self.cycle is not self._armed_cycle:
@@ -341,5 +367,5 @@ def header_deadline_protocol(seconds: float):
     return HeaderDeadline
 
 
-__all__ = ["CONTENT_SECURITY_POLICY", "SECURITY_HEADERS", "BodyLimit", "BodyRefused", "Guard", "SameOrigin",
-           "TrustedHosts", "header_deadline_protocol", "json_error", "normal_host"]
+__all__ = ["CONTENT_SECURITY_POLICY", "MAX_MESSAGE", "SECURITY_HEADERS", "BodyLimit", "BodyRefused", "Guard", "SameOrigin",
+           "TrustedHosts", "header_deadline_protocol", "json_error", "normal_host", "shorten"]

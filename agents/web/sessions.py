@@ -34,7 +34,7 @@ from agents.learned.shipped import STRONGEST_POLICY
 from agents.web.search import POLICY_NAMES, VALUE_ANALYSERS, AgentSpec
 from agents.web.view import OPPONENT, YOU, describe_move, player_view, record_summary, replay_frames, result_view
 from schnapsen_env.encoding import observation
-from schnapsen_env.errors import IllegalActionError, RulesError
+from schnapsen_env.errors import IllegalActionError, RulesError, short_repr
 from schnapsen_env.match import Match
 from schnapsen_env.records import HandRecord, RecordError, record_of, replay
 from schnapsen_env.rules import PLAYERS, GameState
@@ -136,10 +136,10 @@ class Catalogue:
         """
         c = self.choices.get(choice_id) if isinstance(choice_id, str) else None
         if c is None:
-            raise WebError(422, f"opponent {choice_id!r} is not on offer: expected one of "
+            raise WebError(422, f"opponent {short_repr(choice_id)} is not on offer: expected one of "
                                 f"{[x.id for x in self.opponents(rules.name)]}", field="opponent")
         if rules.name not in c.rulesets:
-            raise WebError(422, f"opponent {choice_id!r} plays {', '.join(c.rulesets)}, not {rules.name}: expected "
+            raise WebError(422, f"opponent {short_repr(choice_id)} plays {', '.join(c.rulesets)}, not {rules.name}: expected "
                                 f"one of {[x.id for x in self.opponents(rules.name)]}", field="opponent")
         return c
 
@@ -153,7 +153,7 @@ class Catalogue:
         for c in on_offer:
             if c.id == choice_id:
                 return c
-        raise WebError(422, f"analyser {choice_id!r} is not on offer for {rules.name}: expected some of "
+        raise WebError(422, f"analyser {short_repr(choice_id)} is not on offer for {rules.name}: expected some of "
                             f"{[c.id for c in on_offer]}", field="analysers")
 
 
@@ -293,7 +293,7 @@ class Game:
             raise WebError(409, "it is not your turn: the opponent is to move")
         if isinstance(action, str):
             if action not in names:
-                raise WebError(422, f"unknown action {action!r}: expected an action name ('play {names[3][5:]}', "
+                raise WebError(422, f"unknown action {short_repr(action)}: expected an action name ('play {names[3][5:]}', "
                                     f"'marriage {names[self.rules.marriage_action(0)][-1]}', 'exchange', 'close', "
                                     f"'claim'); legal now: {self.state.legal_action_names()}",
                                field="action", legal=self.state.legal_action_names())
