@@ -63,13 +63,15 @@ def new_game(server, **settings) -> dict:
 
 
 def in_thread(fn):
-    """Run ``fn`` in a thread; returns ``(thread, box)``: ``box["out"]`` its result, ``box["at"]`` when it
-    returned (``time.monotonic``)."""
+    """Run ``fn`` in a thread; returns ``(thread, box)``: ``box["out"]`` its result (or ``box["error"]`` what it
+    raised: a server killed under a request), ``box["at"]`` when it returned (``time.monotonic``)."""
     box: dict = {}
 
     def run():
         try:
             box["out"] = fn()
+        except Exception as e:  # read by the test that expects it
+            box["error"] = e
         finally:
             box["at"] = time.monotonic()
 
@@ -88,6 +90,51 @@ def wait_running(server, lane: str, timeout: float = 30) -> None:
 
 def counts(server) -> dict:
     return server.request("GET", "/api/status").json()["searches"]["counts"]
+
+
+# ------------------------------------------------------------------------------------------------ the pool itself
+def test_the_pool_stops_a_task_at_its_deadline_and_serves_other_owners_first():
+    """In the analysis lane (two workers): owner A's two long tasks and owner B's short one, submitted in that
+    order. B's starts beside A's first (a worker is kept for an owner with nothing running) and A's second waits;
+    a task past its deadline raises SearchTimeout and its worker is replaced; cancel_owner stops a running task."""
+    import asyncio
+    import os
+
+    from agents.web.search import SearchCancelled, SearchPool, SearchTimeout
+
+    pool = SearchPool(4)  # play 2, analysis 2
+
+    async def scenario():
+        await asyncio.gather(pool.run("analysis", os.getpid, seconds=60), pool.run("analysis", os.getpid, seconds=60))
+        first = set(pool.worker_pids())
+        a1 = asyncio.ensure_future(pool.run("analysis", time.sleep, 30, owner="A", seconds=1.0))
+        a2 = asyncio.ensure_future(pool.run("analysis", time.sleep, 30, owner="A", seconds=60))
+        await asyncio.sleep(0.2)
+        start = time.monotonic()
+        b = await pool.run("analysis", os.getpid, owner="B", seconds=60)
+        b_took = time.monotonic() - start
+        stats = pool.stats()["lanes"]["analysis"]
+        with pytest.raises(SearchTimeout):
+            await a1
+        while pool.stats()["lanes"]["analysis"]["queued"]:  # a2 starts once a1 is stopped
+            await asyncio.sleep(0.02)
+        assert pool.cancel_owner("A", "the game was deleted") == 1  # a2, running
+        with pytest.raises(SearchCancelled, match="deleted"):
+            await a2
+        return first, b, b_took, stats
+
+    try:
+        first, b, b_took, stats = asyncio.run(scenario())
+        assert b in first and b_took < 1.0, f"B waited {b_took:.2f} s behind A"
+        assert stats["running"] == 1 and stats["queued"] == 1  # A's second waits, a worker kept free for others
+        counts = pool.stats()["counts"]
+        assert counts["timed_out"] == 1 and counts["cancelled"] == 1
+        deadline = time.monotonic() + 60
+        while pool.stats()["counts"].get("restarts", 0) < 2 and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert pool.stats()["counts"]["restarts"] == 2  # both stopped workers were replaced
+    finally:
+        pool.close()
 
 
 # ------------------------------------------------------------------------------------------------ deadlines

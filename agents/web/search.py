@@ -305,6 +305,7 @@ class _Task:
     slot: _Slot | None = None
     started: float | None = None
     killed: str | None = None  # why its worker was killed (None: it was not)
+    finished: bool = False  # its worker is done with it (answered, died, or stopped): nothing more to kill
 
 
 @dataclass(eq=False)
@@ -315,6 +316,7 @@ class _Slot:
     conn: Any = None
     thread: threading.Thread | None = None
     task: _Task | None = None
+    ready: bool = False  # its process has warmed up and is alive
 
 
 def _default_workers() -> int:
@@ -444,9 +446,9 @@ class SearchPool:
             lanes = {}
             for lane in LANES:
                 slots = self._slots[lane]
-                running = sum(1 for s in slots if s.task is not None)
-                lanes[lane] = {"workers": self.sizes()[lane], "ready": self._idle[lane] + running,
-                               "running": running, "queued": len(self._queues[lane])}
+                lanes[lane] = {"workers": self.sizes()[lane], "ready": sum(1 for s in slots if s.ready),
+                               "running": sum(1 for s in slots if s.task is not None),
+                               "queued": len(self._queues[lane])}
             return {"lanes": lanes, "counts": dict(self.counts), "move_seconds": self.move_seconds,
                     "analysis_seconds": self.analysis_seconds}
 
@@ -492,7 +494,7 @@ class SearchPool:
                                                               thread_name_prefix=f"schnapsen-web-{lane}")
         try:
             return await asyncio.wait_for(asyncio.wrap_future(ex.submit(fn, *args)), seconds)
-        except TimeoutError:  # asyncio.TimeoutError before Python 3.11: the same class since
+        except asyncio.TimeoutError:  # not the builtin TimeoutError before Python 3.11
             self.counts["timed_out"] += 1
             raise SearchTimeout(_deadline_message(seconds), seconds) from None
         except RuntimeError as e:  # the executor was shut down
@@ -529,14 +531,14 @@ class SearchPool:
         return queue[0] if queue and self._idle[lane] >= 2 else None
 
     def _cancel(self, task: _Task, error: SearchError) -> None:
-        with self._cond:
+        with self._cond:  # the lock orders this against the worker's thread finishing the task
             if task in self._queues[task.lane]:
                 self._queues[task.lane].remove(task)
                 self._cond.notify_all()
-            elif task.slot is not None and task.slot.task is task and task.killed is None:
+            elif task.slot is not None and not task.finished and task.killed is None:
                 task.killed = "cancelled"
                 _kill(task.slot.proc)
-            elif task.future.done():
+            else:  # finished, or never submitted
                 return
             self.counts["cancelled"] += 1
         _settle(task, error=error)
@@ -562,14 +564,29 @@ class SearchPool:
         while not self._closed:
             if not self._spawn(slot):
                 failures += 1
+                self._fail_stranded(slot.lane)
                 time.sleep(min(30.0, 0.5 * 2 ** failures))  # a worker that cannot start: do not spin
                 continue
             failures = 0
             self._serve(slot)
+            with self._cond:
+                slot.ready = False
             _kill(slot.proc)
             slot.proc.join(5)
             if not self._closed:
                 self.counts["restarts"] += 1
+
+    def _fail_stranded(self, lane: str) -> None:
+        """A worker of ``lane`` could not start: the tasks queued there fail, unless another worker of the lane
+        is ready to take them (they would otherwise wait for a start that may never come)."""
+        with self._cond:
+            if self._closed or any(s.ready for s in self._slots[lane]):
+                return
+            stranded = list(self._queues[lane])
+            self._queues[lane].clear()
+        for t in stranded:
+            _settle(t, error=SearchError("no search process could start (the server's log says why): try again "
+                                         "later"))
 
     def _spawn(self, slot: _Slot) -> bool:
         ctx = multiprocessing.get_context("spawn")
@@ -586,11 +603,13 @@ class SearchPool:
             kind, problem = parent.recv()
         except (EOFError, OSError):
             if not self._closed:
-                log.warning("a search worker (%s) stopped while it started (exit status %s)", slot.lane,
-                            proc.exitcode if proc.join(5) is None else "?")
+                proc.join(5)
+            log.warning("a search worker (%s) stopped while it started (exit status %s)", slot.lane, proc.exitcode)
             return False
         if problem is not None:
             log.warning("a search worker (%s) failed to warm up: %s", slot.lane, problem)
+        with self._cond:
+            slot.ready = True
         return True
 
     def _serve(self, slot: _Slot) -> None:
@@ -621,46 +640,46 @@ class SearchPool:
                 return
 
     def _run_task(self, slot: _Slot, task: _Task) -> bool:
-        """Hand ``task`` to the worker and settle it; False when the worker is gone (died, killed at the deadline
-        or by a cancel) and must be replaced."""
+        """Hand ``task`` to the worker, wait for its answer until its deadline and settle it; False when the worker
+        is gone (died, killed at the deadline or by a cancel) and must be replaced."""
         try:
             slot.conn.send((task.fn, task.args))
         except (pickle.PicklingError, TypeError, AttributeError) as e:  # the task does not pickle: the worker is fine
+            with self._cond:
+                task.finished = True
             _settle(task, error=e)
             return True
         except OSError:
             return self._lost(task)
-        deadline = task.started + task.seconds
-        while True:
-            remaining = deadline - time.monotonic()
-            try:
-                if remaining > 0 and not slot.conn.poll(remaining):
-                    continue
-                if remaining <= 0:
-                    break
-                status, payload = slot.conn.recv()
-            except (EOFError, OSError):
-                return self._lost(task)
-            with self._cond:
-                killed = task.killed
-            if status == "ok":
-                self.counts["done"] += 1
-                _settle(task, result=payload)
-            else:
-                self.counts["failed"] += 1
-                _settle(task, error=payload)
-            return killed is None
-        with self._cond:  # the deadline: stop the search
-            if task.killed is None:
-                task.killed = "deadline"
-        _kill(slot.proc)
-        self.counts["timed_out"] += 1
-        _settle(task, error=SearchTimeout(_deadline_message(task.seconds), task.seconds))
-        return False
-
-    def _lost(self, task: _Task) -> bool:
+        remaining = task.started + task.seconds - time.monotonic()
+        try:
+            answer = slot.conn.recv() if remaining > 0 and slot.conn.poll(remaining) else None
+        except (EOFError, OSError):
+            return self._lost(task)
         with self._cond:
             killed = task.killed
+            if killed is None and answer is None:
+                task.killed = "deadline"
+            task.finished = True
+        if answer is None:  # the deadline: stop the search
+            _kill(slot.proc)
+            if killed is None:
+                self.counts["timed_out"] += 1
+                _settle(task, error=SearchTimeout(_deadline_message(task.seconds), task.seconds))
+            return False
+        status, payload = answer
+        self.counts["done" if status == "ok" else "failed"] += 1
+        if status == "ok":
+            _settle(task, result=payload)
+        else:
+            _settle(task, error=payload)
+        return killed is None  # a worker a cancel killed meanwhile is replaced
+
+    def _lost(self, task: _Task) -> bool:
+        """The worker's pipe ended during ``task``: it was killed (by a cancel, the closing) or died by itself."""
+        with self._cond:
+            killed = task.killed
+            task.finished = True
         if killed is None:  # it died by itself (the out-of-memory killer, a crash in compiled code)
             self.counts["died"] += 1
             _settle(task, error=SearchError("a search process stopped in the middle of its task (killed or out "
