@@ -602,9 +602,10 @@ class SearchPool:
         try:
             kind, problem = parent.recv()
         except (EOFError, OSError):
-            if not self._closed:
-                proc.join(5)
-            log.warning("a search worker (%s) stopped while it started (exit status %s)", slot.lane, proc.exitcode)
+            proc.join(5)
+            if not self._closed:  # not the pool's own closing
+                log.warning("a search worker (%s) stopped while it started (exit status %s)", slot.lane,
+                            proc.exitcode)
             return False
         if problem is not None:
             log.warning("a search worker (%s) failed to warm up: %s", slot.lane, problem)
