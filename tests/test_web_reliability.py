@@ -302,7 +302,10 @@ def test_a_server_stopped_during_a_search_answers_json_503_and_leaves_nothing_be
         r = box["out"]
         assert r.status == 503 and r.headers["content-type"] == "application/json", r.body[:300]
         assert "shutting down" in r.json()["error"]
-        assert not [p for p in workers if running(p)]
+        stopped = time.monotonic()
+        while any(running(p) for p in workers) and time.monotonic() - stopped < 2:
+            time.sleep(0.05)
+        assert not [p for p in workers if running(p)], "workers outlived the stopped server by 2 s"
         assert "leaked semaphore" not in s.output and "Traceback" not in s.output, s.output[-3000:]
 
 

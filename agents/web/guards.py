@@ -97,19 +97,21 @@ class Guard:
             return
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.read_timeout
-        started = False
+        started = answered = False
         gone = asyncio.Event()
         pending: deque = deque()  # messages the watcher read before the app asked for them
         watcher: asyncio.Task | None = None
 
         async def send_(message) -> None:
-            nonlocal started
+            nonlocal started, answered
             if message["type"] == "http.response.start":
                 started = True
                 have = {k.lower() for k, _ in message.get("headers") or ()}
                 message = {**message, "headers": [*(message.get("headers") or ()),
                                                   *((k, v) for k, v in _HEADERS if k not in have)]}
             await send(message)
+            if message["type"] == "http.response.body" and not message.get("more_body", False):
+                answered = True  # from now on the server reports the request's end as a disconnect
 
         async def watch() -> None:  # once the body is read: the next message is the client's going away
             while True:
@@ -144,6 +146,8 @@ class Guard:
         left = asyncio.ensure_future(gone.wait())
         try:
             await asyncio.wait({task, left}, return_when=asyncio.FIRST_COMPLETED)
+            if answered and not task.done():  # the "disconnect" that follows the answer: let the app finish
+                await asyncio.wait({task})
         except asyncio.CancelledError:  # the server cancels the requests it stops waiting for (uvicorn's shutdown)
             if not started and not gone.is_set():  # answer first: the server's loop ends soon after
                 await _answer(send_, 503, "the server is shutting down: this request was stopped before its answer; "
@@ -155,7 +159,7 @@ class Guard:
             left.cancel()
             if watcher is not None:
                 watcher.cancel()
-        if gone.is_set():  # the client went away: stop working for it (a search it waits for is stopped)
+        if gone.is_set() and not answered:  # the client went away: stop working for it (and the search it waits for)
             task.cancel()
             await asyncio.wait({task})
             if not task.cancelled():
