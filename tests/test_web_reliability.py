@@ -17,8 +17,9 @@ its sockets, worker processes and signals are what is tested).
 
 Timings are measured on a machine whose two cores other work may load: each bound ("within a second") is the
 goal, and the work it bounds takes milliseconds when nothing is queued in front of it, so the margin is the
-machine's load, not the code's speed. Every search that must still be running when something is measured is a
-``sixtysix24`` opening of the expert (seconds to a minute on any machine), cut by a deadline of a few seconds.
+machine's load, not the code's speed (the file passes with four busy processes beside it on two cores). Every
+search that must still be running when something is measured is a ``sixtysix24`` opening of the expert (over 20 s
+on the machine these tests were written on), cut by a deadline of a few seconds.
 """
 
 from __future__ import annotations
@@ -41,7 +42,7 @@ from schnapsen_env.records import Recorder  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc (Linux)")
 
-MOVE_SECONDS, ANALYSIS_SECONDS, READ_TIMEOUT = 1.5, 3.0, 1.0
+MOVE_SECONDS, ANALYSIS_SECONDS, READ_TIMEOUT = 1.5, 6.0, 1.0
 #: A sixtysix24 hand where the person (player_0) leads at once (seed 17): the expert's analysis of that opening
 #: searches for over 20 s, its answer to the person's first card for 8 s (on the machine these tests were written
 #: on; the deadlines above are a fraction of that). With seat player_1, seed 9, the expert leads at once: 26 s.
