@@ -738,7 +738,7 @@ def test_the_search_workers_end_when_the_server_is_killed():
               "async def main():\n"
               "    await pool.run('play', os.getpid)\n"
               "    await pool.run('analysis', os.getpid)\n"
-              "    print(*[p for ex in pool._executors.values() if ex for p in ex._processes], flush=True)\n"
+              "    print(*pool.worker_pids(), flush=True)\n"
               "    await asyncio.sleep(600)\n"
               "asyncio.run(main())\n")
     proc = subprocess.Popen([sys.executable, "-c", script], cwd=ROOT, stdout=subprocess.PIPE, text=True)
@@ -1043,17 +1043,20 @@ def test_a_missing_web_extra_is_a_one_line_error(monkeypatch, capsys):
 def test_a_warm_up_broken_by_the_servers_own_closing_is_not_logged(caplog):
     """Ctrl-C during the warm-up once printed "a search worker failed to warm up: BrokenProcessPool" for each
     worker the closing terminated (bug); a warm-up that fails while the server runs is still logged."""
-    from concurrent.futures import Future
-    from concurrent.futures.process import BrokenProcessPool
+    import asyncio
 
-    from agents.web.search import SearchPool, _report_warm_up
-    pool = SearchPool()
-    fut = Future()
-    fut.set_exception(BrokenProcessPool("terminated"))
+    from agents.web.search import SearchPool
+
+    broken = ((("file", "/no/such/policy.pt"), RuleSet.make("schnapsen20")),)
     with caplog.at_level("WARNING", logger="schnapsen-web"):
-        _report_warm_up(fut, pool)
-        assert "failed to warm up" in caplog.text
-        caplog.clear()
+        pool = SearchPool(2, policies=broken)
+        pool.start()
+        time.sleep(0.5)  # the workers are starting
         pool.close()
-        _report_warm_up(fut, pool)
         assert caplog.text == ""
+        pool = SearchPool(2, policies=broken)
+        try:
+            assert asyncio.run(pool.run("quick", os.getpid)) > 0  # answered once the worker warmed up
+        finally:
+            pool.close()
+        assert "failed to warm up" in caplog.text and "policy.pt" in caplog.text

@@ -20,15 +20,27 @@ Routes (every error is JSON ``{"error": MESSAGE, ...}`` with a 4xx status, and c
 ``POST /api/replays``                        upload a ``.jsonl`` file (the request body): a replay
 ``GET  /api/replays/{id}/records/{k}``       the frames of record ``k`` (``?seat=player_1``), every card shown
 ``POST /api/replays/{id}/analysis``          ``{record, step, analysers}``: analysis for the player to move there
+
+``GET  /api/status``                         games, replays, the search lanes and their counts, the limits, memory
 ===========================================  ==================================================================
 
-Statuses: 404 an unknown (or expired) game or replay; 409 a request that does not fit the game now (an illegal
-action, not your turn, a stale ``version``, the hand not over); 413 an upload over :data:`MAX_UPLOAD_BYTES`; 422 a
-malformed body (naming the field), an unknown action name, an opponent or analyser not on offer, a bad record
-(naming its line). 500 and 503 are the server's own failures (an opponent that failed; a search process that died).
+Statuses: 400 a ``Host`` header that is not this server's; 404 an unknown (or expired) game or replay, or one
+deleted while its search ran; 408 a body that did not arrive within the read timeout; 409 a request that does not
+fit the game now (an illegal action, not your turn, a stale ``version``, the hand not over); 413 an upload over
+:data:`MAX_UPLOAD_BYTES`; 422 a malformed body (naming the field), an unknown action name, an opponent or analyser
+not on offer, a bad record (naming its line and field). 500, 503 and 504 are the server's own failures: an
+opponent that failed; a search process that died, a lane too busy, the server shutting down; a search stopped at
+its deadline (an analysis; an opponent's move past its deadline is made by the ``heuristic`` instead, and its log
+entry says so under ``"fallback"``).
 
 A request that changes something and comes from a page of another site (its ``Origin`` is not this server) gets
-403; a JSON body over :data:`MAX_BODY_BYTES` gets 413 unread.
+403; a JSON body over :data:`MAX_BODY_BYTES` gets 413 unread. Every answer carries the security headers of
+:mod:`agents.web.guards`.
+
+Searches run in :mod:`agents.web.search`'s worker processes, each with a deadline, owned by its game or replay:
+a request whose client goes away is cancelled with its search, and a game or replay deleted, evicted or expired
+stops its searches. Games and replays are forgotten once unused for ``idle_minutes``; replays keep their records
+as compact text, at most :data:`MAX_REPLAY_BYTES` of it together.
 
 Sealed information: the views come from :class:`~agents.web.sessions.Game`, built from the person's observation
 only (:mod:`agents.web.view`), and the opponent and the analysers get a player's observation only (the agent
@@ -40,11 +52,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
+import os
 import warnings
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
 import numpy as np
 from fastapi import Body, FastAPI, Query, Request
@@ -53,9 +66,19 @@ from fastapi.responses import FileResponse, JSONResponse, Response
 from fastapi.staticfiles import StaticFiles
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
-from starlette.middleware.trustedhost import TrustedHostMiddleware
 
-from agents.web.search import SearchError, SearchPool
+from agents.web import limits
+from agents.web.guards import BodyLimit, BodyRefused, Guard, SameOrigin, TrustedHosts, json_error
+from agents.web.search import (
+    ANALYSIS_SECONDS,
+    FALLBACK,
+    MOVE_SECONDS,
+    SearchCancelled,
+    SearchError,
+    SearchPool,
+    SearchTimeout,
+    is_quick,
+)
 from agents.web.sessions import MAX_SEED, MODES, Catalogue, Choice, Game, Replay, Store, WebError, derive_seed, text_key
 from agents.web.view import action_entry
 from schnapsen_env.cards import DECK24
@@ -73,6 +96,14 @@ MAX_UPLOAD_BYTES = 1 << 20
 MAX_BODY_BYTES = 1 << 16
 #: Games and replays kept in memory (the least recently used beyond these are forgotten).
 MAX_GAMES, MAX_REPLAYS = 500, 100
+#: Bytes of record text the replays keep together (about 1 KB a record; an upload holds at most
+#: :data:`MAX_UPLOAD_BYTES`): the least recently used replays beyond it are forgotten.
+MAX_REPLAY_BYTES = 32 << 20
+#: Default minutes a game or replay is kept unused, and seconds a request's headers and again its body have to
+#: arrive (:mod:`agents.web.limits`).
+IDLE_MINUTES, READ_TIMEOUT = limits.IDLE_MINUTES[0], limits.READ_TIMEOUT[0]
+#: Seconds between two sweeps of the idle games and replays (each request sweeps too).
+SWEEP_SECONDS = 60.0
 #: Analyses kept per game or replay for requests asked again (a game keeps only its current position's).
 MAX_ANALYSES = 64
 #: The int knobs that RULES.md leaves unbounded, and the largest value of each that an uploaded record may hold: the
@@ -138,72 +169,6 @@ def _field_errors(exc: RequestValidationError) -> tuple[str, list[dict[str, Any]
     return message, fields
 
 
-class _BodyTooLarge(Exception):
-    """A request body went over :data:`MAX_BODY_BYTES` while it was read (raised by :class:`_BodyLimit`)."""
-
-
-class _BodyLimit:
-    """ASGI middleware: a request body over ``limit`` bytes is answered 413 without being read whole: at once when
-    its ``Content-Length`` says so, else as soon as the bytes read pass the limit (the app then fails reading it,
-    and its handlers answer 413). The upload route, ``POST /api/replays``, has its own larger limit."""
-
-    def __init__(self, app, limit: int, skip: tuple[str, ...]) -> None:
-        self.app, self.limit, self.skip = app, limit, skip
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] != "http" or scope["path"] in self.skip:
-            await self.app(scope, receive, send)
-            return
-        length = dict(scope.get("headers") or ()).get(b"content-length", b"")
-        if length.isdigit() and int(length) > self.limit:
-            response = JSONResponse({"error": f"the request's body is {int(length):,} bytes, over the limit of "
-                                              f"{self.limit:,} bytes: expected a small JSON object"}, status_code=413)
-            await response(scope, receive, send)
-            return
-        seen = 0
-
-        async def counted():
-            nonlocal seen
-            message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.limit:
-                    raise _BodyTooLarge(f"the request's body is over the limit of {self.limit:,} bytes: expected a "
-                                        "small JSON object")
-            return message
-
-        await self.app(scope, counted, send)
-
-
-class _SameOrigin:
-    """ASGI middleware: a request that changes something (any method but GET, HEAD, OPTIONS) sent by a page of
-    another site is refused with 403. Browsers send ``Origin`` with every such request; a page of another site may
-    send simple POSTs (no body, or ``text/plain``) without asking first, and could otherwise make games and replays
-    by the hundred, evicting the person's own. Clients that send no ``Origin`` (scripts, curl) are not browsers'
-    pages and pass."""
-
-    SAFE = ("GET", "HEAD", "OPTIONS")
-
-    def __init__(self, app) -> None:
-        self.app = app
-
-    async def __call__(self, scope, receive, send) -> None:
-        if scope["type"] == "http" and scope["method"] not in self.SAFE:
-            headers = dict(scope.get("headers") or ())
-            origin = headers.get(b"origin")
-            if origin is not None:
-                host = headers.get(b"host", b"").decode("latin-1").lower()
-                netloc = urlsplit(origin.decode("latin-1")).netloc.lower() if origin != b"null" else None
-                if netloc != host:
-                    response = JSONResponse({"error": f"a request from a page of another site "
-                                                      f"({origin.decode('latin-1')[:100]!r}) is refused: expected "
-                                                      f"one from this server's own page (http://{host}/)"},
-                                            status_code=403)
-                    await response(scope, receive, send)
-                    return
-        await self.app(scope, receive, send)
-
-
 def _expected_body(request: Request) -> str:
     """What the route of ``request`` takes as its body: ``expected a JSON object with the fields [...]``."""
     dependant = getattr(request.scope.get("route"), "dependant", None)
@@ -226,12 +191,38 @@ def _unparsed_body(cause: BaseException) -> str:
     return f"not JSON that this server reads ({text[:160]})" if text else f"not JSON ({type(cause).__name__})"
 
 
+def _json_flaw(value: Any, path: str = "") -> tuple[str, str] | None:
+    """The first value in ``value`` (a parsed JSON document) that this server's answers cannot carry, as ``(path,
+    problem)``: a string or key with a lone surrogate (``"\\ud800"`` parses, but is no Unicode text and cannot be
+    written as UTF-8), or a float NaN or infinity (Python's parser takes ``NaN``; JSON has no such value). None when
+    there is none."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError as e:
+            return path or "the value", f"holds a lone surrogate {value[e.start]!r} (half of a UTF-16 pair)"
+    elif isinstance(value, float) and not math.isfinite(value):
+        return path or "the value", f"is {value!r}, which JSON has no number for"
+    elif isinstance(value, dict):
+        for k, v in value.items():
+            flaw = _json_flaw(k, f"{path}.<key>" if path else "<key>") or _json_flaw(v, f"{path}.{k}" if path else
+                                                                                  str(k))
+            if flaw is not None:
+                return flaw
+    elif isinstance(value, list):
+        for i, v in enumerate(value):
+            flaw = _json_flaw(v, f"{path}[{i}]")
+            if flaw is not None:
+                return flaw
+    return None
+
+
 def _parse_upload(data: bytes, where: str) -> tuple[list, list[str]]:
     """The records of an uploaded file, each replayed, and the warnings about it (an incomplete last line).
 
     Raises:
-        RecordError: the first bad line and what is wrong with it, or the first record whose int knobs are beyond
-            :data:`MAX_INT_KNOB`.
+        RecordError: the first bad line and what is wrong with it; the first record whose int knobs are beyond
+            :data:`MAX_INT_KNOB`, or that holds text or numbers JSON answers cannot carry (:func:`_json_flaw`).
     """
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always", IncompleteLineWarning)
@@ -239,6 +230,11 @@ def _parse_upload(data: bytes, where: str) -> tuple[list, list[str]]:
     # The records are the file's non-blank lines in order (an incomplete last line, skipped, comes after them all).
     lines = [k + 1 for k, raw in enumerate(data.split(b"\n")) if raw.decode("utf-8", "replace").strip()]
     for rec, lineno in zip(recs, lines):
+        flaw = _json_flaw(rec.to_dict())
+        if flaw is not None:
+            field, problem = flaw
+            shown = ascii(field) if len(field) <= 60 else ascii(field[:60]) + "..."
+            raise RecordError(f"{where} line {lineno}: {shown} {problem}: expected UTF-8 text and finite numbers")
         for knob in INT_KNOBS_UNBOUNDED:
             value = rec.rules.get(knob)
             if isinstance(value, int) and value > MAX_INT_KNOB:
@@ -248,51 +244,95 @@ def _parse_upload(data: bytes, where: str) -> tuple[list, list[str]]:
     return recs, [str(w.message) for w in caught if issubclass(w.category, IncompleteLineWarning)]
 
 
+class _Shared:
+    """An analysis asked for by one or more requests (:func:`create_app`'s ``run_analyses``): its task, and how many
+    requests wait for it. The last waiter to go away (its client left) cancels it, which stops its search."""
+
+    __slots__ = ("task", "waiters")
+
+    def __init__(self, task: asyncio.Task) -> None:
+        self.task, self.waiters = task, 0
+
+
+def _rss_bytes() -> int | None:
+    """This process's resident memory in bytes (Linux ``/proc``; None elsewhere)."""
+    try:
+        with open("/proc/self/statm") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
 def create_app(policy: str | None = None, seed: int | None = None, workers: int | None = None,
-               allowed_hosts: list[str] | None = None, warm_up: bool = False) -> FastAPI:
+               allowed_hosts: list[str] | None = None, warm_up: bool = False, move_seconds: float = MOVE_SECONDS,
+               analysis_seconds: float = ANALYSIS_SECONDS, read_timeout: float = READ_TIMEOUT,
+               idle_minutes: float = IDLE_MINUTES) -> FastAPI:
     """The ``schnapsen-web`` app.
 
     Args:
         policy: a ``policy.pt`` to offer as an opponent and analyser (``--policy``).
         seed: the seed of the generator that seeds the games created without one (None: fresh entropy).
         workers: processes for the searches (:class:`~agents.web.search.SearchPool`; 0: threads of this process).
-        allowed_hosts: the ``Host`` headers accepted (a page of another site that renames itself to 127.0.0.1, DNS
-            rebinding, is refused); None accepts any.
-        warm_up: start the search workers at start-up and load their compiled code in the background.
+        allowed_hosts: the ``Host`` headers accepted (:class:`~agents.web.guards.TrustedHosts`: a page of another
+            site that renames itself to 127.0.0.1, DNS rebinding, is refused); None accepts any.
+        warm_up: start the search workers at start-up (each loads its compiled code before its first task).
+        move_seconds: the deadline of an opponent's move, in seconds (past it the ``heuristic`` moves instead).
+        analysis_seconds: the deadline of an analysis, in seconds (past it the analysis is answered 504).
+        read_timeout: seconds a request's body has to arrive after its headers (past it: 408).
+        idle_minutes: a game or replay unused this long is forgotten.
 
     Returns:
         The FastAPI app; ``app.state.games`` and ``app.state.replays`` are its stores, ``app.state.pool`` its
         workers.
 
     Raises:
-        ValueError: the policy does not load; a bad ``workers``.
+        ValueError: the policy does not load; a bad ``workers`` or deadline.
     """
+    if isinstance(idle_minutes, bool) or not isinstance(idle_minutes, (int, float)) or not idle_minutes > 0:
+        raise ValueError(f"idle_minutes must be a positive number of minutes, got {idle_minutes!r}")
     catalogue = Catalogue(policy)
-    pool = SearchPool(workers)
-    games: Store[Game] = Store("game", MAX_GAMES)
-    replays: Store[Replay] = Store("replay", MAX_REPLAYS)
+    policies = tuple((c.spec, RuleSet.make(c.rulesets[0])) for c in catalogue.choices.values()
+                     if c.policy and c.rulesets)
+    pool = SearchPool(workers, move_seconds=move_seconds, analysis_seconds=analysis_seconds, policies=policies)
+
+    def stop_searches(key: str, item: Game | Replay, why: str) -> None:
+        pool.cancel_owner(key, f"the {'game' if isinstance(item, Game) else 'replay'} was {why} during the search")
+
+    idle = 60.0 * idle_minutes
+    games: Store[Game] = Store("game", MAX_GAMES, idle_seconds=idle, on_drop=stop_searches)
+    replays: Store[Replay] = Store("replay", MAX_REPLAYS, idle_seconds=idle, max_bytes=MAX_REPLAY_BYTES,
+                                   size=lambda rep: rep.size, on_drop=stop_searches)
     seeds = np.random.default_rng(seed)
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         if warm_up:
-            pool.start_warm_up(tuple((c.spec, RuleSet.make(c.rulesets[0])) for c in catalogue.choices.values()
-                                     if c.policy and c.rulesets))
+            pool.start()
+
+        async def sweep() -> None:
+            while True:
+                await asyncio.sleep(SWEEP_SECONDS)
+                games.expire()
+                replays.expire()
+
+        sweeper = asyncio.ensure_future(sweep())
         try:
             yield
         finally:
-            pool.close()
+            sweeper.cancel()
+            await asyncio.to_thread(pool.close)  # off the loop: the answers of the requests it stops still go out
 
     app = FastAPI(title="schnapsen-web", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.games, app.state.replays, app.state.pool, app.state.catalogue = games, replays, pool, catalogue
-    app.add_middleware(_BodyLimit, limit=MAX_BODY_BYTES, skip=("/api/replays",))
-    app.add_middleware(_SameOrigin)
+    app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES, skip=("/api/replays",))
+    app.add_middleware(SameOrigin)
     if allowed_hosts is not None:
-        app.add_middleware(TrustedHostMiddleware, allowed_hosts=allowed_hosts)
+        app.add_middleware(TrustedHosts, allowed=allowed_hosts)
+    app.add_middleware(Guard, read_timeout=read_timeout)  # the outermost: its headers go on every answer
 
     @app.exception_handler(WebError)
     async def _web_error(request: Request, exc: WebError) -> JSONResponse:
-        return JSONResponse({"error": exc.message, **exc.extra}, status_code=exc.status)
+        return json_error(exc.status, exc.message, **exc.extra)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
@@ -301,24 +341,29 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
                 where = err.get("loc", ("body", "?"))[-1]
                 problem = (err.get("ctx") or {}).get("error", "JSON decode error")
                 message = f"body: not JSON ({problem}: character {where}): {_expected_body(request)}"
-                return JSONResponse({"error": message, "fields": [{"field": "body", "problem": problem}]},
-                                    status_code=422)
+                return json_error(422, message, fields=[{"field": "body", "problem": problem}])
         message, fields = _field_errors(exc)
-        return JSONResponse({"error": message, "fields": fields}, status_code=422)
+        return json_error(422, message, fields=fields[:20])
 
-    @app.exception_handler(_BodyTooLarge)
-    async def _too_large(request: Request, exc: _BodyTooLarge) -> JSONResponse:
-        return JSONResponse({"error": str(exc)}, status_code=413)
+    @app.exception_handler(BodyRefused)
+    async def _refused(request: Request, exc: BodyRefused) -> JSONResponse:
+        return json_error(exc.status, exc.message)
 
     @app.exception_handler(StarletteHTTPException)
     async def _http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
-        if exc.status_code == 400 and isinstance(exc.__cause__, _BodyTooLarge):  # raised while FastAPI read it
-            return JSONResponse({"error": str(exc.__cause__)}, status_code=413)
+        if exc.status_code == 400 and isinstance(exc.__cause__, BodyRefused):  # raised while FastAPI read it
+            return json_error(exc.__cause__.status, exc.__cause__.message)
         if exc.status_code == 400 and exc.__cause__ is not None:  # FastAPI's bare "error parsing the body"
             problem = _unparsed_body(exc.__cause__)
-            return JSONResponse({"error": f"body: {problem}: {_expected_body(request)}",
-                                 "fields": [{"field": "body", "problem": problem}]}, status_code=422)
-        return JSONResponse({"error": f"{exc.detail}: {request.method} {request.url.path}"}, status_code=exc.status_code)
+            return json_error(422, f"body: {problem}: {_expected_body(request)}",
+                              fields=[{"field": "body", "problem": problem}])
+        return json_error(exc.status_code, f"{exc.detail}: {request.method} {request.url.path[:200]}",
+                          **({"allowed": sorted(exc.headers["allow"].split(", "))}
+                             if exc.status_code == 405 and exc.headers and "allow" in exc.headers else {}))
+
+    @app.exception_handler(Exception)
+    async def _failed(request: Request, exc: Exception) -> JSONResponse:  # a bug: logged by the Guard
+        return json_error(500, f"the server failed ({type(exc).__name__}); its log has the details")
 
     # ------------------------------------------------------------------------------------------ page
     @app.get("/", include_in_schema=False)
@@ -336,28 +381,52 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
                 "analysers": {r: [c.to_json() for c in catalogue.analysers(r)] for r in RULESETS},
                 "max_upload_bytes": MAX_UPLOAD_BYTES}
 
+    @app.get("/api/status")
+    async def status() -> dict[str, Any]:
+        return {"games": len(games), "replays": len(replays), "replay_bytes": replays.bytes,
+                "dropped": {"games": games.dropped, "replays": replays.dropped}, "searches": pool.stats(),
+                "limits": {"max_games": MAX_GAMES, "max_replays": MAX_REPLAYS, "max_replay_bytes": MAX_REPLAY_BYTES,
+                           "idle_minutes": idle_minutes, "read_timeout": read_timeout,
+                           "max_upload_bytes": MAX_UPLOAD_BYTES, "max_body_bytes": MAX_BODY_BYTES},
+                "rss_bytes": _rss_bytes()}
+
     @app.get("/api/cards")
     async def cards() -> dict[str, Any]:
         return {"back": card_svg(None), "faces": {code: card_svg(code) for code in DECK24.codes}}
 
     # ------------------------------------------------------------------------------------------ games
     async def run_opponent(game: Game) -> None:
-        """The opponent moves until it is the person's turn or the hand is over (the caller holds the lock)."""
+        """The opponent moves until it is the person's turn or the hand is over (the caller holds the lock). A
+        searching opponent stopped at its deadline is replaced for that move by the ``heuristic``."""
         opp = 1 - game.seat
+        label = game.opponent.label
         while game.opponent_to_move:
             obs = game.observation(opp)
+            args = (game.rules, obs["observation"], obs["action_mask"], game.opponent_seed())
+            fallback = None
             try:
-                action = await pool.choose(game.opponent.spec, game.rules, obs["observation"], obs["action_mask"],
-                                           game.opponent_seed())
+                try:
+                    action = await pool.choose(game.opponent.spec, *args, owner=game.id)
+                except SearchTimeout as e:
+                    if is_quick(game.opponent.spec):
+                        raise
+                    fallback = (f"{label} was stopped at the server's limit of {e.seconds:g} s a move; the "
+                                f"{FALLBACK[1]} chose this move")
+                    log.info("game %s: %s", game.id[:8], fallback)
+                    action = await pool.choose(FALLBACK, *args, owner=game.id)
+            except SearchTimeout as e:
+                raise WebError(504, f"the opponent {label!r} did not move within the server's limit of "
+                                    f"{e.seconds:g} s; retry with POST /api/games/<id>/opponent") from None
+            except SearchCancelled as e:
+                raise WebError(404, f"game {game.id[:8]}...: {e}") from None
             except SearchError as e:
-                raise WebError(503, f"the opponent {game.opponent.label!r} could not move: {e}") from None
+                raise WebError(503, f"the opponent {label!r} could not move: {e}") from None
             except Exception as e:  # the agent failed (a user's policy): the game waits for a retry
                 # Its message stays in the server's log: it may name the opponent's legal actions, hence its cards.
-                log.error("the opponent %r of game %s failed: %s: %s", game.opponent.label, game.id[:8],
-                          type(e).__name__, e)
-                raise WebError(500, f"the opponent {game.opponent.label!r} failed ({type(e).__name__}; the server's "
+                log.error("the opponent %r of game %s failed: %s: %s", label, game.id[:8], type(e).__name__, e)
+                raise WebError(500, f"the opponent {label!r} failed ({type(e).__name__}; the server's "
                                     "log has its message); retry with POST /api/games/<id>/opponent") from None
-            game.apply_opponent(action)
+            game.apply_opponent(action, fallback)
 
     @app.post("/api/games", status_code=201)
     async def new_game(body: Annotated[NewGame, Body()] = NewGame()) -> dict[str, Any]:
@@ -444,24 +513,41 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
     async def run_analyses(owner: Game | Replay, key: tuple, rules: RuleSet, obs: dict, chosen: list[Choice],
                            seed_of) -> list[dict[str, Any]]:
         """Every chosen analyser on the observation ``obs`` (in parallel, in the workers); an analysis asked for
-        twice at the same position is computed once (``owner.analyses``)."""
+        twice at the same position is computed once (``owner.analyses``), and stopped once no request waits for it
+        (its clients went away)."""
         async def one(choice: Choice) -> dict[str, Any]:
             k = key + (choice.id,)
-            fut = owner.analyses.get(k)
-            if fut is None:
-                fut = asyncio.ensure_future(pool.analyse(choice.spec, rules, obs["observation"], obs["action_mask"],
-                                                         seed_of(choice.id)))
-                owner.analyses[k] = fut
+            entry = owner.analyses.get(k)
+            if entry is None:
+                entry = _Shared(asyncio.ensure_future(pool.analyse(
+                    choice.spec, rules, obs["observation"], obs["action_mask"], seed_of(choice.id), owner=owner.id)))
+                owner.analyses[k] = entry
                 while len(owner.analyses) > MAX_ANALYSES:  # a replay's positions: keep the latest answers
                     owner.analyses.pop(next(iter(owner.analyses)))
+            entry.waiters += 1
             try:
-                out = await asyncio.shield(fut)
-            except SearchError as e:
-                owner.analyses.pop(k, None)
-                raise WebError(503, f"analysis by {choice.label!r}: {e}") from None
+                out = await asyncio.shield(entry.task)
+            except asyncio.CancelledError:
+                if entry.waiters == 1 and not entry.task.done():  # the last one waiting for it: stop the search
+                    entry.task.cancel()
+                    if owner.analyses.get(k) is entry:
+                        del owner.analyses[k]
+                raise
             except Exception as e:
-                owner.analyses.pop(k, None)
-                raise WebError(500, f"analysis by {choice.label!r} failed: {type(e).__name__}: {e}") from None
+                if owner.analyses.get(k) is entry:
+                    del owner.analyses[k]
+                what = f"analysis by {choice.label!r}"
+                if isinstance(e, SearchTimeout):
+                    raise WebError(504, f"{what} was stopped at the server's limit of {e.seconds:g} s an analysis: "
+                                        "positions this early in the hand take longer; try a later one, or PIMC "
+                                        "(schnapsen-web --max-analysis-seconds sets the limit)") from None
+                if isinstance(e, SearchCancelled):
+                    raise WebError(404, f"{what}: {e}") from None
+                if isinstance(e, SearchError):
+                    raise WebError(503, f"{what}: {e}") from None
+                raise WebError(500, f"{what} failed: {type(e).__name__}: {e}") from None
+            finally:
+                entry.waiters -= 1
             values = [{**action_entry(rules, a), "value": v} for a, v in sorted(out["values"].items())]
             top = max(v["value"] for v in values)
             return {"analyser": choice.id, "label": choice.label, "kind": out["kind"],

@@ -8,7 +8,7 @@
   person's observation. Its ``version`` counts its changes, so that a request made on an old view is refused.
 * :class:`Replay`: records uploaded or taken from a finished game, replayed move by move.
 * :class:`Store`: games or replays by an unguessable id (:func:`secrets.token_urlsafe`), the least recently used
-  dropped beyond a maximum.
+  dropped beyond a maximum count (and for replays a maximum of bytes), each dropped once unused for a while.
 
 Nothing here knows HTTP: a refused request raises :class:`WebError` with the status the app answers.
 """
@@ -17,10 +17,13 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 import logging
 import os
 import secrets
+import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
@@ -31,7 +34,7 @@ from agents.learned.shipped import STRONGEST_POLICY
 from agents.web.search import POLICY_NAMES, VALUE_ANALYSERS, AgentSpec
 from agents.web.view import OPPONENT, YOU, describe_move, player_view, record_summary, replay_frames, result_view
 from schnapsen_env.encoding import observation
-from schnapsen_env.errors import IllegalActionError, RulesError
+from schnapsen_env.errors import IllegalActionError, RulesError, short_repr
 from schnapsen_env.match import Match
 from schnapsen_env.records import HandRecord, RecordError, record_of, replay
 from schnapsen_env.rules import PLAYERS, GameState
@@ -133,10 +136,10 @@ class Catalogue:
         """
         c = self.choices.get(choice_id) if isinstance(choice_id, str) else None
         if c is None:
-            raise WebError(422, f"opponent {choice_id!r} is not on offer: expected one of "
+            raise WebError(422, f"opponent {short_repr(choice_id)} is not on offer: expected one of "
                                 f"{[x.id for x in self.opponents(rules.name)]}", field="opponent")
         if rules.name not in c.rulesets:
-            raise WebError(422, f"opponent {choice_id!r} plays {', '.join(c.rulesets)}, not {rules.name}: expected "
+            raise WebError(422, f"opponent {short_repr(choice_id)} plays {', '.join(c.rulesets)}, not {rules.name}: expected "
                                 f"one of {[x.id for x in self.opponents(rules.name)]}", field="opponent")
         return c
 
@@ -150,7 +153,7 @@ class Catalogue:
         for c in on_offer:
             if c.id == choice_id:
                 return c
-        raise WebError(422, f"analyser {choice_id!r} is not on offer for {rules.name}: expected some of "
+        raise WebError(422, f"analyser {short_repr(choice_id)} is not on offer for {rules.name}: expected some of "
                             f"{[c.id for c in on_offer]}", field="analysers")
 
 
@@ -188,7 +191,7 @@ class Game:
         self.log: list[dict[str, Any]] = []
         self.finished: list[HandRecord] = []  # the records of the hands played to their end
         self.lock = asyncio.Lock()  # one request at a time changes or reads the game
-        self.analyses: dict[tuple[int, str], asyncio.Future] = {}  # (version, analyser id) -> its answer
+        self.analyses: dict[tuple, Any] = {}  # (version, analyser id) -> its search (agents.web.app)
 
     # ----------------------------------------------------------------- turns
     @property
@@ -290,7 +293,7 @@ class Game:
             raise WebError(409, "it is not your turn: the opponent is to move")
         if isinstance(action, str):
             if action not in names:
-                raise WebError(422, f"unknown action {action!r}: expected an action name ('play {names[3][5:]}', "
+                raise WebError(422, f"unknown action {short_repr(action)}: expected an action name ('play {names[3][5:]}', "
                                     f"'marriage {names[self.rules.marriage_action(0)][-1]}', 'exchange', 'close', "
                                     f"'claim'); legal now: {self.state.legal_action_names()}",
                                field="action", legal=self.state.legal_action_names())
@@ -309,8 +312,13 @@ class Game:
         except IllegalActionError as e:  # not reached: legality was checked above
             raise WebError(409, str(e)) from None
 
-    def apply_opponent(self, action: int) -> dict[str, Any]:
+    def apply_opponent(self, action: int, fallback: str | None = None) -> dict[str, Any]:
         """Apply the opponent's decision.
+
+        Args:
+            action: the action id it chose.
+            fallback: why another agent chose it (the opponent's search reached its deadline); the log entry says
+                so under ``"fallback"``.
 
         Raises:
             WebError: 500, the opponent chose an action that is not legal (the game is unchanged). The answer does
@@ -322,7 +330,10 @@ class Game:
                       self.id[:8], action)
             raise WebError(500, f"the opponent {self.opponent.label!r} chose an action that is not legal (the "
                                 "server's log names it); retry with POST /api/games/<id>/opponent")
-        return self._apply(int(action))
+        event = self._apply(int(action))
+        if fallback is not None:
+            event["fallback"] = fallback
+        return event
 
     def next_hand(self) -> None:
         """Deal the next hand of the match.
@@ -376,11 +387,15 @@ class Game:
 class Replay:
     """Game records to replay (uploaded, or the finished hands of a game).
 
+    A replay keeps each record as its compact JSON text (about 1 KB), not as Python objects (about 6 KB each: an
+    upload of 1 MiB held 6 MB), and parses the one it is asked about again (a millisecond); :attr:`size` is what
+    it holds, in bytes, for the store's budget.
+
     Args:
         rid: the replay's id.
         name: how messages name the source (``"upload 'games.jsonl'"``).
         records: the records, each already replayed once (:func:`schnapsen_env.records.parse_records` with
-            ``check=True`` or the records of finished hands).
+            ``check=True`` or the records of finished hands), and each of text that JSON can carry (UTF-8, no NaN).
 
     Raises:
         WebError: 422, no records.
@@ -389,14 +404,21 @@ class Replay:
     def __init__(self, rid: str, name: str, records: list[HandRecord]) -> None:
         if not records:
             raise WebError(422, f"{name}: no records in it: expected a JSON Lines file with one game record a line")
-        self.id, self.name, self.records = rid, name, records
+        self.id, self.name = rid, name
+        self._lines = [json.dumps(r.to_dict(), separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+                       for r in records]
+        self._last: tuple[int, HandRecord] | None = None
+        self.size = sum(len(line) for line in self._lines)
         self.lock = asyncio.Lock()
-        self.analyses: dict[tuple, asyncio.Future] = {}
+        self.analyses: dict[tuple, Any] = {}
+
+    def __len__(self) -> int:
+        return len(self._lines)
 
     def summary(self) -> dict[str, Any]:
         """``{"replay", "name", "records": [record_summary ...]}``."""
         return {"replay": self.id, "name": self.name,
-                "records": [record_summary(r, k) for k, r in enumerate(self.records)]}
+                "records": [record_summary(self.record(k), k) for k in range(len(self._lines))]}
 
     def record(self, index: int) -> HandRecord:
         """Record ``index``.
@@ -404,9 +426,16 @@ class Replay:
         Raises:
             WebError: 404, no such record.
         """
-        if not 0 <= index < len(self.records):
-            raise WebError(404, f"record {index} is not in {self.name}: it holds records 0..{len(self.records) - 1}")
-        return self.records[index]
+        if not 0 <= index < len(self._lines):
+            raise WebError(404, f"record {index} is not in {self.name}: it holds records 0..{len(self._lines) - 1}")
+        if self._last is None or self._last[0] != index:
+            self._last = (index, HandRecord.from_dict(json.loads(self._lines[index]), f"{self.name} record {index}"))
+        return self._last[1]
+
+    def record_text(self, index: int) -> bytes:
+        """Record ``index`` as its compact JSON text (raises as :meth:`record`)."""
+        self.record(index)
+        return self._lines[index]
 
     def default_seat(self, index: int) -> int:
         """The seat a record is seen from: the one labelled ``human`` (a game of this app), else ``player_0``."""
@@ -447,41 +476,88 @@ T = TypeVar("T")
 
 
 class Store(Generic[T]):
-    """Items by an unguessable id, at most ``limit`` of them (the least recently used is dropped first).
+    """Items by an unguessable id: at most ``limit`` of them and ``max_bytes`` of their sizes together (the least
+    recently used are dropped first), each forgotten once unused for ``idle_seconds``.
 
     Args:
         what: what the items are, for messages (``"game"``).
         limit: the most items kept.
+        idle_seconds: an item unused (neither made nor asked for) this long is dropped (None: never).
+        max_bytes: the most bytes of items kept together, by ``size`` (None: no budget).
+        size: an item's size in bytes (for ``max_bytes``).
+        on_drop: called with ``(key, item, why)`` for every item dropped (``why``: ``"deleted"``, ``"expired"``,
+            ``"evicted"``), after it is gone from the store: the app stops the item's searches.
+        clock: the time in seconds (:func:`time.monotonic`; tests pass their own).
     """
 
-    def __init__(self, what: str, limit: int) -> None:
-        self.what, self.limit = what, limit
-        self._items: OrderedDict[str, T] = OrderedDict()
+    def __init__(self, what: str, limit: int, idle_seconds: float | None = None, max_bytes: int | None = None,
+                 size: Callable[[T], int] | None = None, on_drop: Callable[[str, T, str], None] | None = None,
+                 clock: Callable[[], float] = time.monotonic) -> None:
+        self.what, self.limit, self.idle_seconds, self.max_bytes = what, limit, idle_seconds, max_bytes
+        self._size, self._on_drop, self._clock = size or (lambda item: 0), on_drop, clock
+        self._items: OrderedDict[str, T] = OrderedDict()  # least recently used first
+        self._used: dict[str, float] = {}
+        self.bytes = 0
+        #: Items dropped since the start, by why.
+        self.dropped: dict[str, int] = {"deleted": 0, "expired": 0, "evicted": 0}
 
     @staticmethod
     def new_id() -> str:
         """A fresh id: 128 random bits, URL-safe (:func:`secrets.token_urlsafe`)."""
         return secrets.token_urlsafe(16)
 
+    def _drop(self, key: str, why: str) -> None:
+        item = self._items.pop(key)
+        del self._used[key]
+        self.bytes -= self._size(item)
+        self.dropped[why] += 1
+        if self._on_drop is not None:
+            self._on_drop(key, item, why)
+
+    def expire(self) -> int:
+        """Drop the items unused for ``idle_seconds``; returns how many."""
+        if self.idle_seconds is None:
+            return 0
+        now, n = self._clock(), 0
+        while self._items:
+            key = next(iter(self._items))
+            if now - self._used[key] < self.idle_seconds:
+                break
+            self._drop(key, "expired")
+            n += 1
+        return n
+
     def add(self, key: str, item: T) -> None:
-        """Keep ``item`` under ``key``, dropping the least recently used item beyond the limit."""
+        """Keep ``item`` under ``key``, dropping the least recently used items beyond the limit and the budget (the
+        new item stays, even alone over the budget).
+
+        Raises:
+            ValueError: ``key`` is taken.
+        """
+        self.expire()
+        if key in self._items:
+            raise ValueError(f"{self.what} id {key!r} is taken")
         self._items[key] = item
-        self._items.move_to_end(key)
-        while len(self._items) > self.limit:
-            self._items.popitem(last=False)
+        self._used[key] = self._clock()
+        self.bytes += self._size(item)
+        while len(self._items) > self.limit or (self.max_bytes is not None and self.bytes > self.max_bytes
+                                                 and len(self._items) > 1):
+            self._drop(next(iter(self._items)), "evicted")
 
     def get(self, key: str) -> T:
         """The item ``key`` (now the most recently used).
 
         Raises:
-            WebError: 404, no such item (never made, deleted or dropped).
+            WebError: 404, no such item (never made, deleted, dropped or expired).
         """
+        self.expire()
         try:
             item = self._items[key]
-        except KeyError:
-            raise WebError(404, f"unknown {self.what} {key[:40]!r}: it does not exist or has expired (the server "
+        except (KeyError, TypeError):
+            raise WebError(404, f"unknown {self.what} {str(key)[:40]!r}: it does not exist or has expired (the server "
                                 "keeps games in memory only, and restarts forget them); start a new one") from None
         self._items.move_to_end(key)
+        self._used[key] = self._clock()
         return item
 
     def remove(self, key: str) -> None:
@@ -491,7 +567,7 @@ class Store(Generic[T]):
             WebError: 404, no such item.
         """
         self.get(key)
-        del self._items[key]
+        self._drop(key, "deleted")
 
     def __len__(self) -> int:
         return len(self._items)

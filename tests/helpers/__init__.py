@@ -12,6 +12,7 @@
 - :mod:`helpers.play`: seeded random records, random episodes, the observation of the player to move, an agent
   playing legal hands.
 - :mod:`helpers.training`: the tiny ``train.Args`` of the trainer's tests.
+- :mod:`helpers.web_server`: the real ``schnapsen-web`` in a subprocess (its sockets, processes and signals).
 - :mod:`helpers.reference_solver`: the readable reference solver (plain Python alpha-beta) the compiled one is
   tested against; ``benchmarks/solver.py`` and ``benchmarks/solver_core.py`` time it.
 

@@ -1,0 +1,28 @@
+"""The limits of ``schnapsen-web``, declared once (the app, its search workers and the command read them here;
+this module imports nothing, so the command's ``--help`` and checks need neither the web extra nor the agents).
+
+Each is ``(default, lowest (excluded), highest)`` in the unit its name ends with; the command's flag of the same
+name sets it (``--max-move-seconds``, ...).
+"""
+
+from __future__ import annotations
+
+#: An opponent's move: its search is stopped after this many seconds, and the ``heuristic`` moves instead. The
+#: expert needs up to a second at a ``schnapsen20`` opening and a few seconds from a ``sixtysix24`` hand's fourth
+#: trick on, but up to a minute at its opening.
+MAX_MOVE_SECONDS = (5.0, 0.0, 3600.0)
+#: An analysis: stopped after this many seconds and answered with an error (504).
+MAX_ANALYSIS_SECONDS = (10.0, 0.0, 3600.0)
+#: Seconds a client has to send a request's headers (from its connection or its previous answer), and again its
+#: body (from its headers).
+READ_TIMEOUT = (10.0, 0.0, 600.0)
+#: Minutes a game or replay is kept unused (no request names it) before it is forgotten.
+IDLE_MINUTES = (120.0, 0.0, 7 * 24 * 60.0)
+#: Seconds uvicorn keeps a connection idle between two requests.
+KEEP_ALIVE_SECONDS = 5
+
+#: The flags that set them.
+FLAGS = {"--max-move-seconds": MAX_MOVE_SECONDS, "--max-analysis-seconds": MAX_ANALYSIS_SECONDS,
+         "--read-timeout": READ_TIMEOUT, "--idle-minutes": IDLE_MINUTES}
+
+__all__ = ["FLAGS", "IDLE_MINUTES", "KEEP_ALIVE_SECONDS", "MAX_ANALYSIS_SECONDS", "MAX_MOVE_SECONDS", "READ_TIMEOUT"]
