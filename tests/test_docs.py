@@ -396,7 +396,10 @@ ALLOWED = [
                                                                "checked by test_training_defaults_are_the_code_s"),
     ("training.md", r"(?:1,000|200) duplicate deals", "flag defaults --final-eval-deals and --eval-deals, checked "
                                                        "by test_training_defaults_are_the_code_s"),
-    ("web-app.md", r"1 MiB|64 KiB", "upload and body limits of the web app (tests/test_web.py)"),
+    ("web-app.md", r"1 MiB|64 KiB|32 MiB", "upload, body and replay-memory limits of the web app "
+                                          "(tests/test_web.py, tests/test_web_limits.py)"),
+    ("web-app.md", r"closed after 5 s", "uvicorn's keep-alive setting the app passes (agents/cli/web.py)"),
+    ("web-app.md", r"repeated 1 MB uploads", "the size of the uploads tests/test_web_reliability.py sends"),
     ("agents.md", r"12 worlds|chunk of 8 worlds", "pimc's default and expert's chunk, checked by "
                                                   "test_agent_defaults_are_the_code_s"),
     ("openspiel.md", r"6,300 deals|72,529,808 nodes|2,278,922 information sets|136,640 subtrees|72\.5 million",
