@@ -167,13 +167,42 @@ def test_budgets():
     rules = RuleSet.make()
     obs = obs_of(GameState.new_hand(rules, rng=np.random.default_rng(1)))
     agent = ExpertAgent(rules, seed=0, worlds=40, max_nodes=1)
+    agent.act(obs)  # no exact world fits one node: every world one trick ahead, the pass that always completes
+    assert (agent.last_worlds, agent.last_depth) == (40, 1)
+    agent = ExpertAgent(rules, seed=0, worlds=40, max_nodes=1_000_000)
     agent.act(obs)
-    assert agent.last_worlds == 8  # one chunk at least, then the node budget stops it
+    assert agent.last_depth is None and 8 <= agent.last_worlds < 40  # exact worlds, chunks until the budget
     agent = ExpertAgent(rules, seed=0, worlds=5, max_nodes=None)
     agent.act(obs)
     assert agent.last_worlds == 5
     a, b = ExpertAgent(rules, seed=7, worlds=16), ExpertAgent(rules, seed=7, worlds=16)
     assert a.action_values(obs) == b.action_values(obs)  # seeded: reproducible
+
+
+def test_a_move_of_a_24_card_opening_stays_within_its_node_budget():
+    """``sixtysix24``'s openings, whose exact worlds cost up to tens of millions of nodes each: the move searches
+    at most its budget for the exact attempt and again for the horizon (plus the one-trick pass and the unwinding),
+    and its values are the solver's at the horizon reached, world by world."""
+    rules = RuleSet.make("sixtysix24")
+    budget = 400_000
+    deepened = 0
+    for seed in range(3):
+        obs = obs_of(GameState.new_hand(rules, rng=np.random.default_rng(100 + seed)))
+        agent = ExpertAgent(rules, seed=seed, max_nodes=budget)
+        actions, values = agent.world_values(obs)
+        if agent.last_depth is None:  # this opening's first chunk fitted: exact, as before
+            assert agent.last_nodes < 2 * budget
+            continue
+        template, worlds, k = ExpertAgent(rules, seed=seed).sample_worlds(obs)
+        solver = CoreSolver(rules, close_below_root=True)
+        one_trick = solver.world_values(template, worlds, k, actions, depth=1)
+        assert agent.last_nodes <= 2 * budget + solver.nodes + 100
+        assert agent.last_worlds == len(worlds) and 1 <= agent.last_depth < 12
+        want = solver.world_values(template, worlds, k, actions, depth=agent.last_depth)
+        assert np.array_equal(values, want)
+        assert one_trick.shape == values.shape
+        deepened += 1
+    assert deepened >= 2  # most 24-card openings need the horizon at this budget
 
 
 @pytest.mark.parametrize("bad", [dict(worlds=0), dict(worlds=2.5), dict(max_nodes=0), dict(decision="best"),

@@ -235,3 +235,39 @@ def test_a_second_process_runs_the_cached_strict_phase_search_bug(tmp_path):
     for run in runs:
         assert run.returncode == 0, run.stderr[-2000:]
     assert runs[0].stdout == runs[1].stdout and len(runs[0].stdout) > 1000
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+def test_world_values_node_limit_stops_between_exact_answers(ruleset):
+    """A node limit cuts the call short: the rows returned are the worlds solved before it, each with the values
+    of the unlimited call, the nodes searched stay at the limit plus a few of unwinding, and the table keeps no
+    void entry (the unlimited call afterwards gives the same values and node count as on a fresh solver). With a
+    horizon the same holds for the values ``depth`` tricks ahead."""
+    rules = RuleSet.make(ruleset)
+    rng = np.random.default_rng(21)
+    # Stock open, seat 0 (the observer of a world template) to move, a few tricks in: worlds of thousands of nodes.
+    g = next(p for p in positions(rules, rng, 30, min_tricks={"schnapsen20": 1, "sixtysix24": 3}[ruleset])
+             if p.stock and p.closed_by < 0 and p.to_move == 0)
+    template = rules_core.from_game_state(g)
+    opp_hand = [c for c in range(rules.n_cards) if g.hands[1] >> c & 1]
+    unseen = np.array(opp_hand + list(g.stock[:-1]), dtype=np.int64)
+    template[rules_core.F.hands + 1] = 0
+    worlds = np.stack([rng.permutation(unseen) for _ in range(4)])
+    actions = np.array(g.legal_actions(), dtype=np.int64)
+    for depth in (None, 2):
+        fresh = CoreSolver(rules, close_below_root=True)
+        full = fresh.world_values(template, worlds, len(opp_hand), actions, depth=depth)
+        total = fresh.nodes
+        solver = CoreSolver(rules, close_below_root=True)
+        seen = set()
+        for limit in (1, 50, total // 3, 2 * total // 3, total - 1, total):
+            part = solver.world_values(template, worlds, len(opp_hand), actions, depth=depth, max_nodes=limit)
+            assert solver.nodes <= limit + 40
+            assert np.array_equal(part, full[:len(part)])
+            assert (len(part) == len(worlds)) == (limit >= total)
+            seen.add(len(part))
+            again = solver.world_values(template, worlds, len(opp_hand), actions, depth=depth)
+            assert np.array_equal(again, full) and solver.nodes == total
+        assert len(seen) >= 3  # the limits fell between worlds, not all before the first or after the last
+    with pytest.raises(ValueError, match="max_nodes"):
+        CoreSolver(rules).world_values(template, worlds, len(opp_hand), actions, max_nodes=0)

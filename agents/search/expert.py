@@ -14,11 +14,14 @@ After Wisser, "An Expert-Level Card Playing Agent Based on a Variant of Perfect 
 4. plays the action with the best mean game points (``decision="mean"``), or, as SchnapsenAI does, the lowest
    share of worlds in which it loses the hand (``decision="loss"``, ties broken by the mean).
 
-The budget keeps seeded play reproducible: at most ``worlds`` worlds, solved in chunks of 8, and no new chunk once
-the decision has searched ``max_nodes`` nodes (a deterministic stand-in for time: the opening lead, where a world
-costs the most nodes, gets the fewest worlds, a decision late in the hand all of them; the README's benchmarks give
-the figures). The first chunk is always solved, so a ``sixtysix24`` opening, whose worlds are the largest, can take
-seconds.
+The budget bounds the whole move in nodes, a deterministic stand-in for time that keeps seeded play
+reproducible: worlds are solved exactly in chunks of 8 while the nodes searched stay within ``max_nodes`` (the
+opening lead, where a world costs the most nodes, gets the fewest worlds, a decision late in the hand all of them).
+Where even the first chunk does not fit, as in most ``sixtysix24`` openings (exact worlds of up to tens of millions
+of nodes each), the solver stops at the budget and the move falls back to iterative deepening over every world: one
+trick ahead, then two, ... (the horizon scored by the solver's ``evaluate``), each pass within a fresh ``max_nodes``,
+keeping the values of the deepest pass that finished. A move thus searches at most about twice ``max_nodes`` nodes
+(the one-trick pass always finishes; it costs a few thousand nodes a world).
 ``max_time`` (seconds a decision) adds a wall-clock budget checked the same way, at the cost of reproducibility. Once the stock is exhausted there is one world, the true position, and the agent plays perfectly.
 """
 
@@ -48,7 +51,8 @@ class ExpertAgent:
         rules: the env's RuleSet (or a ruleset name: default knobs).
         seed: seed of the agent's ``numpy.random.Generator`` (draws the worlds).
         worlds: the most worlds solved a decision; all are enumerated when there are at most this many.
-        max_nodes: no new chunk of 8 worlds once the decision has searched this many nodes (None: no limit).
+        max_nodes: the node budget of the exact search, and again of the horizon fallback (module docstring; None:
+            every world exact, however long).
         decision: ``"mean"`` (best mean game points) or ``"loss"`` (lowest share of lost worlds).
         max_time: optional wall-clock budget in seconds a decision (None: worlds only, reproducible).
 
@@ -79,6 +83,8 @@ class ExpertAgent:
         #: Worlds solved and nodes searched by the last decision (for benchmarks and analysis).
         self.last_worlds = 0
         self.last_nodes = 0
+        #: The horizon in tricks of the last decision's values (None: exact, to the end of the hand).
+        self.last_depth: int | None = None
 
     def reset(self) -> None:
         pass
@@ -126,17 +132,42 @@ class ExpertAgent:
                              f"actions of the observation ({self.rules.name}), got shape {mask.shape} with "
                              f"{actions.tolist()}")
         start = time.perf_counter()
-        parts, nodes = [], 0
+        parts, nodes, solved = [], 0, 0
         for at in range(0, len(worlds), _CHUNK):
-            parts.append(self.solver.world_values(template, worlds[at:at + _CHUNK], k, actions))
+            left = None if self.max_nodes is None else max(1, self.max_nodes - nodes)
+            part = self.solver.world_values(template, worlds[at:at + _CHUNK], k, actions, max_nodes=left)
             nodes += self.solver.nodes
-            if self.max_nodes is not None and nodes >= self.max_nodes:
+            parts.append(part)
+            solved += len(part)
+            if len(part) < len(worlds[at:at + _CHUNK]) or (self.max_nodes is not None and nodes >= self.max_nodes):
                 break
             if self.max_time is not None and time.perf_counter() - start > self.max_time:
                 break
-        values = np.concatenate(parts)
+        self.last_depth = None
+        if solved >= min(_CHUNK, len(worlds)):
+            values = np.concatenate(parts)
+        else:  # the exact search of the first chunk did not fit the budget: deepen a horizon over every world
+            values, spent = self._deepen(template, worlds, k, actions, start)
+            nodes += spent
         self.last_worlds, self.last_nodes = len(values), nodes
         return actions, values
+
+    def _deepen(self, template, worlds, k, actions, start: float) -> tuple[np.ndarray, int]:
+        """Every world searched 1, 2, ... completed tricks ahead (the horizon scored by the solver's ``evaluate``)
+        while a whole pass fits a fresh ``max_nodes`` (and ``max_time``): the values of the deepest complete pass,
+        and the nodes searched. The first pass, one trick ahead, always completes."""
+        tricks_left = self.rules.n_cards // 2 - int(template[F.tricks] + template[F.tricks + 1])
+        values, nodes = None, 0
+        for depth in range(1, max(tricks_left, 2)):
+            left = None if values is None or self.max_nodes is None else max(1, self.max_nodes - nodes)
+            part = self.solver.world_values(template, worlds, k, actions, depth=depth, max_nodes=left)
+            nodes += self.solver.nodes
+            if len(part) < len(worlds):
+                break
+            values, self.last_depth = part, depth
+            if self.max_time is not None and time.perf_counter() - start > self.max_time:
+                break
+        return values, nodes
 
     def action_values(self, observation) -> dict[int, float]:
         """Mean game points of every legal action over the worlds solved (game points for the agent)."""

@@ -80,7 +80,12 @@ CLOSE_BELOW_ROOT, HORIZON_AFTER_CLOSE = 1, 2
 NODES, GENERATION, ZOBRIST = 0, 1, 2
 _XROOT, _XTRUMP, _XCLOSED, _XSNAP_POINTS, _XSNAP_TRICKS, _XSTOCK, _XEXACT = range(ZOBRIST + MAX_STOCK + 1,
                                                                                  ZOBRIST + MAX_STOCK + 8)
-COUNTERS = _XEXACT + 1
+#: The node limit of the current call and whether it was reached (see :meth:`CoreSolver.world_values`): past the
+#: limit every node answers at once without a search and nothing more is stored in the table, so the call unwinds
+#: in a few nodes and its values are void; the table's entries stored before stay exact.
+LIMIT, ABORTED = _XEXACT + 1, _XEXACT + 2
+COUNTERS = ABORTED + 1
+NO_LIMIT = 2 ** 62
 #: The row of a solver's ``undo`` array that the strict-phase search scores finished hands in (no ply reaches it).
 _SCRATCH = -1
 
@@ -252,6 +257,11 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, counters, fv, fi):
                                                       fi[p, _DEPTH], tt, counters, undo[_SCRATCH])
         return True
     counters[NODES] += 1
+    if counters[NODES] > counters[LIMIT]:  # the call's node limit: answer at once, the call's values are void
+        counters[ABORTED] = 1
+        fv[p, _BEST] = 0.0
+        fi[p, _BESTMOVE] = -1
+        return True
     me = st[F.to_move]
     if (st[F.table] < 0 and not R[K.claim_auto] and counted(st, me) >= R[K.claim_target]
             and fi[p, _DEPTH] >= R[K.n] // 2 - st[F.tricks] - st[F.tricks + 1]):
@@ -314,7 +324,9 @@ def _enter(st, undo, moves, p, R, root, at_root, flags, tt, counters, fv, fi):
 
 @njit(cache=True)
 def _store(p, tt, counters, fv, fi):
-    """Close the node at ply ``p``: its bounds into the table."""
+    """Close the node at ply ``p``: its bounds into the table (not after the node limit: they are void)."""
+    if counters[ABORTED]:
+        return
     _put(tt, fi[p, _SLOT], fi[p, _K1], fi[p, _K2], counters[GENERATION], fi[p, _DEPTH], fi[p, _BESTMOVE],
          fv[p, _BEST], fv[p, _A0], fv[p, _B0], fi[p, _HAVE] and fi[p, _EDEPTH] == fi[p, _DEPTH], fv[p, _ELOWER],
          fv[p, _EUPPER])
@@ -400,6 +412,9 @@ def _strict(h0, h1, table, me, cp0, cp1, mp0, mp1, tr0, tr1, announced, depth, a
     Returns ``(value, best action)``; the context (root, trump, closing) is in ``counters`` (:func:`_strict_root`)."""
     counters[NODES] += 1
     n = R[K.n]
+    if counters[NODES] > counters[LIMIT]:  # as in _enter
+        counters[ABORTED] = 1
+        return 0.0, n
     rps = R[K.rps]
     root = counters[_XROOT]
     target = R[K.claim_target]
@@ -499,8 +514,9 @@ def _strict(h0, h1, table, me, cp0, cp1, mp0, mp1, tr0, tr1, announced, depth, a
             best_move = a
             if v < beta:
                 beta = v
-    _put(tt, slot, k1, k2, generation, depth, best_move, best, a0, b0, have and e_depth == depth, e_lower,
-         e_upper)
+    if not counters[ABORTED]:
+        _put(tt, slot, k1, k2, generation, depth, best_move, best, a0, b0, have and e_depth == depth, e_lower,
+             e_upper)
     return best, best_move
 
 
@@ -583,6 +599,8 @@ def _mtd(st, undo, moves, base, R, root, guess, depth, at_root, flags, tt, count
         beta = g + 1.0 if g == lo else g
         g, last = _search(st, undo, moves, base, R, root, beta - 1.0, beta, depth, at_root, flags, tt, counters, fv,
                           fi)
+        if counters[ABORTED]:
+            break
         if g < beta:
             hi = g
         else:
@@ -600,6 +618,8 @@ def _action_values(st, undo, moves, R, actions, out, depth, flags, tt, counters,
     _stock_hashes(st, counters)
     _save(st, undo, 0)
     for i in range(actions.shape[0]):
+        if counters[ABORTED]:
+            break
         guess = out[i]
         apply_searched(st, R, actions[i])
         if st[F.over]:
@@ -616,17 +636,24 @@ def _action_values(st, undo, moves, R, actions, out, depth, flags, tt, counters,
 
 
 @njit(cache=True)
-def _world_values(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, counters, fv, fi):
-    """Solve every world to the end of the hand: ``out[w, i]`` = value of ``actions[i]`` in world ``w``.
+def _world_values(template, worlds, k, R, actions, out, depth, flags, st, undo, moves, tt, counters, fv, fi):
+    """Solve every world ``depth`` completed tricks ahead (``EXACT``: to the end of the hand): ``out[w, i]`` = value
+    of ``actions[i]`` in world ``w``.
 
     A world is ``template`` (a state array with seat 1 the opponent) with ``worlds[w, :k]`` added to seat 1's
-    hand and ``worlds[w, k:]`` as the face-down stock, top first (the turn-up stays last)."""
+    hand and ``worlds[w, k:]`` as the face-down stock, top first (the turn-up stays last). Returns the number of
+    worlds solved: all of them, or those before the one the node limit stopped (``counters[ABORTED]``)."""
+    solved = 0
     for w in range(worlds.shape[0]):
         fill_world(st, template, worlds, w, k, SEARCH_SIZE)
         if w > 0:
             for i in range(out.shape[1]):
                 out[w, i] = out[w - 1, i]  # first guesses: the last world's values
-        _action_values(st, undo, moves, R, actions, out[w], EXACT, flags, tt, counters, fv, fi)
+        _action_values(st, undo, moves, R, actions, out[w], depth, flags, tt, counters, fv, fi)
+        if counters[ABORTED]:
+            break
+        solved += 1
+    return solved
 
 
 @njit(cache=True)
@@ -673,8 +700,10 @@ def _action_values_entry(st, undo, moves, R, actions, out, depth, flags, tt, cou
 
 
 @njit(cache=True)
-def _world_values_entry(template, worlds, k, R, actions, out, flags, st, undo, moves, tt, counters, fv, fi):
-    _world_values(uncounted(template), uncounted(worlds), k, uncounted(R), uncounted(actions), uncounted(out), flags,
+def _world_values_entry(template, worlds, k, R, actions, out, depth, flags, st, undo, moves, tt, counters, fv, fi):
+    return _world_values(uncounted(template), uncounted(worlds), k, uncounted(R), uncounted(actions), uncounted(out),
+                         depth,
+                  flags,
                   uncounted(st), uncounted(undo), uncounted(moves), uncounted(tt), uncounted(counters),
                   uncounted(fv), uncounted(fi))
 
@@ -716,6 +745,7 @@ class CoreSolver:
         table[:, _TGEN] = -1
         self.tt = table  # the bounds are float64 bits (jit.float_bits) in columns _TLOWER, _TUPPER
         self.counters = np.zeros(COUNTERS, np.int64)
+        self.counters[LIMIT] = NO_LIMIT
         self.state = np.zeros(STATE_SIZE, np.int64)  # the searched state, made and unmade in place
         self.undo = np.zeros((MAX_PLY, SEARCH_SIZE), np.int64)  # per ply, the state to unmake to
         self.moves = np.zeros((MAX_PLY, 32), np.int64)
@@ -787,8 +817,14 @@ class CoreSolver:
             self.nodes = int(self.counters[NODES])
         return out
 
-    def world_values(self, template: np.ndarray, worlds: np.ndarray, k: int, actions: np.ndarray) -> np.ndarray:
-        """Exact value of each action in each world (see :func:`_world_values`), float64 ``(W, len(actions))``.
+    def world_values(self, template: np.ndarray, worlds: np.ndarray, k: int, actions: np.ndarray,
+                     depth: int | None = None, max_nodes: int | None = None) -> np.ndarray:
+        """Value of each action in each world (see :func:`_world_values`), float64 ``(W', len(actions))``: exact, or
+        ``depth`` completed tricks ahead with the horizon scored by ``evaluate`` (as :meth:`action_values`).
+
+        With ``max_nodes``, the search stops at that many nodes (a deterministic bound on the call's time): the
+        rows returned are then the worlds solved before it, ``W' < W`` (possibly none), and :attr:`nodes` is
+        at most ``max_nodes`` plus the few nodes of unwinding.
 
         Args:
             template: state array ``(STATE_SIZE,)`` of the observer (seat 0) to move, seat 1's hand holding only
@@ -796,10 +832,17 @@ class CoreSolver:
             worlds: int64 ``(W, u)``: per world, the ``u`` unseen cards, the first ``k`` to seat 1's hand, the
                 rest the face-down stock top first.
             actions: int64 ``(A,)``, legal actions of the player to move.
+            depth: the horizon in completed tricks (None: to the end of the hand).
+            max_nodes: the most nodes the call may search (None: no limit).
 
         Raises:
-            InvalidPositionError: a malformed template. ValueError: worlds, ``k`` or actions that do not fit it.
+            InvalidPositionError: a malformed template. ValueError: worlds, ``k``, actions or ``depth`` that do not
+            fit it.
         """
+        d = _depth(depth)
+        if max_nodes is not None and (isinstance(max_nodes, bool) or not isinstance(max_nodes, (int, np.integer))
+                                      or max_nodes < 1):
+            raise ValueError(f"max_nodes must be an int >= 1 or None, got {max_nodes!r}")
         template = check_state(template, self.rules)
         worlds = np.asarray(worlds)
         actions = np.asarray(actions)
@@ -837,12 +880,17 @@ class CoreSolver:
         worlds = np.ascontiguousarray(worlds, dtype=np.int64)
         actions = np.ascontiguousarray(actions, dtype=np.int64)
         self.counters[NODES] = 0
+        self.counters[ABORTED] = 0
+        self.counters[LIMIT] = NO_LIMIT if max_nodes is None else int(max_nodes)
         self.counters[GENERATION] += 1  # one table for all the worlds: a state's value is the same in each
         out = np.zeros((worlds.shape[0], actions.shape[0]), dtype=np.float64)
-        _world_values_entry(template, worlds, int(k), self.R, actions, out, self.flags, self.state, self.undo, self.moves,
-                      self.tt, self.counters, *self.frame)
+        try:
+            solved = _world_values_entry(template, worlds, int(k), self.R, actions, out, d, self.flags, self.state,
+                                         self.undo, self.moves, self.tt, self.counters, *self.frame)
+        finally:
+            self.counters[LIMIT] = NO_LIMIT
         self.nodes = int(self.counters[NODES])
-        return out
+        return out[:solved]
 
 
 @njit(cache=True)
