@@ -8,8 +8,8 @@ name sets it (``--max-move-seconds``, ...).
 from __future__ import annotations
 
 #: An opponent's move: its search is stopped after this many seconds, and the ``heuristic`` moves instead. The
-#: expert needs up to a second at a ``schnapsen20`` opening and a few seconds from a ``sixtysix24`` hand's fourth
-#: trick on, but up to a minute at its opening.
+#: expert keeps a move within its node budget (under a second on one core, ``docs/benchmarks.md``); the bound is
+#: for options that lift the budget and for a machine too busy to give the search its core.
 MAX_MOVE_SECONDS = (5.0, 0.0, 3600.0)
 #: An analysis: stopped after this many seconds and answered with an error (504).
 MAX_ANALYSIS_SECONDS = (10.0, 0.0, 3600.0)

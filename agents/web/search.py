@@ -1,8 +1,8 @@
 """The opponents' decisions and the analyses of ``schnapsen-web``, run in worker processes with deadlines.
 
-The searches (``pimc``, ``expert``) run compiled numba code that holds Python's GIL for a whole call (the expert's
-search of a ``sixtysix24`` opening takes seconds to a minute): in a thread of the server it would stop the server
-answering anyone. So every decision and every analysis runs in a :class:`SearchPool` of worker processes
+The searches (``pimc``, ``expert``) run compiled numba code that holds Python's GIL for a whole call (up to about a
+second for the expert at its default budget, longer with its options): in a thread of the server it would stop the
+server answering anyone. So every decision and every analysis runs in a :class:`SearchPool` of worker processes
 (``spawn``ed: each imports the agents once, loads its compiled code before its first task and keeps it), and the
 server's event loop only waits for the answer.
 
