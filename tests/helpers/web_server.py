@@ -75,15 +75,19 @@ class WebServer:
 
     Args:
         args: more flags (``--workers``, ``--max-move-seconds``, ...).
+        unbounded_expert: serve with ``expert`` searching without its node budget (``unbounded_expert_web.py``:
+            a long search to cut, cancel or interrupt).
     """
 
-    def __init__(self, *args: str) -> None:
+    def __init__(self, *args: str, unbounded_expert: bool = False) -> None:
         self.args = ["--port", "0", "--seed", "0", *args]
+        self.command = ([str(Path(__file__).with_name("unbounded_expert_web.py"))] if unbounded_expert
+                        else ["-m", "agents.cli.web"])
         self.lines: list[str] = []
         self._queue: queue.Queue = queue.Queue()
 
     def __enter__(self) -> WebServer:
-        self.proc = subprocess.Popen([sys.executable, "-m", "agents.cli.web", *self.args], cwd=ROOT,
+        self.proc = subprocess.Popen([sys.executable, *self.command, *self.args], cwd=ROOT,
                                      stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         threading.Thread(target=self._read, daemon=True).start()
         first = self._queue.get(timeout=120)
