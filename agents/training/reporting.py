@@ -103,8 +103,12 @@ def next_steps(run_dir, results: dict, rules) -> str:
     against = yardstick(rules, results)
     if against:
         lines += against
-        lines.append("a short run beats random but rarely heuristic yet; the default run (18M decisions) and the "
-                     "longer shipped ones show what more training reaches")
+        low = (results.get("heuristic") or {}).get("ci_low")  # the final table, as dicts (RatingResult.to_dict)
+        if low is not None and low > 0:
+            lines.append("it beats heuristic (the CI above zero): expert, below, is the yardstick that is left")
+        else:
+            lines.append("a short run beats random but rarely heuristic yet; the default run and the longer shipped "
+                         "ones show what more training reaches")
 
     lines += ["next:",
               f"  {bin_dir / 'schnapsen-arena'} {policy} expert --deals 200     # measure it against the yardstick",
