@@ -133,6 +133,8 @@ def test_every_loopback_address_keeps_the_host_allow_list(listen):
 
 
 @pytest.mark.parametrize("host, problem", [
+    ("", "empty"),
+    (" ", "empty"),
     ("evil..example", "an empty label"),
     (".example", "an empty label"),
     ("a" * 64 + ".example", "over the 63 of a label"),

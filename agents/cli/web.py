@@ -33,7 +33,7 @@ from schnapsen_env.files import describe_os_error
 PROG = "schnapsen-web"
 MAX_SEED = 2 ** 63 - 1
 #: The hosts that mean every interface (any Host header is then accepted: the names it is reached by are unknown).
-ANY_HOST = ("0.0.0.0", "::", "")
+ANY_HOST = ("0.0.0.0", "::")
 #: The names a request to this computer's loopback may carry in its Host header, whatever loopback --host names.
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?")
@@ -45,6 +45,8 @@ def host_problem(host: str) -> str | None:
     """What is wrong with ``host`` as an address to listen on (None: nothing): an IP address, or a host name of
     labels of 1 to 63 letters, digits, hyphens and underscores (non-ASCII labels as IDNA allows them), 253
     characters at most."""
+    if not host.strip():  # "" would listen on every interface, unseen: that takes 0.0.0.0 said outright
+        return "empty"
     if host in ANY_HOST:
         return None
     try:
