@@ -157,12 +157,26 @@ def test_a_bad_host_is_a_one_line_error(host, problem, capsys):
 @pytest.mark.parametrize("flag, value", [("--max-move-seconds", "0"), ("--max-move-seconds", "-1"),
                                          ("--max-move-seconds", "nan"), ("--max-analysis-seconds", "inf"),
                                          ("--max-analysis-seconds", "1e9"), ("--read-timeout", "0"),
-                                         ("--idle-minutes", "0"), ("--idle-minutes", "x")])
+                                         ("--idle-minutes", "0"), ("--idle-minutes", "x"),
+                                         ("--read-timeout", "1e-9"), ("--idle-minutes", "1e-12"),
+                                         ("--max-move-seconds", "1e-300"), ("--max-analysis-seconds", "0.01")])
 def test_a_bad_limit_is_a_one_line_error(flag, value, capsys):
     with pytest.raises(SystemExit) as e:
         main([flag, value, "--workers", "0"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.count("\n") == 1 and flag in err and "Traceback" not in err, err
+    if value != "x":
+        assert "expected a number of" in err and " from " in err, err
+
+
+def test_more_workers_than_four_per_core_is_warned(monkeypatch, capsys):
+    import agents.cli.web as web
+
+    monkeypatch.setattr(web.os, "cpu_count", lambda: 2)
+    with pytest.raises(SystemExit) as e:  # stopped by the next check, after the warning
+        main(["--workers", "9", "--read-timeout", "0", "--host", ""])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "warning: --workers 9 is over 4 per core (2 cores here)" in err, err
 
 
 # ------------------------------------------------------------------------------------------------ uploads

@@ -139,11 +139,15 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--seed {args.seed}: expected an int from 0 to 2**63 - 1")
     if args.workers is not None and not 0 <= args.workers <= 64:
         p.error(f"--workers {args.workers}: expected an int from 0 to 64")
+    cores = os.cpu_count() or 1
+    if args.workers is not None and args.workers > 4 * cores:
+        print(f"{PROG}: warning: --workers {args.workers} is over 4 per core ({cores} cores here): the searches will "
+              "wait for the cores, and each worker holds its own memory", file=sys.stderr)
     for flag, (_, low, high) in limits.FLAGS.items():
         value = getattr(args, flag[2:].replace("-", "_"))
-        if not (math.isfinite(value) and low < value <= high):
+        if not (math.isfinite(value) and low <= value <= high):
             unit = "minutes" if flag.endswith("minutes") else "seconds"
-            p.error(f"{flag} {value:g}: expected a number of {unit} above {low:g} and at most {high:g}")
+            p.error(f"{flag} {value:g}: expected a number of {unit} from {low:g} to {high:g}")
     problem = host_problem(args.host)
     if problem is not None:
         p.error(f"--host {short_repr(args.host)}: {problem}: {_EXPECTED_HOST}")
