@@ -284,3 +284,16 @@ def test_games_and_replays_expire_after_their_idle_time():
         status = c.get("/api/status").json()
         assert status["dropped"]["games"]["expired"] == 1 and status["dropped"]["replays"]["expired"] == 1
         assert status["limits"]["idle_minutes"] == 0.01
+
+
+# ------------------------------------------------------------------------------------------------ Range
+@pytest.mark.parametrize("path", ["/", "/static/app.js", "/static/style.css"])
+@pytest.mark.parametrize("range_", ["bytes=abc", "bytes=999999999-", "bytes=5-2", "pages=1-2"])
+def test_a_bad_range_header_is_ignored_and_the_whole_file_sent(client, path, range_):
+    """Starlette answered a bad ``Range`` on the page and its files with a plain-text 400 or 416: the files are
+    always sent whole (HTTP lets a server ignore ``Range``), and no answer offers ranges."""
+    whole = client.get(path)
+    r = client.get(path, headers={"Range": range_, "If-Range": whole.headers.get("etag", "x")})
+    assert r.status_code == 200 and r.content == whole.content and r.content, (r.status_code, r.text[:200])
+    assert "accept-ranges" not in r.headers and "content-range" not in r.headers
+    assert client.get("/static/no-such.js", headers={"Range": range_}).headers["content-type"] == "application/json"
