@@ -133,6 +133,8 @@ def test_every_loopback_address_keeps_the_host_allow_list(listen):
 
 
 @pytest.mark.parametrize("host, problem", [
+    ("", "empty"),
+    (" ", "empty"),
     ("evil..example", "an empty label"),
     (".example", "an empty label"),
     ("a" * 64 + ".example", "over the 63 of a label"),
@@ -155,12 +157,26 @@ def test_a_bad_host_is_a_one_line_error(host, problem, capsys):
 @pytest.mark.parametrize("flag, value", [("--max-move-seconds", "0"), ("--max-move-seconds", "-1"),
                                          ("--max-move-seconds", "nan"), ("--max-analysis-seconds", "inf"),
                                          ("--max-analysis-seconds", "1e9"), ("--read-timeout", "0"),
-                                         ("--idle-minutes", "0"), ("--idle-minutes", "x")])
+                                         ("--idle-minutes", "0"), ("--idle-minutes", "x"),
+                                         ("--read-timeout", "1e-9"), ("--idle-minutes", "1e-12"),
+                                         ("--max-move-seconds", "1e-300"), ("--max-analysis-seconds", "0.01")])
 def test_a_bad_limit_is_a_one_line_error(flag, value, capsys):
     with pytest.raises(SystemExit) as e:
         main([flag, value, "--workers", "0"])
     err = capsys.readouterr().err
     assert e.value.code == 2 and err.count("\n") == 1 and flag in err and "Traceback" not in err, err
+    if value != "x":
+        assert "expected a number of" in err and " from " in err, err
+
+
+def test_more_workers_than_four_per_core_is_warned(monkeypatch, capsys):
+    import agents.cli.web as web
+
+    monkeypatch.setattr(web.os, "cpu_count", lambda: 2)
+    with pytest.raises(SystemExit) as e:  # stopped by the next check, after the warning
+        main(["--workers", "9", "--read-timeout", "0", "--host", ""])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "warning: --workers 9 is over 4 per core (2 cores here)" in err, err
 
 
 # ------------------------------------------------------------------------------------------------ uploads
@@ -268,3 +284,16 @@ def test_games_and_replays_expire_after_their_idle_time():
         status = c.get("/api/status").json()
         assert status["dropped"]["games"]["expired"] == 1 and status["dropped"]["replays"]["expired"] == 1
         assert status["limits"]["idle_minutes"] == 0.01
+
+
+# ------------------------------------------------------------------------------------------------ Range
+@pytest.mark.parametrize("path", ["/", "/static/app.js", "/static/style.css"])
+@pytest.mark.parametrize("range_", ["bytes=abc", "bytes=999999999-", "bytes=5-2", "pages=1-2"])
+def test_a_bad_range_header_is_ignored_and_the_whole_file_sent(client, path, range_):
+    """Starlette answered a bad ``Range`` on the page and its files with a plain-text 400 or 416: the files are
+    always sent whole (HTTP lets a server ignore ``Range``), and no answer offers ranges."""
+    whole = client.get(path)
+    r = client.get(path, headers={"Range": range_, "If-Range": whole.headers.get("etag", "x")})
+    assert r.status_code == 200 and r.content == whole.content and r.content, (r.status_code, r.text[:200])
+    assert "accept-ranges" not in r.headers and "content-range" not in r.headers
+    assert client.get("/static/no-such.js", headers={"Range": range_}).headers["content-type"] == "application/json"

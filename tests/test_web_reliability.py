@@ -139,6 +139,76 @@ def test_the_pool_stops_a_task_at_its_deadline_and_serves_other_owners_first():
         pool.close()
 
 
+def test_a_lane_whose_worker_cannot_start_fails_its_task_and_recovers():
+    """A worker restart that raises (EMFILE: too many open files) does not end the lane: the waiting task fails
+    with SearchError (the app's JSON 503), and the lane retries, so the next task is served."""
+    import asyncio
+    import errno
+    import os
+
+    from agents.web.search import SearchError, SearchPool
+
+    pool = SearchPool(1)
+    pool.RETRY_SECONDS = 0.01
+    original, calls, third = pool._spawn, [], threading.Event()
+
+    def flaky(slot):
+        calls.append(slot.lane)
+        if len(calls) >= 3:
+            third.set()
+            return original(slot)
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    pool._spawn = flaky
+
+    async def scenario():
+        with pytest.raises(SearchError, match="no search process could start"):
+            await asyncio.wait_for(pool.run("quick", os.getpid, seconds=60), 30)
+        assert await asyncio.to_thread(third.wait, 30)  # two failed starts, then the third that works
+        return await asyncio.wait_for(pool.run("quick", os.getpid, seconds=120), 120)
+
+    try:
+        pid = asyncio.run(scenario())
+        assert pid in pool.worker_pids() and pool.stats()["lanes"]["quick"]["ready"] == 1
+    finally:
+        pool.close()
+
+
+def test_a_worker_that_died_idle_is_replaced_and_the_next_task_succeeds():
+    """A worker killed while idle (kill -9, the out-of-memory killer): the next task is not lost with it (it runs on
+    a fresh worker), and the dead worker is noticed while idle (it no longer counts as ready)."""
+    import asyncio
+    import os
+    from multiprocessing.connection import wait
+
+    from agents.web.search import SearchPool
+
+    pool = SearchPool(1)
+
+    async def scenario():
+        first = await pool.run("quick", os.getpid, seconds=120)
+        proc = pool._slots["quick"][0].proc
+        assert proc.pid == first
+        os.kill(first, signal.SIGKILL)
+        assert wait([proc.sentinel], 30)  # it is dead: its task would find it so
+        return first, await pool.run("quick", os.getpid, seconds=120)
+
+    try:
+        first, second = asyncio.run(scenario())
+        assert second != first and second in pool.worker_pids()
+        assert pool.stats()["counts"]["died"] == 1
+        # an idle worker killed is noticed without a task: it is no longer counted ready
+        proc = pool._slots["quick"][0].proc
+        os.kill(second, signal.SIGKILL)
+        assert wait([proc.sentinel], 30)
+        deadline = time.monotonic() + 30
+        while pool._slots["quick"][0].proc is proc and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert pool._slots["quick"][0].proc is not proc and pool.stats()["counts"]["died"] == 2
+    finally:
+        pool.close()
+
+
 # ------------------------------------------------------------------------------------------------ deadlines
 def test_an_expert_past_its_move_deadline_is_replaced_by_the_heuristic(server):
     server.wait_ready()

@@ -33,7 +33,7 @@ from schnapsen_env.files import describe_os_error
 PROG = "schnapsen-web"
 MAX_SEED = 2 ** 63 - 1
 #: The hosts that mean every interface (any Host header is then accepted: the names it is reached by are unknown).
-ANY_HOST = ("0.0.0.0", "::", "")
+ANY_HOST = ("0.0.0.0", "::")
 #: The names a request to this computer's loopback may carry in its Host header, whatever loopback --host names.
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "::1")
 _LABEL = re.compile(r"[A-Za-z0-9_]([A-Za-z0-9_-]*[A-Za-z0-9_])?")
@@ -45,6 +45,8 @@ def host_problem(host: str) -> str | None:
     """What is wrong with ``host`` as an address to listen on (None: nothing): an IP address, or a host name of
     labels of 1 to 63 letters, digits, hyphens and underscores (non-ASCII labels as IDNA allows them), 253
     characters at most."""
+    if not host.strip():  # "" would listen on every interface, unseen: that takes 0.0.0.0 said outright
+        return "empty"
     if host in ANY_HOST:
         return None
     try:
@@ -137,11 +139,15 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"--seed {args.seed}: expected an int from 0 to 2**63 - 1")
     if args.workers is not None and not 0 <= args.workers <= 64:
         p.error(f"--workers {args.workers}: expected an int from 0 to 64")
+    cores = os.cpu_count() or 1
+    if args.workers is not None and args.workers > 4 * cores:
+        print(f"{PROG}: warning: --workers {args.workers} is over 4 per core ({cores} cores here): the searches will "
+              "wait for the cores, and each worker holds its own memory", file=sys.stderr)
     for flag, (_, low, high) in limits.FLAGS.items():
         value = getattr(args, flag[2:].replace("-", "_"))
-        if not (math.isfinite(value) and low < value <= high):
+        if not (math.isfinite(value) and low <= value <= high):
             unit = "minutes" if flag.endswith("minutes") else "seconds"
-            p.error(f"{flag} {value:g}: expected a number of {unit} above {low:g} and at most {high:g}")
+            p.error(f"{flag} {value:g}: expected a number of {unit} from {low:g} to {high:g}")
     problem = host_problem(args.host)
     if problem is not None:
         p.error(f"--host {short_repr(args.host)}: {problem}: {_EXPECTED_HOST}")

@@ -68,7 +68,7 @@ from pydantic import BaseModel, ConfigDict, Field, StrictInt, StrictStr
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from agents.web import limits
-from agents.web.guards import BodyLimit, BodyRefused, Guard, SameOrigin, TrustedHosts, json_error
+from agents.web.guards import BodyLimit, BodyRefused, Guard, NoRanges, SameOrigin, TrustedHosts, json_error
 from agents.web.search import (
     ANALYSIS_SECONDS,
     FALLBACK,
@@ -324,6 +324,7 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
 
     app = FastAPI(title="schnapsen-web", lifespan=lifespan, docs_url=None, redoc_url=None, openapi_url=None)
     app.state.games, app.state.replays, app.state.pool, app.state.catalogue = games, replays, pool, catalogue
+    app.add_middleware(NoRanges)  # the innermost: the files are sent whole
     app.add_middleware(BodyLimit, limit=MAX_BODY_BYTES, skip=("/api/replays",))
     app.add_middleware(SameOrigin)
     if allowed_hosts is not None:

@@ -9,6 +9,8 @@ a request's headers.
 * :class:`TrustedHosts`: the ``Host`` allow-list against DNS rebinding (a page of another site whose name is made
   to point at 127.0.0.1), IPv6 literals included (``[::1]:8000``); refused with JSON 400.
 * :class:`SameOrigin`: a request that changes something sent by a page of another site gets JSON 403.
+* :class:`NoRanges`: the page and its files are always sent whole (a ``Range`` header is ignored; Starlette
+  answers a bad one in plain text).
 * :class:`BodyLimit`: a JSON body over its limit gets JSON 413 without being read whole.
 * :func:`header_deadline_protocol`: uvicorn's HTTP protocol with a deadline for a request's headers (uvicorn has
   none: its keep-alive timeout is reset by every byte), so a client that sends part of its headers and stops is
@@ -263,6 +265,34 @@ class SameOrigin:
         await self.app(scope, receive, send)
 
 
+class NoRanges:
+    """ASGI middleware: the page and its files (``/``, ``/static/...``, a few KB each) are always sent whole. A
+    ``Range`` request header is ignored (HTTP lets a server do so: the answer is 200 with the whole file) and no
+    answer says ``Accept-Ranges``: Starlette's own answers to a bad ``Range`` (400, 416) are plain text, and every
+    error here is JSON."""
+
+    DROPPED = (b"range", b"if-range")
+
+    def __init__(self, app) -> None:
+        self.app = app
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = scope.get("headers") or ()
+        if any(k.lower() in self.DROPPED for k, _ in headers):
+            scope = dict(scope, headers=[(k, v) for k, v in headers if k.lower() not in self.DROPPED])
+
+        async def whole(message) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message, headers=[(k, v) for k, v in message.get("headers", ())
+                                                 if k.lower() != b"accept-ranges"])
+            await send(message)
+
+        await self.app(scope, receive, whole)
+
+
 class BodyLimit:
     """ASGI middleware: a request body over ``limit`` bytes is answered 413 without being read whole: at once when
     its ``Content-Length`` says so, else as soon as the bytes read pass the limit (the app then fails reading it,
@@ -371,5 +401,5 @@ def header_deadline_protocol(seconds: float):
     return HeaderDeadline
 
 
-__all__ = ["CONTENT_SECURITY_POLICY", "MAX_MESSAGE", "SECURITY_HEADERS", "BodyLimit", "BodyRefused", "Guard", "SameOrigin",
-           "TrustedHosts", "header_deadline_protocol", "json_error", "normal_host", "shorten"]
+__all__ = ["CONTENT_SECURITY_POLICY", "MAX_MESSAGE", "SECURITY_HEADERS", "BodyLimit", "BodyRefused", "Guard", "NoRanges",
+           "SameOrigin", "TrustedHosts", "header_deadline_protocol", "json_error", "normal_host", "shorten"]

@@ -305,6 +305,7 @@ class _Task:
     slot: _Slot | None = None
     started: float | None = None
     killed: str | None = None  # why its worker was killed (None: it was not)
+    retried: bool = False  # handed back to the queue once, its worker found dead before it started
     finished: bool = False  # its worker is done with it (answered, died, or stopped): nothing more to kill
 
 
@@ -342,6 +343,10 @@ class SearchPool:
     """
 
     LANES = LANES
+    #: Seconds before the first retry of a worker that could not start (doubled at each failure, at most 30 s).
+    RETRY_SECONDS = 0.5
+    #: Seconds between the checks that an idle worker is still alive (one that died is replaced).
+    IDLE_CHECK_SECONDS = 1.0
 
     def __init__(self, workers: int | None = None, move_seconds: float = MOVE_SECONDS,
                  analysis_seconds: float = ANALYSIS_SECONDS,
@@ -562,10 +567,17 @@ class SearchPool:
         is stopped, until the pool closes."""
         failures = 0
         while not self._closed:
-            if not self._spawn(slot):
+            try:
+                started = self._spawn(slot)
+            except Exception as e:  # the pipe or the process could not be made (EMFILE, ENOMEM, ...)
+                log.warning("a search worker (%s) could not start: %s: %s", slot.lane, type(e).__name__, e)
+                started = False
+            if not started:
                 failures += 1
                 self._fail_stranded(slot.lane)
-                time.sleep(min(30.0, 0.5 * 2 ** failures))  # a worker that cannot start: do not spin
+                with self._cond:  # a worker that cannot start: do not spin; retry later (the closing wakes it)
+                    if not self._closed:
+                        self._cond.wait(min(30.0, self.RETRY_SECONDS * 2 ** (failures - 1)))
                 continue
             failures = 0
             self._serve(slot)
@@ -591,14 +603,20 @@ class SearchPool:
     def _spawn(self, slot: _Slot) -> bool:
         ctx = multiprocessing.get_context("spawn")
         parent, child = ctx.Pipe()
-        proc = ctx.Process(target=_worker_main, args=(child, os.getpid(), slot.lane, self._policies),
-                           name=f"schnapsen-web-{slot.lane}", daemon=True)
-        with self._cond:
-            if self._closed:
-                return False
-            proc.start()
-            slot.proc, slot.conn = proc, parent
-        child.close()  # the worker holds the other end: its death reads as the end of the pipe
+        try:
+            proc = ctx.Process(target=_worker_main, args=(child, os.getpid(), slot.lane, self._policies),
+                               name=f"schnapsen-web-{slot.lane}", daemon=True)
+            with self._cond:
+                if self._closed:
+                    parent.close()
+                    return False
+                proc.start()
+                slot.proc, slot.conn = proc, parent
+        except BaseException:
+            parent.close()
+            raise
+        finally:
+            child.close()  # the worker holds the other end: its death reads as the end of the pipe
         try:
             kind, problem = parent.recv()
         except (EOFError, OSError):
@@ -620,10 +638,19 @@ class SearchPool:
                 self._idle[lane] += 1
                 self._cond.notify_all()
                 task = None
+                alive = True
                 while not self._closed and (task := self._pick(lane)) is None:
-                    self._cond.wait()
+                    self._cond.wait(self.IDLE_CHECK_SECONDS)
+                    if not slot.proc.is_alive():  # it died idle (killed, out of memory): replace it now
+                        alive = False
+                        break
                 self._idle[lane] -= 1
-                if self._closed or task is None:
+                if self._closed or task is None or not alive:
+                    if not alive:
+                        slot.ready = False
+                        self.counts["died"] += 1
+                        log.warning("an idle search worker (%s) died (exit status %s): starting a fresh one",
+                                    lane, slot.proc.exitcode)
                     return
                 self._queues[lane].remove(task)
                 self._running[lane][task.owner] += 1
@@ -642,7 +669,10 @@ class SearchPool:
 
     def _run_task(self, slot: _Slot, task: _Task) -> bool:
         """Hand ``task`` to the worker, wait for its answer until its deadline and settle it; False when the worker
-        is gone (died, killed at the deadline or by a cancel) and must be replaced."""
+        is gone (died, killed at the deadline or by a cancel) and must be replaced. A worker found dead before it
+        got the task (it died idle) hands the task back to the front of the queue, for its fresh replacement."""
+        if not slot.proc.is_alive():
+            return self._requeue(slot, task)
         try:
             slot.conn.send((task.fn, task.args))
         except (pickle.PicklingError, TypeError, AttributeError) as e:  # the task does not pickle: the worker is fine
@@ -650,8 +680,8 @@ class SearchPool:
                 task.finished = True
             _settle(task, error=e)
             return True
-        except OSError:
-            return self._lost(task)
+        except OSError:  # the worker's end is closed: it died before it could read the task
+            return self._requeue(slot, task)
         remaining = task.started + task.seconds - time.monotonic()
         try:
             answer = slot.conn.recv() if remaining > 0 and slot.conn.poll(remaining) else None
@@ -675,6 +705,23 @@ class SearchPool:
         else:
             _settle(task, error=payload)
         return killed is None  # a worker a cancel killed meanwhile is replaced
+
+    def _requeue(self, slot: _Slot, task: _Task) -> bool:
+        """``slot``'s worker died before it got ``task`` (it never ran): put the task back at the front of its
+        queue, once, for the worker that replaces it; a second time it fails as :meth:`_lost`. Returns False."""
+        with self._cond:
+            again = not task.retried and task.killed is None and not self._closed
+            if again:
+                task.retried, task.slot, task.started = True, None, None
+                slot.ready = False
+                self.counts["died"] += 1
+                self._queues[task.lane].appendleft(task)
+                self._cond.notify_all()
+        if again:
+            log.warning("a search worker (%s) died while idle (exit status %s): its next task waits for a fresh "
+                        "one", slot.lane, slot.proc.exitcode)
+            return False
+        return self._lost(task)
 
     def _lost(self, task: _Task) -> bool:
         """The worker's pipe ended during ``task``: it was killed (by a cancel, the closing) or died by itself."""
