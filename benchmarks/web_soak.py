@@ -20,16 +20,17 @@ threads' interleaving, and so the exact requests, still varies from run to run):
   leave in the middle of an expert's search;
 * a client of bad requests (each must get its 4xx JSON error).
 
-**Warm-up.** Memory grows at first by design: the replays keep up to 32 MiB of record text and the games up to
-500. During the warm-up the uploaders send only 1 MB files, to fill the replays' budget; the warm-up ends at
-``--warm-up`` of the run or once the server has evicted a replay for the budget, whichever is later (at most 60% of
-the run). Memory is judged after it; the answer times are given for the whole run and after the warm-up (the goal
-is judged after it).
+**Warm-up.** Memory grows at first by design: the replays keep up to 32 MiB of record text (and the games up to
+500, a few kilobytes each). During the warm-up the uploaders send only 1 MB files, one after the other, to fill the
+replays' budget; the warm-up lasts ``--warm-up`` of the run (a fifth) and, beyond it, until the server has evicted a
+replay for the budget (for at most ``--minutes`` more, and at least five minutes more). The run is then extended by as much as the warm-up went past
+its share, so that the measured part always lasts the rest of ``--minutes``. Memory is judged on the measured part;
+the answer times are given for the whole run and for the measured part (the goal is judged on it).
 
 **Goals** (the exit status is 1 when one fails):
 
 * memory flat: the server's resident memory (``VmRSS``, sampled every second) at its highest after the warm-up is
-  within ``--max-growth`` (10%) of its median over the first tenth of the run after the warm-up;
+  within ``--max-growth`` (10%) of its median over the first tenth of the measured part;
 * the 99th percentile of a move's answer time against ``heuristic`` (the person's move and the heuristic's answer,
   one request) after the warm-up under ``--max-heuristic-p99-ms`` (200 ms);
 * no 5xx answer but the documented 504 of an analysis stopped at its deadline, no answer that is not JSON, no
@@ -48,6 +49,7 @@ size.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import queue
@@ -103,8 +105,10 @@ class Run:
     phase: str = "soak"
     warm: bool = False  # the warm-up is over: the uploaders send the mix
     warm_after: float = 0.0  # the warm-up lasts this long at least (seconds)
-    warm_limit: float = 0.0  # and this long at most
+    warm_limit: float = 0.0  # and this long at most (then it ends whether the budget is full or not)
     warm_at: float | None = None  # when it ended
+    warm_why: str = "the replays' budget full"  # why it ended then
+    end: float = 0.0  # when the load ended (SIGTERM)
     stop: threading.Event = field(default_factory=threading.Event)
     answers: list[Answer] = field(default_factory=list)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -230,14 +234,14 @@ def _head(run: Run, method: str, path: str, length: int, extra: str = "") -> byt
 
 
 def play_game(c: Client, opponent: str, ruleset: str, kind: str, analyse: float = 0.0) -> None:
-    """A whole game against ``opponent``: random legal moves (each move's time recorded as ``kind``), the next
+    """A whole game against ``opponent``: random legal moves (each recorded as ``move KIND``), the next
     hands of a match; with probability ``analyse`` an analysis before each of the person's moves; then its records,
     a replay, a delete, or nothing (left to the server's limits)."""
     settings: dict[str, Any] = {"opponent": opponent, "ruleset": ruleset, "seat": c.choice(("player_0", "player_1")),
                                 "mode": "match" if c.rng.random() < 0.25 else "hand"}
     if c.rng.random() < 0.5:
         settings["seed"] = int(c.rng.integers(2 ** 31))
-    status, view = c.call(f"new game: {kind}", "POST", "/api/games", (201,), body=settings)
+    status, view = c.call(f"new game {kind}", "POST", "/api/games", (201,), body=settings)
     if status != 201:
         return
     gid = view["game"]
@@ -248,7 +252,7 @@ def play_game(c: Client, opponent: str, ruleset: str, kind: str, analyse: float 
             if analyse and c.rng.random() < analyse:
                 analysis(c, gid, view)
             move = c.choice([a["name"] for a in table["legal"]])
-            status, out = c.call(f"move: {kind}", "POST", f"/api/games/{gid}/actions", (200,),
+            status, out = c.call(f"move {kind}", "POST", f"/api/games/{gid}/actions", (200,),
                                  body={"action": move, "version": view["version"]})
             if status != 200:
                 return
@@ -262,7 +266,7 @@ def play_game(c: Client, opponent: str, ruleset: str, kind: str, analyse: float 
         elif table["to_move"] is None:
             break
         else:  # the opponent's search failed (an opponent_error): let it move again
-            status, out = c.call(f"move: {kind}", "POST", f"/api/games/{gid}/opponent", (200,),
+            status, out = c.call(f"move {kind}", "POST", f"/api/games/{gid}/opponent", (200,),
                                  body={"version": view["version"]})
             if status != 200:
                 return
@@ -284,13 +288,13 @@ def analysis(c: Client, gid: str, view: dict) -> None:
     """An analysis of the person's position: PIMC, the expert, the policies or every analyser (the expert early
     in a sixtysix24 hand mostly reaches its deadline: asked for there one time in ten, expecting 200 or 504)."""
     ruleset, stock = view["ruleset"], view["table"]["stock"]["size"]
-    picks = ["pimc", "expert"] + (["policies", "all"] if ruleset == "schnapsen20" else [])
+    picks = ["pimc", "expert"] + (["the policies", "every analyser"] if ruleset == "schnapsen20" else [])
     pick = c.choice(picks)
     if pick == "expert" and ruleset == "sixtysix24" and stock > 6 and c.rng.random() > 0.1:
         pick = "pimc"
-    analysers = {"pimc": ["pimc"], "expert": ["expert"], "policies": list(POLICIES), "all": None}[pick]
+    analysers = {"pimc": ["pimc"], "expert": ["expert"], "the policies": list(POLICIES), "every analyser": None}[pick]
     body = {"version": view["version"]} if analysers is None else {"analysers": analysers, "version": view["version"]}
-    c.call(f"analysis: {pick}", "POST", f"/api/games/{gid}/analysis", (200,) if pick == "policies" else (200, 504),
+    c.call(f"analysis by {pick}", "POST", f"/api/games/{gid}/analysis", (200,) if pick == "the policies" else (200, 504),
            body=body)
 
 
@@ -298,7 +302,7 @@ def replay_analysis(c: Client, rep: dict) -> None:
     """PIMC's analysis of a position of a replay (a record's step before its end)."""
     k = int(c.rng.integers(len(rep["records"])))
     steps = rep["records"][k]["moves"] or 1
-    c.call("analysis: replay", "POST", f"/api/replays/{rep['replay']}/analysis", (200, 504),
+    c.call("analysis of a replay", "POST", f"/api/replays/{rep['replay']}/analysis", (200, 504),
            body={"record": k, "step": int(c.rng.integers(steps)), "analysers": ["pimc"]})
 
 
@@ -306,19 +310,19 @@ def player(c: Client, opponents: str) -> None:
     """Games against ``heuristic``, a search or a policy, one after the other."""
     while True:
         if opponents == "heuristic":
-            play_game(c, "heuristic", c.choice(RULESETS), "heuristic")
+            play_game(c, "heuristic", c.choice(RULESETS), "vs heuristic")
         elif opponents == "search":
             opponent = c.choice(SEARCHES)
-            play_game(c, opponent, "schnapsen20" if opponent == "policy+expert" else c.choice(RULESETS), opponent)
+            play_game(c, opponent, "schnapsen20" if opponent == "policy+expert" else c.choice(RULESETS), f"vs {opponent}")
         else:
-            play_game(c, c.choice(POLICIES), "schnapsen20", "policy")
+            play_game(c, c.choice(POLICIES), "schnapsen20", "vs a policy")
         c.pause(1.0)
 
 
 def analyst(c: Client) -> None:
     """Games against ``random`` or ``heuristic`` with an analysis before half of the person's moves."""
     while True:
-        play_game(c, c.choice(("random", "heuristic")), c.choice(RULESETS), "analyst's game", analyse=0.5)
+        play_game(c, c.choice(("random", "heuristic")), c.choice(RULESETS), "in an analyst's game", analyse=0.5)
         c.pause(1.0)
 
 
@@ -328,16 +332,16 @@ def uploader(c: Client, files: dict[str, list[bytes]]) -> None:
     while True:
         r = c.rng.random() if c.run.warm else 0.0
         if r < 0.3:
-            status, rep = c.call("upload: 1 MB", "POST", "/api/replays?name=big.jsonl", (201,),
+            status, rep = c.call("upload of 1 MB", "POST", "/api/replays?name=big.jsonl", (201,),
                                  content=c.choice(files["big"]))
         elif r < 0.7:
-            status, rep = c.call("upload: small", "POST", "/api/replays?name=small.jsonl", (201,),
+            status, rep = c.call("small upload", "POST", "/api/replays?name=small.jsonl", (201,),
                                  content=c.choice(files["small"]))
         elif r < 0.85:
-            status, rep = c.call("upload: bad", "POST", "/api/replays?name=bad.jsonl", (422,),
+            status, rep = c.call("bad upload", "POST", "/api/replays?name=bad.jsonl", (422,),
                                  content=c.choice(files["bad"]))
         else:  # over the limit: its headers alone (the server refuses it by its length, unread)
-            _raw(c.run, "upload: over the limit", _head(c.run, "POST", "/api/replays", MAX_UPLOAD + 1000), (413,))
+            _raw(c.run, "upload over the limit", _head(c.run, "POST", "/api/replays", MAX_UPLOAD + 1000), (413,))
             status = 0
         if status == 201 and c.run.warm:
             for _ in range(int(c.rng.integers(1, 4))):
@@ -371,7 +375,7 @@ def slow(c: Client) -> None:
 
 def left_mid_search(c: Client) -> None:
     """Ask for the expert's analysis of a sixtysix24 opening (seconds to a minute) and leave after a moment."""
-    status, view = c.call("new game: random", "POST", "/api/games", (201,),
+    status, view = c.call("new game vs random", "POST", "/api/games", (201,),
                           body={"opponent": "random", "ruleset": "sixtysix24", "mode": "hand",
                                 "seed": int(c.rng.integers(2 ** 31))})
     if status != 201:
@@ -392,7 +396,7 @@ def left_mid_search(c: Client) -> None:
 
 def bad_requests(c: Client) -> None:
     """Bad requests one after the other, each expecting its 4xx JSON error."""
-    _, view = c.call("new game: heuristic", "POST", "/api/games", (201,),
+    _, view = c.call("new game vs heuristic", "POST", "/api/games", (201,),
                      body={"opponent": "heuristic", "mode": "hand", "seat": "player_0", "seed": 5})
     gid, version = view["game"], view["version"]
     legal = {a["name"] for a in view["table"]["legal"]}
@@ -652,6 +656,7 @@ def watch(server: Server, run: Run, samples: list, statuses: list, loads: list, 
                     run.warm, run.warm_at = True, run.now()
         if not run.warm and run.now() >= run.warm_limit:
             run.warm, run.warm_at = True, run.now()
+            run.warm_why = "its time limit (the replays' budget was not full)"
         if tick % 10 == 0:
             loads.append((round(run.now(), 1), *(harness.load() or [])))
         tick += 1
@@ -678,7 +683,9 @@ def soak(args, counts: dict[str, int], files: dict, server_args: list[str]) -> d
     server = Server(args.seed, server_args).start()
     status0 = server.status()
     seconds = 60 * args.minutes
-    run = Run(server.host, server.port, time.monotonic(), warm_after=args.warm_up * seconds, warm_limit=0.6 * seconds)
+    run = Run(server.host, server.port, time.monotonic(), warm_after=args.warm_up * seconds,
+              warm_limit=args.warm_up * seconds + max(seconds, 300.0))
+    measured = (1 - args.warm_up) * seconds
     samples: list = []
     statuses: list = []
     loads: list = []
@@ -689,13 +696,14 @@ def soak(args, counts: dict[str, int], files: dict, server_args: list[str]) -> d
     lanes = ", ".join(f"{k} {v['workers']}" for k, v in status0["searches"]["lanes"].items())
     print(f"{PROG}: {sum(counts.values())} clients for {args.minutes:g} minutes against {server.host}:{server.port} "
           f"(search workers: {lanes})", flush=True)
-    while run.now() < seconds:
-        time.sleep(min(15.0, seconds - run.now()))
+    while run.warm_at is None or run.now() < run.warm_at + measured:
+        time.sleep(min(15.0, max(0.5, (run.warm_at or run.now()) + measured - run.now())))
         n = len(run.answers)
         rss = samples[-1][1] if samples else float("nan")
         print(f"  {run.now():5.0f} s: {n} answers, server {rss:.0f} MB{'' if run.warm else ' (warming up)'}",
               flush=True)
     final_status = server.status()
+    run.end = run.now()
     run.phase = "shutdown"
     until.set()
     watcher.join(10)
@@ -730,11 +738,11 @@ def kill_run(args, counts: dict[str, int], files: dict, server_args: list[str]) 
 
 def left_mid_search_long(c: Client) -> None:
     """An expert's analysis of a sixtysix24 opening, waited for (the server is killed under it)."""
-    status, view = c.call("new game: random", "POST", "/api/games", (201,),
+    status, view = c.call("new game vs random", "POST", "/api/games", (201,),
                           body={"opponent": "random", "ruleset": "sixtysix24", "seat": "player_0", "mode": "hand",
                                 "seed": 17})
     if status == 201:
-        c.call("analysis: expert", "POST", f"/api/games/{view['game']}/analysis", (200, 504),
+        c.call("analysis by expert", "POST", f"/api/games/{view['game']}/analysis", (200, 504),
                body={"analysers": ["expert"]})
 
 
@@ -746,30 +754,46 @@ def _quietly(fn, *args) -> None:
 
 
 # ------------------------------------------------------------------------------------------------ figures, goals
-def memory(samples: list, warm_at: float, seconds: float) -> dict[str, Any]:
-    """The server's memory after the warm-up: the median over the first tenth of the run after it (the baseline),
-    the highest sample after it, their ratio, and the last minute's median."""
+def memory(samples: list, warm_at: float, end: float) -> dict[str, Any]:
+    """The server's memory over the measured part (from ``warm_at`` to ``end``): the median over its first tenth
+    (the baseline), the highest sample, their ratio, the last minute's median and the slope of a straight line
+    fitted to it."""
     t = np.array([s[0] for s in samples])
     mb = np.array([s[1] for s in samples])
-    after = t >= warm_at
-    early = after & (t < warm_at + 0.1 * seconds)
+    after = (t >= warm_at) & (t <= end)
+    early = after & (t < warm_at + 0.1 * (end - warm_at))
     baseline = float(np.median(mb[early])) if early.any() else float("nan")
     peak = float(mb[after].max()) if after.any() else float("nan")
-    last = t >= t[-1] - 60
+    last = after & (t >= end - 60)
     slope = float(np.polyfit(t[after] / 60, mb[after], 1)[0]) if after.sum() > 2 else float("nan")
     step = max(1, len(samples) // 120)  # about 120 points kept for the record
-    return {"warm_up_seconds": round(warm_at, 1), "baseline_mb": baseline, "peak_mb": peak,
-            "growth": peak / baseline - 1, "start_mb": float(mb[0]), "last_minute_mb": float(np.median(mb[last])),
+    return {"baseline_mb": baseline, "peak_mb": peak, "growth": peak / baseline - 1, "start_mb": float(mb[0]),
+            "last_minute_mb": float(np.median(mb[last])) if last.any() else float("nan"),
             "slope_mb_per_minute": slope, "workers_peak_mb": max(s[2] for s in samples),
             "samples": [list(s) for s in samples[::step]]}
+
+
+def per_minute(answers: list[Answer], samples: list, end: float) -> list[dict[str, Any]]:
+    """Each minute of the run: its answers, the p50 and p99 of the moves against heuristic, the server's median
+    memory."""
+    out = []
+    for m in range(int(np.ceil(end / 60))):
+        moves = [a.seconds for a in answers if m * 60 <= a.at < (m + 1) * 60 and a.kind == "move vs heuristic"]
+        mb = [s[1] for s in samples if m * 60 <= s[0] < (m + 1) * 60]
+        out.append({"minute": m + 1, "answers": sum(1 for a in answers if m * 60 <= a.at < (m + 1) * 60),
+                    "heuristic_p50_ms": float(np.percentile(moves, 50) * 1000) if moves else None,
+                    "heuristic_p99_ms": float(np.percentile(moves, 99) * 1000) if moves else None,
+                    "rss_mb": float(np.median(mb)) if mb else None})
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], epilog="The goals and the warm-up are "
                                 "described at the top of benchmarks/web_soak.py.")
-    p.add_argument("--minutes", type=float, default=10.0, help="minutes of load (default 10)")
-    p.add_argument("--warm-up", type=float, default=0.2, help="share of the run that is warm-up at least (default "
-                   "0.2; it lasts until the replays' budget is full, at most 0.6)")
+    p.add_argument("--minutes", type=float, default=10.0, help="minutes of load (default 10), warm-up included; "
+                   "more when the warm-up needs more than its share")
+    p.add_argument("--warm-up", type=float, default=0.2, help="share of the minutes that is warm-up (default 0.2; "
+                   "it lasts beyond until the replays' budget is full)")
     p.add_argument("--seed", type=int, default=0, help="seed of the server and of every client (default 0)")
     for flag, (default, what) in CLIENTS.items():
         p.add_argument(f"--{flag}", type=int, default=default, help=f"{what} (default {default})")
@@ -785,50 +809,50 @@ def main(argv: list[str] | None = None) -> int:
     harness.json_option(p)
     args = p.parse_args(argv)
     counts = {flag: getattr(args, flag.replace("-", "_")) for flag in CLIENTS}
-    if not 0 < args.minutes <= 24 * 60 or not 0 <= args.warm_up <= 0.6:
-        p.error("--minutes must be above 0 (at most a day) and --warm-up from 0 to 0.6")
+    if not 0 < args.minutes <= 24 * 60 or not 0 <= args.warm_up <= 0.8:
+        p.error("--minutes must be above 0 (at most a day) and --warm-up from 0 to 0.8")
     if any(n < 0 for n in counts.values()) or counts["players"] < 1:
         p.error("client counts must be >= 0, and --players >= 1 (the heuristic's moves are a goal)")
     if args.json:
         folder = Path(args.json).resolve().parent
         if not folder.is_dir() or not os.access(folder, os.W_OK):
             p.error(f"--json {args.json}: the folder {folder} does not exist or cannot be written")
-    missing = [m for m in ("fastapi", "uvicorn", "httpx") if __import__("importlib").util.find_spec(m) is None]
+    missing = [m for m in ("fastapi", "uvicorn", "httpx") if importlib.util.find_spec(m) is None]
     if missing:
         p.error(f"{' and '.join(missing)} not installed: expected the extras web and dev")
     if not Path("/proc/self/stat").exists():
         p.error("reads /proc (Linux): the server's memory and processes")
     server_args = [] if args.workers is None else ["--workers", str(args.workers)]
 
+    cpu = time.process_time()
     files = record_files(np.random.default_rng(args.seed))
     main_run = soak(args, counts, files, server_args)
     print(f"{PROG}: SIGTERM: the server ended in {main_run['term']['server_seconds']} s; now a run of "
           f"{args.kill_seconds:g} s ended by SIGKILL", flush=True)
     killed = kill_run(args, counts, files, server_args)
+    client_cpu = time.process_time() - cpu
 
     run: Run = main_run["run"]
-    seconds = 60 * args.minutes
-    warm_at = run.warm_at if run.warm_at is not None else run.warm_limit
+    warm_at = run.warm_at if run.warm_at is not None else run.end
     soak_answers = [a for a in run.answers if a.phase == "soak"]
     steady = [a for a in soak_answers if a.at >= warm_at]
     counted = soak_answers + [a for a in killed["run"].answers if a.phase == "kill-run"]
-    slow_kinds = {"left during a search"}
-    problems = [a for a in counted if a.problem is not None and a.kind not in slow_kinds]
+    problems = [a for a in counted if a.problem is not None]
     server_5xx = Counter(a.status for a in counted if a.status >= 500 and not (a.status == 504 and a.problem is None))
     deadline_504 = sum(1 for a in counted if a.status == 504 and a.problem is None)
     text = sum(1 for a in problems if "answered" in a.problem and ("expected application" in a.problem
                                                                    or "no JSON" in a.problem))
     no_answer = sum(1 for a in problems if a.status == 0)
     tracebacks = sum(out.count("Traceback") for out in (main_run["output"], killed["output"]))
-    mem = memory(main_run["samples"], warm_at, seconds)
+    mem = memory(main_run["samples"], warm_at, run.end)
     kinds, kinds_steady = by_kind(soak_answers), by_kind(steady)
-    heuristic = kinds_steady.get("move: heuristic", {"p99_ms": float("nan"), "count": 0})
+    heuristic = kinds_steady.get("move vs heuristic", {"p99_ms": float("nan"), "count": 0})
     loads = [ld for ld in main_run["loads"] if len(ld) == 4]
     status = main_run["status"]
     shutdown = Counter(str(a.status) for a in run.answers if a.phase == "shutdown")
     goals = [
-        {"goal": "memory after the warm-up within the growth limit", "value": mem["growth"],
-         "limit": args.max_growth, "holds": bool(mem["growth"] <= args.max_growth)},
+        {"goal": "memory growth after the warm-up", "value": mem["growth"], "limit": args.max_growth,
+         "holds": bool(mem["growth"] <= args.max_growth)},
         {"goal": "p99 of a move against heuristic after the warm-up (ms)", "value": heuristic["p99_ms"],
          "limit": args.max_heuristic_p99_ms, "holds": bool(heuristic["p99_ms"] < args.max_heuristic_p99_ms)},
         {"goal": "5xx answers but the 504 of a deadline", "value": sum(server_5xx.values()), "limit": 0,
@@ -843,11 +867,13 @@ def main(argv: list[str] | None = None) -> int:
          "holds": not killed["kill"]["left"]},
     ]
     figures = {
-        "title": f"schnapsen-web under {sum(counts.values())} concurrent clients for {args.minutes:g} minutes",
+        "title": f"schnapsen-web under {sum(counts.values())} concurrent clients for {run.end / 60:.1f} minutes",
         "minutes": args.minutes, "seed": args.seed, "clients": counts, "server_args": server_args,
         "lanes": {k: v["workers"] for k, v in status["searches"]["lanes"].items()},
-        "answers": len(soak_answers), "answers_per_second": len(soak_answers) / seconds,
+        "seconds": run.end, "warm_up": {"seconds": warm_at, "ended_by": run.warm_why},
+        "answers": len(soak_answers), "answers_per_second": len(soak_answers) / run.end,
         "kinds": kinds, "after_warm_up": kinds_steady, "memory": mem,
+        "per_minute": per_minute(soak_answers, main_run["samples"], run.end),
         "server_status": {k: status[k] for k in ("games", "replays", "replay_bytes", "dropped")}
         | {"searches": status["searches"]["counts"]},
         "errors": {"server_5xx": {str(k): v for k, v in sorted(server_5xx.items())}, "deadline_504": deadline_504,
@@ -857,7 +883,7 @@ def main(argv: list[str] | None = None) -> int:
                      "sigkill": {**killed["kill"], "answers": len(killed["run"].answers)}},
         "load_during": {"mean_1min": float(np.mean([ld[1] for ld in loads])) if loads else None,
                         "max_1min": float(np.max([ld[1] for ld in loads])) if loads else None,
-                        "cores": os.cpu_count(), "samples": loads},
+                        "cores": os.cpu_count(), "client_cpu_seconds": client_cpu, "samples": loads},
         "goals": goals,
     }
     print(report(figures))
@@ -874,8 +900,15 @@ def report(f: dict) -> str:
     for kind, k in f["kinds"].items():
         lines.append(f"{kind:<34}{k['count']:>7}{k['p50_ms']:>9.1f}{k['p90_ms']:>9.1f}{k['p99_ms']:>9.1f}"
                      f"{k['max_ms']:>9.0f}  {k['statuses']}")
+    lines.append(f"{'minute':>6}{'answers':>9}{'heuristic p50 ms':>18}{'p99 ms':>9}{'server MB':>11}")
+    for row in f["per_minute"]:
+        p50, p99, mb = (("-" if row[k] is None else f"{row[k]:.1f}") for k in
+                        ("heuristic_p50_ms", "heuristic_p99_ms", "rss_mb"))
+        lines.append(f"{row['minute']:>6}{row['answers']:>9}{p50:>18}{p99:>9}{mb:>11}")
     m = f["memory"]
-    lines.append(f"memory: {m['start_mb']:.0f} MB at the start; after the warm-up ({m['warm_up_seconds']:.0f} s) "
+    w = f["warm_up"]
+    lines.append(f"warm-up: {w['seconds']:.0f} s (ended by {w['ended_by']}); measured part {f['seconds'] - w['seconds']:.0f} s")
+    lines.append(f"memory: {m['start_mb']:.0f} MB at the start; after the warm-up "
                  f"{m['baseline_mb']:.1f} MB (median of its first tenth), at most {m['peak_mb']:.1f} MB "
                  f"({m['growth']:+.1%}), {m['last_minute_mb']:.1f} MB in the last minute "
                  f"({m['slope_mb_per_minute']:+.2f} MB a minute); workers together at most {m['workers_peak_mb']:.0f} MB")
@@ -892,7 +925,7 @@ def report(f: dict) -> str:
     ld = f["load_during"]
     if ld["mean_1min"] is not None:
         lines.append(f"machine: load average (1 min) {ld['mean_1min']:.1f} on average, at most {ld['max_1min']:.1f}, "
-                     f"on {ld['cores']} cores")
+                     f"on {ld['cores']} cores; the clients used {ld['client_cpu_seconds']:.0f} CPU seconds")
     for g in f["goals"]:
         value = f"{g['value']:.3g}" if isinstance(g["value"], float) else g["value"]
         lines.append(f"goal: {g['goal']}: {value} (limit {g['limit']:g}) {'holds' if g['holds'] else 'MISSED'}")
