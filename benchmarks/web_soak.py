@@ -503,7 +503,7 @@ def tree(pid: int) -> dict[int, str]:
     return out
 
 
-def rss_mb(pid: int) -> float | None:
+def rss_mib(pid: int) -> float | None:
     try:
         with open(f"/proc/{pid}/status") as f:
             return next(int(ln.split()[1]) for ln in f if ln.startswith("VmRSS")) / 1024
@@ -639,10 +639,10 @@ def watch(server: Server, run: Run, samples: list, statuses: list, loads: list, 
     tick = 0
     while not until.wait(1.0 if tick else 0.0):
         procs = server.look()
-        mine = rss_mb(server.proc.pid)
+        mine = rss_mib(server.proc.pid)
         if mine is None:
             break
-        workers = sum(rss_mb(p) or 0.0 for p in procs if p != server.proc.pid)
+        workers = sum(rss_mib(p) or 0.0 for p in procs if p != server.proc.pid)
         samples.append((round(run.now(), 2), round(mine, 2), round(workers, 1)))
         if tick % 5 == 0:
             try:
@@ -700,7 +700,7 @@ def soak(args, counts: dict[str, int], files: dict, server_args: list[str]) -> d
         time.sleep(min(15.0, max(0.5, (run.warm_at or run.now()) + measured - run.now())))
         n = len(run.answers)
         rss = samples[-1][1] if samples else float("nan")
-        print(f"  {run.now():5.0f} s: {n} answers, server {rss:.0f} MB{'' if run.warm else ' (warming up)'}",
+        print(f"  {run.now():5.0f} s: {n} answers, server {rss:.0f} MiB{'' if run.warm else ' (warming up)'}",
               flush=True)
     final_status = server.status()
     run.end = run.now()
@@ -767,23 +767,30 @@ def memory(samples: list, warm_at: float, end: float) -> dict[str, Any]:
     last = after & (t >= end - 60)
     slope = float(np.polyfit(t[after] / 60, mb[after], 1)[0]) if after.sum() > 2 else float("nan")
     step = max(1, len(samples) // 120)  # about 120 points kept for the record
-    return {"baseline_mb": baseline, "peak_mb": peak, "growth": peak / baseline - 1, "start_mb": float(mb[0]),
-            "last_minute_mb": float(np.median(mb[last])) if last.any() else float("nan"),
-            "slope_mb_per_minute": slope, "workers_peak_mb": max(s[2] for s in samples),
+    return {"baseline_mib": baseline, "peak_mib": peak, "growth": peak / baseline - 1, "start_mib": float(mb[0]),
+            "last_minute_mib": float(np.median(mb[last])) if last.any() else float("nan"),
+            "slope_mib_per_minute": slope, "workers_peak_mib": max(s[2] for s in samples),
             "samples": [list(s) for s in samples[::step]]}
 
 
-def per_minute(answers: list[Answer], samples: list, end: float) -> list[dict[str, Any]]:
+def per_minute(answers: list[Answer], samples: list, statuses: list, loads: list, end: float) -> list[dict]:
     """Each minute of the run: its answers, the p50 and p99 of the moves against heuristic, the server's median
-    memory."""
+    memory (MiB), the games and replays it kept at the minute's end, and the machine's load average (1 min)."""
     out = []
     for m in range(int(np.ceil(end / 60))):
-        moves = [a.seconds for a in answers if m * 60 <= a.at < (m + 1) * 60 and a.kind == "move vs heuristic"]
-        mb = [s[1] for s in samples if m * 60 <= s[0] < (m + 1) * 60]
-        out.append({"minute": m + 1, "answers": sum(1 for a in answers if m * 60 <= a.at < (m + 1) * 60),
+        def within(t: float, m: int = m) -> bool:
+            return m * 60 <= t < (m + 1) * 60
+
+        moves = [a.seconds for a in answers if within(a.at) and a.kind == "move vs heuristic"]
+        mib = [s[1] for s in samples if within(s[0])]
+        kept = [st for at, st in statuses if within(at)]
+        load = [ld[1] for ld in loads if len(ld) == 4 and within(ld[0])]
+        out.append({"minute": m + 1, "answers": sum(1 for a in answers if within(a.at)),
                     "heuristic_p50_ms": float(np.percentile(moves, 50) * 1000) if moves else None,
                     "heuristic_p99_ms": float(np.percentile(moves, 99) * 1000) if moves else None,
-                    "rss_mb": float(np.median(mb)) if mb else None})
+                    "rss_mib": float(np.median(mib)) if mib else None,
+                    "games": kept[-1]["games"] if kept else None, "replays": kept[-1]["replays"] if kept else None,
+                    "load_1min": float(np.mean(load)) if load else None})
     return out
 
 
@@ -873,7 +880,8 @@ def main(argv: list[str] | None = None) -> int:
         "seconds": run.end, "warm_up": {"seconds": warm_at, "ended_by": run.warm_why},
         "answers": len(soak_answers), "answers_per_second": len(soak_answers) / run.end,
         "kinds": kinds, "after_warm_up": kinds_steady, "memory": mem,
-        "per_minute": per_minute(soak_answers, main_run["samples"], run.end),
+        "per_minute": per_minute(soak_answers, main_run["samples"], main_run["statuses"], main_run["loads"],
+                                 run.end),
         "server_status": {k: status[k] for k in ("games", "replays", "replay_bytes", "dropped")}
         | {"searches": status["searches"]["counts"]},
         "errors": {"server_5xx": {str(k): v for k, v in sorted(server_5xx.items())}, "deadline_504": deadline_504,
@@ -900,18 +908,22 @@ def report(f: dict) -> str:
     for kind, k in f["kinds"].items():
         lines.append(f"{kind:<34}{k['count']:>7}{k['p50_ms']:>9.1f}{k['p90_ms']:>9.1f}{k['p99_ms']:>9.1f}"
                      f"{k['max_ms']:>9.0f}  {k['statuses']}")
-    lines.append(f"{'minute':>6}{'answers':>9}{'heuristic p50 ms':>18}{'p99 ms':>9}{'server MB':>11}")
+    lines.append(f"{'minute':>6}{'answers':>9}{'heuristic p50 ms':>18}{'p99 ms':>9}{'server MiB':>12}{'games':>7}"
+                 f"{'replays':>9}{'load':>6}")
     for row in f["per_minute"]:
-        p50, p99, mb = (("-" if row[k] is None else f"{row[k]:.1f}") for k in
-                        ("heuristic_p50_ms", "heuristic_p99_ms", "rss_mb"))
-        lines.append(f"{row['minute']:>6}{row['answers']:>9}{p50:>18}{p99:>9}{mb:>11}")
+        cells = [("-" if row[k] is None else f"{row[k]:.1f}") for k in
+                 ("heuristic_p50_ms", "heuristic_p99_ms", "rss_mib", "load_1min")]
+        lines.append(f"{row['minute']:>6}{row['answers']:>9}{cells[0]:>18}{cells[1]:>9}{cells[2]:>12}"
+                     f"{row['games'] if row['games'] is not None else '-':>7}"
+                     f"{row['replays'] if row['replays'] is not None else '-':>9}{cells[3]:>6}")
     m = f["memory"]
     w = f["warm_up"]
     lines.append(f"warm-up: {w['seconds']:.0f} s (ended by {w['ended_by']}); measured part {f['seconds'] - w['seconds']:.0f} s")
-    lines.append(f"memory: {m['start_mb']:.0f} MB at the start; after the warm-up "
-                 f"{m['baseline_mb']:.1f} MB (median of its first tenth), at most {m['peak_mb']:.1f} MB "
-                 f"({m['growth']:+.1%}), {m['last_minute_mb']:.1f} MB in the last minute "
-                 f"({m['slope_mb_per_minute']:+.2f} MB a minute); workers together at most {m['workers_peak_mb']:.0f} MB")
+    lines.append(f"memory: {m['start_mib']:.0f} MiB at the start; after the warm-up "
+                 f"{m['baseline_mib']:.1f} MiB (median of its first tenth), at most {m['peak_mib']:.1f} MiB "
+                 f"({m['growth']:+.1%}), {m['last_minute_mib']:.1f} MiB in the last minute "
+                 f"({m['slope_mib_per_minute']:+.2f} MiB a minute); workers together at most "
+                 f"{m['workers_peak_mib']:.0f} MiB")
     s = f["server_status"]
     lines.append(f"server at the end: {s['games']} games, {s['replays']} replays ({s['replay_bytes'] / 2**20:.1f} "
                  f"MiB), dropped {s['dropped']}, searches {s['searches']}")
