@@ -374,7 +374,8 @@ def slow(c: Client) -> None:
 
 
 def left_mid_search(c: Client) -> None:
-    """Ask for the expert's analysis of a sixtysix24 opening (seconds to a minute) and leave after a moment."""
+    """Ask for the expert's analysis of a sixtysix24 opening (most take about a second, within its node budget)
+    and leave after a moment: its search is stopped if it still runs."""
     status, view = c.call("new game vs random", "POST", "/api/games", (201,),
                           body={"opponent": "random", "ruleset": "sixtysix24", "mode": "hand",
                                 "seed": int(c.rng.integers(2 ** 31))})
@@ -384,7 +385,7 @@ def left_mid_search(c: Client) -> None:
     start = time.perf_counter()
     with socket.create_connection((c.run.host, c.run.port), timeout=30) as s:
         s.sendall(_head(c.run, "POST", f"/api/games/{view['game']}/analysis", len(body)) + body)
-        s.settimeout(float(c.rng.uniform(0.3, 2.0)))
+        s.settimeout(float(c.rng.uniform(0.1, 1.0)))
         try:
             answer = s.recv(65536)  # a search that ended before we left: answered
         except TimeoutError:
@@ -851,6 +852,7 @@ def main(argv: list[str] | None = None) -> int:
                                                                    or "no JSON" in a.problem))
     no_answer = sum(1 for a in problems if a.status == 0)
     tracebacks = sum(out.count("Traceback") for out in (main_run["output"], killed["output"]))
+    log = [ln.rstrip() for out in (main_run["output"], killed["output"]) for ln in out.splitlines()[1:]]
     mem = memory(main_run["samples"], warm_at, run.end)
     kinds, kinds_steady = by_kind(soak_answers), by_kind(steady)
     heuristic = kinds_steady.get("move vs heuristic", {"p99_ms": float("nan"), "count": 0})
@@ -886,7 +888,8 @@ def main(argv: list[str] | None = None) -> int:
         | {"searches": status["searches"]["counts"]},
         "errors": {"server_5xx": {str(k): v for k, v in sorted(server_5xx.items())}, "deadline_504": deadline_504,
                    "text_answers": text, "no_answer": no_answer, "problems": len(problems),
-                   "examples": [f"{a.phase} {a.kind}: {a.problem}" for a in problems[:20]]},
+                   "examples": [f"{a.phase} {a.kind}: {a.problem}" for a in problems[:20]],
+                   "server_log": log[:60]},
         "shutdown": {"sigterm": {**main_run["term"], "answers_meanwhile": dict(shutdown)},
                      "sigkill": {**killed["kill"], "answers": len(killed["run"].answers)}},
         "load_during": {"mean_1min": float(np.mean([ld[1] for ld in loads])) if loads else None,
@@ -931,6 +934,9 @@ def report(f: dict) -> str:
     lines.append(f"errors: 5xx {e['server_5xx']}, deadline 504s {e['deadline_504']}, not JSON {e['text_answers']}, "
                  f"without an answer {e['no_answer']}, other problems {e['problems']}")
     lines += [f"  {x}" for x in e["examples"][:10]]
+    if e["server_log"]:
+        lines.append("the server's output (beyond its first line):")
+        lines += [f"  {x}" for x in e["server_log"][:20]]
     for what, d in f["shutdown"].items():
         lines.append(f"{what}: server ended after {d['server_seconds']} s (exit status {d['exit_status']}), its "
                      f"{d['processes_seen']} processes gone after {d['tree_seconds']} s, left: {d['left'] or 'none'}")
