@@ -102,8 +102,9 @@ def test_the_web_soak_holds_its_goals_at_a_small_size(tmp_path):
     d = json.loads((tmp_path / "soak.json").read_text())
     assert all(g["holds"] for g in d["goals"]) and len(d["goals"]) == 8, d["goals"]
     assert d["warm_up"]["ended_by"] == "the replays' budget full", d["warm_up"]
-    assert {"move vs heuristic", "move vs a policy", "upload of 1 MB", "bad request"} <= set(d["after_warm_up"]), \
-        sorted(d["after_warm_up"])
+    kinds = set(d["after_warm_up"])
+    assert {"move vs heuristic", "move vs a policy", "bad request"} <= kinds, sorted(kinds)
+    assert kinds & {"upload of 1 MB", "small upload", "bad upload", "upload over the limit"}, sorted(kinds)
     assert d["after_warm_up"]["move vs heuristic"]["count"] >= 50 and d["errors"]["problems"] == 0
     for ending in ("sigterm", "sigkill"):  # the server, its four workers: all seen, none left
         assert d["shutdown"][ending]["processes_seen"] >= 5 and not d["shutdown"][ending]["left"], d["shutdown"]
