@@ -266,8 +266,45 @@ def solver_core() -> str:
     return "\n".join(rows) + "\n"
 
 
+def web_soak() -> str:
+    """The soak of ``schnapsen-web`` (``benchmarks/web_soak.json``, written by ``benchmarks/web_soak.py``): per kind
+    of request in the measured part (after the warm-up), its answers, their times measured by the clients (median,
+    90th and 99th percentile, highest) and their statuses; each minute of the run (answers, the heuristic's moves,
+    the server's memory, the games and replays it kept, the machine's load average); then each goal, its measured
+    value and its limit."""
+    d = _load("web_soak.json")
+    named = {"-1": "left first"}  # a client that left during a search: no answer read
+    rows = ["| request | answers | p50 ms | p90 ms | p99 ms | max ms | statuses |",
+            "|---|---:|---:|---:|---:|---:|---|"]
+    for kind, k in d["after_warm_up"].items():
+        statuses = ", ".join(f"{named.get(s, s)}: {n:,}" for s, n in k["statuses"].items())
+        rows.append(f"| {kind} | {k['count']:,} | {k['p50_ms']:,.1f} | {k['p90_ms']:,.1f} | {k['p99_ms']:,.1f} | "
+                    f"{k['max_ms']:,.0f} | {statuses} |")
+    rows += ["", "| minute | answers | heuristic p50 ms | heuristic p99 ms | server MiB | games kept | replays kept | "
+             "load average |", "|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in d["per_minute"]:
+        cells = [("" if r[k] is None else f"{r[k]:,.1f}") for k in
+                 ("heuristic_p50_ms", "heuristic_p99_ms", "rss_mib")]
+        cells += [("" if r[k] is None else f"{r[k]:,}") for k in ("games", "replays")]
+        cells.append("" if r["load_1min"] is None else f"{r['load_1min']:.1f}")
+        rows.append(f"| {r['minute']} | {r['answers']:,} | " + " | ".join(cells) + " |")
+    rows += ["", "| goal | measured | limit | |", "|---|---:|---:|---|"]
+    for g in d["goals"]:
+        value, limit = g["value"], g["limit"]
+        shown = (f"{value:+.1%}", f"{limit:.0%}") if "growth" in g["goal"] else \
+            (f"{value:,.0f}" if isinstance(value, float) else f"{value:,}", f"{limit:g}")
+        rows.append(f"| {g['goal']} | {shown[0]} | {shown[1]} | {'holds' if g['holds'] else 'missed'} |")
+    w = d["warm_up"]
+    rows.append("")
+    rows.append(f"The measured part ({d['seconds'] - w['seconds']:.0f} s after a warm-up of {w['seconds']:.0f} s, ended "
+                f"by {w['ended_by']}) of {d['title']}; its search workers "
+                f"{', '.join(f'{k} {v}' for k, v in d['lanes'].items())}. {provenance(d)} Source: "
+                "`benchmarks/web_soak.json`.")
+    return "\n".join(rows) + "\n"
+
+
 TABLES = {"strength": strength, "ladder": ladder, "exploitability": exploitability, "openspiel": openspiel,
-          "solver-core": solver_core}
+          "solver-core": solver_core, "web-soak": web_soak}
 FILE_TABLES = {"rates": rates, "final-table": final_table}  # tables that take the JSON file as their argument
 
 

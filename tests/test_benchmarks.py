@@ -4,6 +4,7 @@ runs them (benchmarks/rllib.py once failed to import this checkout's train_rllib
 from __future__ import annotations
 
 import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -73,3 +74,38 @@ def test_trainer_benchmark_refuses_an_unwritable_json_before_measuring(tmp_path)
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "Traceback" not in out.stderr
     assert "--json" in out.stderr and "round" not in out.stdout and "machine" not in out.stdout
+
+
+SOAK = Path(__file__).resolve().parent.parent / "benchmarks" / "web_soak.py"
+
+
+@pytest.mark.slow
+def test_the_web_soak_holds_its_goals_at_a_small_size(tmp_path):
+    """benchmarks/web_soak.py at a small size: ten clients of every kind, the warm-up until the replays' budget is
+    full (half a minute on two loaded cores), 30 s measured, then SIGTERM, and a run of 5 s ended by SIGKILL: about
+    a minute and a half in all. The goals are the script's own (memory within 10% after the warm-up, no 5xx but a
+    deadline's 504, JSON answers of the expected statuses only, no traceback, nothing left running), but the
+    heuristic's p99 is bounded at 1,000 ms instead of 200: on a loaded 2-core machine its moves wait for the CPU
+    behind the three searching workers and whatever else runs (117 ms at a load average of 7.5 where this was
+    written, 390 ms during the warm-up's uploads), so the test's bound catches a server that stops answering (its
+    event loop held up), not the machine's load; the full-size run checks the 200 ms."""
+    for module in ("fastapi", "uvicorn", "httpx"):
+        pytest.importorskip(module, reason="the extras web and dev")
+    if not Path("/proc/self/stat").exists():
+        pytest.skip("reads /proc (Linux)")
+    out = subprocess.run([sys.executable, str(SOAK), "--minutes", "0.5", "--warm-up", "0", "--players", "3",
+                          "--searchers", "1", "--policy-players", "1", "--analysts", "1", "--uploaders", "2",
+                          "--slow", "1", "--bad", "1", "--kill-seconds", "5", "--max-heuristic-p99-ms", "1000",
+                          "--json", str(tmp_path / "soak.json")], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=900)
+    assert out.returncode == 0, out.stdout[-5000:] + out.stderr[-3000:]
+    d = json.loads((tmp_path / "soak.json").read_text())
+    assert all(g["holds"] for g in d["goals"]) and len(d["goals"]) == 8, d["goals"]
+    assert d["warm_up"]["ended_by"] == "the replays' budget full", d["warm_up"]
+    kinds = set(d["after_warm_up"])
+    assert {"move vs heuristic", "move vs a policy", "bad request"} <= kinds, sorted(kinds)
+    assert kinds & {"upload of 1 MB", "small upload", "bad upload", "upload over the limit"}, sorted(kinds)
+    assert d["after_warm_up"]["move vs heuristic"]["count"] >= 50 and d["errors"]["problems"] == 0
+    for ending in ("sigterm", "sigkill"):  # the server, its four workers: all seen, none left
+        assert d["shutdown"][ending]["processes_seen"] >= 5 and not d["shutdown"][ending]["left"], d["shutdown"]
+    assert d["command"].startswith("python ") and d["machine"] and d["load_average"]["start"] is not None

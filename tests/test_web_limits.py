@@ -202,6 +202,38 @@ def test_an_upload_with_text_json_cannot_carry_is_refused_before_it_is_stored(cl
     assert len(client.app.state.replays) == n  # nothing stored
 
 
+def test_an_upload_is_read_summarised_and_encoded_off_the_event_loop(client, monkeypatch):
+    """Replaying an upload's records ran in a thread, but building its replay, the summary of its records and the
+    answer's JSON ran on the server's event loop: a 1 MB upload (a thousand records) held every other request for
+    over 100 ms on an idle machine, and under the soak's load (benchmarks/web_soak.py) a heuristic's move answered
+    during such an upload took up to a second. All of it runs in the thread now."""
+    import asyncio
+
+    from starlette.responses import JSONResponse
+
+    seen: list[tuple[str, str]] = []
+
+    def probe(name, fn):
+        def wrapped(*args, **kwargs):
+            try:
+                asyncio.get_running_loop()
+                seen.append((name, "the event loop"))
+            except RuntimeError:  # no loop runs in this thread
+                seen.append((name, "a thread"))
+            return fn(*args, **kwargs)
+        return wrapped
+
+    monkeypatch.setattr(Replay, "__init__", probe("the replay", Replay.__init__))
+    monkeypatch.setattr(Replay, "summary", probe("its summary", Replay.summary))
+    monkeypatch.setattr(JSONResponse, "render", probe("the answer's JSON", JSONResponse.render))
+    data = "".join(json.dumps(record_line(seed)) + "\n" for seed in range(3)).encode()
+    r = client.post("/api/replays?name=t.jsonl", content=data)
+    assert r.status_code == 201 and len(r.json()["records"]) == 3, r.text
+    assert {name for name, _ in seen} == {"the replay", "its summary", "the answer's JSON"}, seen
+    on_loop = sorted({name for name, where in seen if where == "the event loop"})
+    assert not on_loop, f"made on the event loop: {on_loop}"
+
+
 def test_an_unhandled_failure_is_a_json_500(client, monkeypatch):
     from agents.web.sessions import Game
 

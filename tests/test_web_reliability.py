@@ -13,6 +13,8 @@ its sockets, worker processes and signals are what is tested).
 * Slow clients: a body that stops short gets JSON 408 within the read timeout; connections that send part of
   their headers and stop are answered 408 and closed.
 * ``--host ::1`` keeps the Host allow-list.
+* Answers are not held back: the connections have ``TCP_NODELAY``, so an answer's second write (uvicorn writes the
+  headers, then the body) is not delayed until the client's acknowledgement (40 ms an answer on the loopback).
 * Memory: uploads beyond the replays' budget do not grow the server.
 
 Timings are measured on a machine whose two cores other work may load: each bound ("within a second") is the
@@ -25,9 +27,12 @@ budgeted expert answers in about a second), cut by a deadline of a few seconds.
 
 from __future__ import annotations
 
+import asyncio
+import http.client
 import json
 import signal
 import socket
+import statistics
 import threading
 import time
 from pathlib import Path
@@ -329,6 +334,54 @@ def test_connections_that_send_part_of_their_headers_are_closed(server):
     assert server.request("GET", "/api/options").status == 200  # the server still answers
 
 
+# ------------------------------------------------------------------------------------------------ no delayed answers
+def test_the_listening_socket_gives_its_connections_tcp_nodelay():
+    """asyncio sets TCP_NODELAY only on the connections of a socket whose protocol reads IPPROTO_TCP, and
+    ``socket.create_server`` makes its socket with protocol 0: the server's connections had Nagle's algorithm on."""
+    from agents.cli.web import _listen
+
+    async def accepted() -> int:
+        box: dict = {}
+
+        class Probe(asyncio.Protocol):
+            def connection_made(self, transport) -> None:
+                box["nodelay"] = transport.get_extra_info("socket").getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY)
+
+        sock = _listen("127.0.0.1", 0)
+        server = await asyncio.get_running_loop().create_server(Probe, sock=sock)
+        _, writer = await asyncio.open_connection("127.0.0.1", sock.getsockname()[1])
+        for _ in range(100):
+            if "nodelay" in box:
+                break
+            await asyncio.sleep(0.01)
+        writer.close()
+        server.close()
+        await server.wait_closed()
+        return box["nodelay"]
+
+    assert asyncio.run(accepted()) == 1
+
+
+def test_answers_on_a_kept_alive_connection_are_not_held_back(server):
+    """uvicorn writes an answer's headers and its body in two writes; without TCP_NODELAY, Nagle's algorithm held
+    the body back until the client's delayed acknowledgement: every answer of the real server on a kept-alive
+    connection took 40 ms or more on the loopback (a heuristic's move, a status), found by benchmarks/web_soak.py.
+    The answer takes well under a millisecond of work: the median of 30 is bounded at 20 ms, half of that delay."""
+    conn = http.client.HTTPConnection(server.host, server.port, timeout=30)
+    took = []
+    try:
+        for _ in range(30):
+            start = time.perf_counter()
+            conn.request("GET", "/api/options")
+            r = conn.getresponse()
+            r.read()
+            took.append(time.perf_counter() - start)
+            assert r.status == 200
+    finally:
+        conn.close()
+    assert statistics.median(took) < 0.020, f"answers took {[round(t * 1000) for t in took]} ms"
+
+
 def test_every_answer_of_the_real_server_carries_the_security_headers(server):
     for method, path in [("GET", "/"), ("GET", "/static/app.js"), ("GET", "/api/options"), ("GET", "/nope"),
                          ("POST", "/api/games/x/actions")]:
@@ -379,6 +432,29 @@ def test_a_server_stopped_during_a_search_answers_json_503_and_leaves_nothing_be
             time.sleep(0.05)
         assert not [p for p in workers if running(p)], "workers outlived the stopped server by 2 s"
         assert "leaked semaphore" not in s.output and "Traceback" not in s.output, s.output[-3000:]
+
+
+def test_a_server_stopped_while_a_body_arrives_answers_json_503_and_logs_no_traceback():
+    """SIGTERM while a request's body was still arriving (a slow client): uvicorn cancels the request after its
+    graceful timeout, and the Guard answered 503 before it stopped the route, which meanwhile read the end of the
+    connection as a client gone, tried to answer that after the 503 and left "Task exception was never retrieved"
+    and three tracebacks in the server's output (found by benchmarks/web_soak.py). The route is stopped first now,
+    then the 503 goes out."""
+    with WebServer("--workers", "0") as s:
+        sock = socket.create_connection((s.host, s.port))
+        sock.settimeout(30)
+        sock.sendall(f"POST /api/games HTTP/1.1\r\nHost: {s.host}:{s.port}\r\nContent-Type: application/json\r\n"
+                     "Content-Length: 1000\r\n\r\n{\"seed\": 1".encode())
+        time.sleep(0.5)
+        assert s.stop(signal.SIGTERM) in (0, -signal.SIGTERM)
+        answer = b""
+        while chunk := sock.recv(65536):
+            answer += chunk
+        sock.close()
+        head, _, payload = answer.partition(b"\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 503") and b"content-type: application/json" in head.lower(), answer[:300]
+        assert "shutting down" in json.loads(payload)["error"]
+        assert "Traceback" not in s.output and "never retrieved" not in s.output, s.output[-3000:]
 
 
 # ------------------------------------------------------------------------------------------------ --host ::1

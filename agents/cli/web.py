@@ -91,7 +91,12 @@ def _listen(host: str, port: int) -> socket.socket:
     """
     info = socket.getaddrinfo(host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     family, _, _, _, address = info[0]
-    return socket.create_server(address[:2], family=family, backlog=128)
+    sock = socket.create_server(address[:2], family=family, backlog=128)
+    # create_server makes its socket with protocol 0, and asyncio sets TCP_NODELAY only on the connections of a
+    # socket whose protocol reads IPPROTO_TCP: without it Nagle's algorithm held each answer's body (uvicorn writes
+    # the headers, then the body) until the client's delayed acknowledgement, 40 ms an answer. The same socket,
+    # named as TCP.
+    return socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP, fileno=sock.detach())
 
 
 def _url(sock: socket.socket) -> str:

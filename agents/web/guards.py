@@ -100,11 +100,12 @@ class Guard:
         loop = asyncio.get_running_loop()
         deadline = loop.time() + self.read_timeout
         started = answered = False
+        replaced = False  # the Guard answered in the app's place: the app's own answer is dropped
         gone = asyncio.Event()
         pending: deque = deque()  # messages the watcher read before the app asked for them
         watcher: asyncio.Task | None = None
 
-        async def send_(message) -> None:
+        async def deliver(message) -> None:
             nonlocal started, answered
             if message["type"] == "http.response.start":
                 started = True
@@ -114,6 +115,10 @@ class Guard:
             await send(message)
             if message["type"] == "http.response.body" and not message.get("more_body", False):
                 answered = True  # from now on the server reports the request's end as a disconnect
+
+        async def send_(message) -> None:  # the app's messages
+            if not replaced:
+                await deliver(message)
 
         async def watch() -> None:  # once the body is read: the next message is the client's going away
             while True:
@@ -152,10 +157,14 @@ class Guard:
                 await asyncio.wait({task})
         except asyncio.CancelledError:  # the server cancels the requests it stops waiting for (uvicorn's shutdown)
             if not started and not gone.is_set():  # answer first: the server's loop ends soon after
-                await _answer(send_, 503, "the server is shutting down: this request was stopped before its answer; "
-                                          "try again once the server is back")
+                # Once this answer is out the server closes the connection, and a route still reading its body
+                # takes that for a client gone and answers it: dropped (it was a traceback after the 503).
+                replaced = True
+                await _answer(deliver, 503, "the server is shutting down: this request was stopped before its "
+                                            "answer; try again once the server is back")
             task.cancel()
             await asyncio.wait({task})
+            _retrieve(task)
             return
         finally:
             left.cancel()
@@ -164,8 +173,7 @@ class Guard:
         if gone.is_set() and not answered:  # the client went away: stop working for it (and the search it waits for)
             task.cancel()
             await asyncio.wait({task})
-            if not task.cancelled():
-                task.exception()  # what it raised on its way out (a ClientDisconnect) is nobody's to read
+            _retrieve(task)  # what it raised on its way out (a ClientDisconnect) is nobody's to read
             return
         if task.cancelled():  # a cancel from inside the app (not this request's): its search was stopped
             if not started:
@@ -178,6 +186,12 @@ class Guard:
                       exc_info=exc)
             if not started:
                 await _answer(send_, 500, f"the server failed ({type(exc).__name__}); its log has the details")
+
+
+def _retrieve(task: asyncio.Task) -> None:
+    """Mark what a finished task raised as read (asyncio logs "Task exception was never retrieved" otherwise)."""
+    if not task.cancelled():
+        task.exception()
 
 
 async def _answer(send, status: int, message: str) -> None:
