@@ -522,5 +522,38 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
                          cwd=ROOT, capture_output=True, text=True, timeout=600,
                          env={**os.environ, "NO_MKDOCS_2_WARNING": "1"})
     assert out.returncode == 0, out.stderr[-5000:]
-    assert (tmp_path / "site" / "reference" / "index.html").is_file()
+    reference = tmp_path / "site" / "reference" / "index.html"
+    assert reference.is_file()
+    # The docstrings' Sphinx roles are rendered (scripts/docs_roles.py): no page shows one as written, and a role
+    # naming a rendered object is a link to it (schnapsen_env.aec's :class:`~schnapsen_env.errors.IllegalActionError`)
+    raw = [f"{page.relative_to(tmp_path / 'site')}: {m.group(0)}" for page in (tmp_path / "site").rglob("*.html")
+           for m in RAW_ROLE.finditer(page.read_text(encoding="utf-8"))]
+    assert not raw, f"Sphinx roles shown as written: {raw[:20]}"
+    assert '<a class="autorefs autorefs-internal" title="IllegalActionError' in reference.read_text(encoding="utf-8")
     shutil.rmtree(tmp_path / "site")
+
+
+#: A Sphinx role as mkdocstrings shows it when nothing renders it: ``:class:`` before the code.
+RAW_ROLE = re.compile(r":(?:py:)?(?:mod|class|meth|func|attr|data|exc|obj|const):(?:<code>|`)")
+
+
+def test_sphinx_roles_become_optional_cross_references():
+    """The conversion the site's build applies to each docstring (scripts/docs_roles.py): every form of a role
+    (plain, ``~``, ``title <target>``, a relative name) becomes one autorefs reference with Sphinx's title and the
+    name's full path, and the scan above finds a role left as written."""
+    pytest.importorskip("griffe", reason="needs the docs extra (mkdocstrings' griffe)")
+    spec = importlib.util.spec_from_file_location("docs_roles", ROOT / "scripts" / "docs_roles.py")
+    roles = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(roles)
+    scope = {"reset": "schnapsen_env.aec.raw_env.reset", "GameState": "schnapsen_env.rules.GameState"}
+    text = ("Raises :class:`~schnapsen_env.errors.IllegalActionError` before :meth:`reset`; see :mod:`schnapsen_env.aec`"
+            ", :meth:`GameState.position <schnapsen_env.rules.GameState.position>` and :attr:`GameState.deck`.")
+    out = roles.roles_to_markdown(text, lambda name: scope.get(name.split(".")[0]) and
+                                  scope[name.split(".")[0]] + name[len(name.split(".")[0]):])
+    ref = '<autoref identifier="{}" optional><code>{}</code></autoref>'
+    assert out == (f"Raises {ref.format('schnapsen_env.errors.IllegalActionError', 'IllegalActionError')} before "
+                   f"{ref.format('schnapsen_env.aec.raw_env.reset', 'reset')}; see "
+                   f"{ref.format('schnapsen_env.aec', 'schnapsen_env.aec')}, "
+                   f"{ref.format('schnapsen_env.rules.GameState.position', 'GameState.position')} and "
+                   f"{ref.format('schnapsen_env.rules.GameState.deck', 'GameState.deck')}."), out
+    assert RAW_ROLE.search("see :class:<code>GameState</code>") and not RAW_ROLE.search(out)
