@@ -529,7 +529,10 @@ def test_the_site_builds_with_warnings_as_errors(tmp_path):
     raw = [f"{page.relative_to(tmp_path / 'site')}: {m.group(0)}" for page in (tmp_path / "site").rglob("*.html")
            for m in RAW_ROLE.finditer(page.read_text(encoding="utf-8"))]
     assert not raw, f"Sphinx roles shown as written: {raw[:20]}"
-    assert '<a class="autorefs autorefs-internal" title="IllegalActionError' in reference.read_text(encoding="utf-8")
+    html = reference.read_text(encoding="utf-8")
+    assert '<a class="autorefs autorefs-internal" title="IllegalActionError' in html
+    # the agent specs (docs/agents.md links them): the module's forms and its resolver
+    assert 'id="schnapsen_env.agent_specs"' in html and 'id="schnapsen_env.agent_specs.resolve_agent"' in html
     shutil.rmtree(tmp_path / "site")
 
 
