@@ -20,6 +20,13 @@ def tricks_text(n: int) -> str:
     return f"{n} trick" if n == 1 else f"{n} tricks"
 
 
+def hand_tricks(completed: int, n_tricks: int, closed: bool, cards_in_play: int) -> int:
+    """The number of tricks a hand lasts when played to its end: ``n_tricks`` unless the stock was closed, when its
+    cards are dead (R19) and the hand ends once the cards in the hands are played: the ``completed`` tricks and one
+    for every two of the ``cards_in_play`` (both hands and the table). A claim (R20) may end it sooner."""
+    return completed + cards_in_play // 2 if closed else n_tricks
+
+
 def render_text(s: GameState, viewer: int, reveal: bool = False, labels: tuple[str, str] = ("you", "opponent")) -> str:
     """A compact multi-line table of ``s`` as ``viewer`` (seat 0/1) sees it.
 
@@ -52,9 +59,14 @@ def render_text(s: GameState, viewer: int, reveal: bool = False, labels: tuple[s
         hidden = s.hands[opp] & ~s.known[opp]
         opp_hand = " ".join([card_text(codes[c]) for c in iter_bits(s.known[opp])] + ["??"] * hidden.bit_count())
     table = card_text(codes[s.table]) + f" (led by {PLAYERS[s.leader]})" if s.table >= 0 else "-"
+    played = s.tricks[0] + s.tricks[1]
+    n_tricks = hand_tricks(played, s.rules.n_tricks, s.closed_by >= 0,
+                           s.hands[0].bit_count() + s.hands[1].bit_count() + (s.table >= 0))
+    # the trick being played, of those the hand lasts; once the hand is over (a claim, R20), the last trick played
+    trick = f"after trick {played}/{n_tricks}" if s.result is not None and played else \
+        f"trick {min(s.trick_number, n_tricks)}/{n_tricks}"
     lines = [
-        f"{s.rules.name}  trump {trump}  trick {min(s.trick_number, s.rules.n_tricks)}/{s.rules.n_tricks}  "
-        f"stock: {stock}",
+        f"{s.rules.name}  trump {trump}  {trick}  stock: {stock}",
         f"  {PLAYERS[opp]:9} {'(' + labels[1] + ')':<{width}}: {opp_hand:32} points {s.counted(opp):3}  "
         f"{tricks_text(s.tricks[opp])}",
         f"  table: {table}",

@@ -71,3 +71,28 @@ def test_the_golden_transcript_shows_what_it_must():
                   "the opponent drew", "announce the marriage in", "belongs to a marriage: announce it first",
                   "is neither a card code", "legal: ", "game point"):
         assert words in text, words
+
+
+def _trick_counters(text: str) -> list[str]:
+    return [line.split("  ")[2] for line in text.splitlines() if line.startswith("schnapsen20  trump ")]
+
+
+def test_the_trick_counter_of_a_closed_hand_counts_the_tricks_it_lasts():
+    """Closed at its first lead, a hand lasts the five tricks of the cards in the hands (the closed stock is dead,
+    R19): the table counts them 1/5 to 5/5, and after the last trick says so (not "trick 6/10")."""
+    moves = ["close"] + ["AC TC KC QC JC AD TD KD QD JD AH TH KH QH JH AS TS KS QS JS".replace(" ", "\n")] * 5
+    out = io.StringIO()
+    assert play.main(["--opponent", "heuristic", "--seed", "4", "--seat", "player_0"],
+                     inp=io.StringIO("\n".join(moves) + "\n"), out=out) == 0
+    text = out.getvalue()
+    assert "closed by player_0" in text and "reason closed_hand" in text, text[-2000:]
+    counters = _trick_counters(text)
+    assert counters[0] == "trick 1/10" and counters[-1] == "after trick 5/5", counters
+    assert set(counters[1:-1]) <= {f"trick {k}/5" for k in range(1, 6)} and "trick 5/5" in counters, counters
+
+
+def test_the_trick_counter_after_a_claim_names_the_last_trick_played():
+    """The golden hand ends with a claim after trick 7: the last table says "after trick 7/10" (an eighth trick
+    was never played)."""
+    counters = _trick_counters((DATA / "play_narration.out").read_text(encoding="utf-8"))
+    assert counters[-1] == "after trick 7/10" and counters[-2] == "trick 7/10", counters

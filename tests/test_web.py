@@ -143,6 +143,24 @@ def test_the_view_carries_the_rulesets_targets_for_the_labels(client, ruleset, c
     assert "Claim 66" not in js and "t.claim_target" in js and "t.marriage_points.trump" in js
 
 
+def test_the_view_counts_the_tricks_a_closed_hand_lasts():
+    """Closed at its first lead, the stock's cards are dead (R19) and the hand lasts the five tricks of the cards in
+    the hands: the view (and so the page's "trick 3 of 5") counts those, from the player's observation alone."""
+    from agents.web.view import YOU, player_view
+    from schnapsen_env.encoding import observation
+
+    rules = RuleSet.make("schnapsen20")
+    state = Recorder.deal(rules, np.random.default_rng(4)).state
+    counters = []
+    while state.result is None:
+        view = player_view(rules, observation(state, state.to_move), state.action_mask(), to_move=YOU)
+        counters.append((view["trick"], view["n_tricks"]))
+        close = rules.action_names.index("close")
+        state.step(close if state.is_legal(close) else state.legal_actions()[0])
+    assert state.closed_by >= 0 and sum(state.tricks) == 5
+    assert counters[0] == (1, 10) and counters[1:] == [(k, 5) for k in range(1, 6) for _ in range(2)], counters
+
+
 # ------------------------------------------------------------------------------------------------ whole games
 @pytest.mark.parametrize("ruleset,seat,opponent", [("schnapsen20", "player_0", "random"),
                                                    ("schnapsen20", "player_1", "heuristic"),

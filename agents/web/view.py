@@ -23,6 +23,7 @@ import numpy as np
 
 from schnapsen_env.encoding import decode_observation, observation
 from schnapsen_env.records import HandRecord, replay
+from schnapsen_env.render import hand_tricks
 from schnapsen_env.rules import PLAYERS, GameState, Result
 from schnapsen_env.ruleset import RuleSet, SpecialAction
 
@@ -86,7 +87,8 @@ def player_view(rules: RuleSet, obs: np.ndarray, action_mask: np.ndarray, *, to_
         ``table_led_by``,
         ``last_trick``, ``stock`` (``size``, ``turn_up``, ``closed``, ``closed_by``), ``you`` and ``opponent``
         (points, tricks, pending marriage points, marriages, cards won; the opponent's hand size and its cards
-        made public), ``leader``, ``dealer``, ``trick``, ``n_tricks``, ``to_move``, ``legal`` (:func:`action_entry`
+        made public), ``leader``, ``dealer``, ``trick``, ``n_tricks`` (the tricks the hand lasts: fewer once the stock
+        is closed, R19), ``to_move``, ``legal`` (:func:`action_entry`
         of each legal action), ``announced``, ``exchanged``, ``snapshot``, ``match_before`` (the match score
         before this hand), ``result``, ``log``, ``opponent_hand``.
 
@@ -102,6 +104,9 @@ def player_view(rules: RuleSet, obs: np.ndarray, action_mask: np.ndarray, *, to_
     # Every card is in my hand, in a trick, on the table, in the stock (turn-up included) or in the opponent's hand.
     opp_hand_size = (n - len(o["hand"]) - len(o["me_won"]) - len(o["opp_won"]) - (table is not None)
                      - stock_size)
+    # the tricks this hand lasts: fewer once the stock is closed (its cards are dead, R19)
+    n_tricks = hand_tricks(o["trick"] - 1, rules.n_tricks, o["closed"],
+                           len(o["hand"]) + opp_hand_size + (table is not None))
     log = [dict(e) for e in log]
     last_trick = None
     for e in reversed(log):
@@ -132,8 +137,8 @@ def player_view(rules: RuleSet, obs: np.ndarray, action_mask: np.ndarray, *, to_
                    "known": o["opp_known"]},
         "leader": leader,
         "dealer": YOU if o["dealer"] else OPPONENT,
-        "trick": min(o["trick"], rules.n_tricks),
-        "n_tricks": rules.n_tricks,
+        "trick": min(o["trick"], n_tricks),
+        "n_tricks": n_tricks,
         "to_move": to_move,
         "legal": legal,
         "announced": o["announced"],
