@@ -9,7 +9,7 @@ its sockets, worker processes and signals are what is tested).
   is killed) within a second.
 * The workers die with the server: killed outright (SIGKILL) in the middle of a search, no worker survives it for
   more than two seconds; stopped (SIGTERM) during a search, the waiting request gets a JSON 503 and the server's
-  output has no traceback and no "leaked semaphore" warning.
+  output has no traceback and no "leaked semaphore" warning; stopped by Ctrl-C, it says so in one line (status 130).
 * Slow clients: a body that stops short gets JSON 408 within the read timeout; connections that send part of
   their headers and stop are answered 408 and closed.
 * ``--host ::1`` keeps the Host allow-list.
@@ -432,6 +432,23 @@ def test_a_server_stopped_during_a_search_answers_json_503_and_leaves_nothing_be
             time.sleep(0.05)
         assert not [p for p in workers if running(p)], "workers outlived the stopped server by 2 s"
         assert "leaked semaphore" not in s.output and "Traceback" not in s.output, s.output[-3000:]
+
+
+def test_ctrl_c_stops_the_server_in_one_quiet_line():
+    """Ctrl-C (SIGINT) is how a person stops the server: it ends with the one line ``schnapsen-web: stopped`` and
+    status 130, as schnapsen-play and schnapsen-arena end on Ctrl-C, with no error line and no traceback, and its
+    workers end with it."""
+    with WebServer("--workers", "1") as s:
+        s.wait_ready()
+        workers = s.workers()
+        assert s.stop(signal.SIGINT) == 130, s.output[-3000:]
+        deadline = time.monotonic() + 10
+        while "stopped" not in s.output and time.monotonic() < deadline:  # the reader thread's last lines
+            time.sleep(0.05)
+        assert s.output.splitlines()[1:] == ["schnapsen-web: stopped"], s.output[-3000:]
+        while any(running(p) for p in workers) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert not [p for p in workers if running(p)], "workers outlived the stopped server"
 
 
 def test_a_server_stopped_while_a_body_arrives_answers_json_503_and_logs_no_traceback():

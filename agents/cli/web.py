@@ -108,7 +108,8 @@ def _url(sock: socket.socket) -> str:
 
 @console_main(PROG)
 def main(argv: list[str] | None = None) -> int:
-    """Entry point of ``schnapsen-web``; serves until Ctrl-C and returns the exit status.
+    """Entry point of ``schnapsen-web``; serves until Ctrl-C and returns the exit status (Ctrl-C: the line
+    ``schnapsen-web: stopped`` and status 130, as the other programs end on it).
 
     A user's mistake is one line on stderr and exit status 2, never a traceback: a bad flag, a missing extra, a
     policy that does not load, an address that cannot be listened on (in use, not this machine's).
@@ -203,8 +204,12 @@ def main(argv: list[str] | None = None) -> int:
                 time.sleep(0.05)
 
         threading.Thread(target=open_when_ready, daemon=True).start()
-    with sock:
-        server.run(sockets=[sock])
+    try:
+        with sock:
+            server.run(sockets=[sock])
+    except KeyboardInterrupt:  # Ctrl-C: uvicorn stopped the server (and its workers), then raised SIGINT again
+        print(f"{PROG}: stopped", flush=True)
+        return 130  # as schnapsen-play and schnapsen-arena end on Ctrl-C
     return 0
 
 
