@@ -513,6 +513,21 @@ def test_agent_defaults_are_the_code_s():
         assert phrase in flat, phrase
 
 
+def test_web_limits_are_the_code_s():
+    """The lowest and highest values docs/web-app.md gives for the limit flags are agents/web/limits.py's, and the
+    --workers warning it describes is the command's (over 4 a core)."""
+    from agents.web import limits
+
+    flat = " ".join((ROOT / "docs" / "web-app.md").read_text(encoding="utf-8").split())
+    for flag, (_default, low, high) in limits.FLAGS.items():
+        unit = "minutes" if flag.endswith("minutes") else "seconds"
+        phrase = f"`{flag}` from `{low:g}` to `{high:g}` {unit}"
+        assert phrase in flat, phrase
+    assert "over 4 workers per core" in flat and "args.workers > 4 * cores" in \
+        (ROOT / "agents" / "cli" / "web.py").read_text(encoding="utf-8")
+    assert "a `Range` (or `If-Range`) header is ignored" in flat
+
+
 # --- the site -----------------------------------------------------------------------------------------------------
 
 @pytest.mark.skipif(importlib.util.find_spec("mkdocs") is None, reason="needs the docs extra (mkdocs)")
