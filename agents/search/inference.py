@@ -23,9 +23,11 @@ replayed with the reference engine (:class:`schnapsen_env.rules.GameState`); a w
 is illegal (a revoke the opponent did not make, R9-R11) or that does not reproduce every observation of the player
 gets weight 0: it contradicts the history.
 
-One approximation: when the opponent leads trick 1 before the player's first observation and its trump marriage
-partner is the only trump card it showed while the turn-up is the exchange card, the observation cannot tell an
-exchange (the partner was the turn-up) from none; the history takes it as none.
+One history, two readings: when the opponent leads trick 1 before the player's first observation with a trump
+marriage, the turn-up being the exchange card and the marriage partner the only trump card it showed, the
+observation cannot tell an exchange (the partner was the turn-up) from none. Both readings are kept
+(:attr:`Replay.alternative`) and a world's weight is the sum of its likelihoods under each (their deals are equally
+many: at trick 1 every hidden place is the dealt hand, and each reading constrains two of its cards).
 
 Source: Bayesian inference over determinisations, as in I. Frank and D. Basin, "Search in games with incomplete
 information" (1998), and the inference of N. Sturtevant and M. Buro's Skat players (M. Buro et al., "Improving
@@ -119,6 +121,8 @@ class Replay:
     dealer: int
     match: tuple[int, int, int]
     observations: list[np.ndarray] = field(repr=False)
+    #: The other reading of an ambiguous trick-1 lead (module docstring), or None.
+    alternative: Replay | None = None
 
 
 class HandHistory:
@@ -136,6 +140,7 @@ class HandHistory:
         self.rules = rules
         self.observations: list[np.ndarray] = []
         self.actions: list[int] = []
+        self._ambiguous = False
 
     def clear(self) -> None:
         self.observations, self.actions = [], []
@@ -174,11 +179,17 @@ class HandHistory:
         """The history as a :class:`Replay` for the last observation, or None where it cannot be read (an
         observation sequence no hand produces: the agent was not shown every one of its decisions)."""
         try:
-            return self._replay()
+            replay = self._replay(False)
+            if self._ambiguous:
+                replay.alternative = self._replay(True)
+            return replay
         except (_Unreadable, IndexError, ValueError):
             return None
 
-    def _replay(self) -> Replay:
+    def _replay(self, exchanged_first: bool) -> Replay:
+        """The replay; ``exchanged_first``: the reading of an ambiguous trick-1 lead with an exchange (module
+        docstring; sets ``self._ambiguous`` when the lead is ambiguous)."""
+        self._ambiguous = False
         rules, n = self.rules, self.rules.n_cards
         views = [_view(o, rules) for o in self.observations]
         exchange_id, close_id = n + SpecialAction.EXCHANGE, n + SpecialAction.CLOSE
@@ -225,6 +236,11 @@ class HandHistory:
                 if len(trumps) > 1:
                     raise _Unreadable
                 old = trumps[0] if trumps else -1
+                partner = shown.bit_length() - 1 if shown else -1
+                if old < 0 and partner >= 0 and deck_of.suit[partner] == v.trump and v.opp_known >> partner & 1:
+                    self._ambiguous = True  # the partner may have been the turn-up
+                    if exchanged_first:
+                        old = partner
             if old >= 0:
                 need(exchange_card, len(events))
                 events.append((OPP, exchange_id))
@@ -384,6 +400,13 @@ class WorldInference:
         n_worlds = len(worlds)
         if replay is None:
             return np.ones(n_worlds)
+        out = self._weights(replay, worlds, k, rng)
+        if replay.alternative is not None:
+            out += self._weights(replay.alternative, worlds, k, rng)
+        return out
+
+    def _weights(self, replay: Replay, worlds: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+        n_worlds = len(worlds)
         out = np.zeros(n_worlds)
         rows, masks, acts, owner = [], [], [], []
         for w in range(n_worlds):
