@@ -361,9 +361,11 @@ class WorldInference:
             deck[slot] = int(card)
         return deck
 
-    def replay_deal(self, replay: Replay, deck: list[int]) -> tuple[list[np.ndarray], list[np.ndarray], list[int]] | None:
+    def replay_deal(self, replay: Replay, deck: list[int]) -> tuple[list[np.ndarray], list[np.ndarray], list[int],
+                                                                    GameState] | None:
         """Replay the hand on ``deck``: the opponent's ``(observations, masks, actions)`` at its decisions with more
-        than one legal action, or None if an action is illegal there or an observation of the player differs."""
+        than one legal action and the state reached (the player to move, seat 0), or None if an action is illegal
+        there or an observation of the player differs."""
         rules = self.rules
         if sorted(deck) != list(range(rules.n_cards)):
             return None
@@ -387,7 +389,7 @@ class WorldInference:
         if s.result is not None or s.to_move != ME or \
                 not np.array_equal(encoding.observation(s, ME), replay.observations[-1]):
             return None
-        return obs, masks, acts
+        return obs, masks, acts, s
 
     def weights(self, replay: Replay | None, worlds: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
         """The likelihood of the opponent's actions in each world (float64 ``(W,)``, 0 where the world contradicts
@@ -400,25 +402,50 @@ class WorldInference:
         n_worlds = len(worlds)
         if replay is None:
             return np.ones(n_worlds)
-        out = self._weights(replay, worlds, k, rng)
+        out = self._weights(replay, worlds, k, rng)[0]
         if replay.alternative is not None:
-            out += self._weights(replay.alternative, worlds, k, rng)
+            out += self._weights(replay.alternative, worlds, k, rng)[0]
         return out
 
-    def _weights(self, replay: Replay, worlds: np.ndarray, k: int, rng: np.random.Generator) -> np.ndarray:
+    def weighed_states(self, replay: Replay, worlds: np.ndarray, k: int, rng: np.random.Generator,
+                       every: bool = False) -> tuple[np.ndarray, list[GameState | None]]:
+        """:meth:`weights` and each world's whole state (the player seat 0, to move; None where the weight is 0);
+        of an ambiguous history (:attr:`Replay.alternative`), each world is completed in one reading, drawn in
+        proportion to its two weights. ``every``: the weights are exact, summed over every completion
+        (:meth:`completions`) instead of one drawn."""
+        out, states = self._weights(replay, worlds, k, rng, every)
+        if replay.alternative is not None:
+            alt, alt_states = self._weights(replay.alternative, worlds, k, rng, every)
+            for w in range(len(worlds)):
+                if alt[w] > 0 and rng.random() * (out[w] + alt[w]) < alt[w]:
+                    states[w] = alt_states[w]
+            out = out + alt
+        return out, states
+
+    def _weights(self, replay: Replay, worlds: np.ndarray, k: int, rng: np.random.Generator,
+                 every: bool = False) -> tuple[np.ndarray, list[GameState | None]]:
+        """Per world, the likelihood of one completion drawn by ``rng`` (``every``: the sum over all completions)
+        and the state reached (None where the weight is 0)."""
         n_worlds = len(worlds)
         out = np.zeros(n_worlds)
+        states: list[GameState | None] = [None] * n_worlds
         rows, masks, acts, owner = [], [], [], []
+        deal_world: list[int] = []  # the world of each deal replayed
+        n_deals = 0
         for w in range(n_worlds):
-            deck = self.deal(replay, worlds[w], k, rng)
-            got = None if deck is None else self.replay_deal(replay, deck)
-            if got is None:
-                continue
-            out[w] = 1.0
-            rows += got[0]
-            masks += got[1]
-            acts += got[2]
-            owner += [w] * len(got[2])
+            decks = self.completions(replay, worlds[w], k) if every else [self.deal(replay, worlds[w], k, rng)]
+            for deck in decks:
+                got = None if deck is None else self.replay_deal(replay, deck)
+                if got is None:
+                    continue
+                states[w] = got[3]
+                rows += got[0]
+                masks += got[1]
+                acts += got[2]
+                owner += [n_deals] * len(got[2])
+                deal_world.append(w)
+                n_deals += 1
+        like = np.ones(n_deals)
         if rows:
             probs = np.asarray(self.model(np.stack(rows), np.stack(masks).astype(np.int8)), dtype=np.float64)
             if probs.shape != (len(rows), self.rules.n_actions):
@@ -428,7 +455,33 @@ class WorldInference:
             if self.epsilon > 0:
                 legal = np.stack(masks).sum(axis=1)
                 p = (1.0 - self.epsilon) * p + self.epsilon / legal
-            np.multiply.at(out, np.asarray(owner), p)
+            np.multiply.at(like, np.asarray(owner), p)
+        if n_deals:
+            np.add.at(out, np.asarray(deal_world, dtype=np.int64), like)
+        for w in range(n_worlds):
+            if out[w] <= 0:
+                states[w] = None
+        return out, states
+
+    def completions(self, replay: Replay, world: np.ndarray, k: int) -> list[list[int]]:
+        """Every deal completing ``world`` (as :meth:`deal` draws one): the constrained cards and the world's hidden
+        hand over the opponent's hidden places in every order that holds each constrained card early enough. Their
+        number grows as a factorial: for ``schnapsen10`` (at most 5 places) and tests."""
+        import itertools
+
+        deadline = {card: t for t, card in replay.constraints}
+        cards = [card for _, card in replay.constraints] + [int(c) for c in world[:k]]
+        if len(cards) != len(replay.hidden_slots) or len(replay.stock_slots) != len(world) - k:
+            return []
+        out = []
+        for order in itertools.permutations(cards):
+            if all(t < deadline.get(card, 1 << 30) for (t, _), card in zip(replay.hidden_slots, order)):
+                deck = list(replay.deck)
+                for (_, slot), card in zip(replay.hidden_slots, order):
+                    deck[slot] = card
+                for slot, card in zip(replay.stock_slots, world[k:]):
+                    deck[slot] = int(card)
+                out.append(deck)
         return out
 
 
