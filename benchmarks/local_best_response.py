@@ -10,7 +10,8 @@ For each target the responder plays every ``stride``-th deal of the game (:func:
 once per observation with their generator seeded from it, as ``benchmarks/exploitability.py`` asks them; the
 heuristic; a checkpoint's greedy policy with ``--policies``), so each deal is one hand and the mean over all deals is
 the responder's exact value. A row holds the responder's game points a hand in each seat (with the standard error
-over the deals played), their sum (the lower bound on NashConv), the exact NashConv and the ratio of the two.
+over the deals played), their sum (the lower bound on NashConv), the exact NashConv and the ratio of the two;
+``--exact-missing`` computes the exact NashConv of a target the file does not hold (a new checkpoint).
 """
 
 from __future__ import annotations
@@ -84,6 +85,8 @@ def main(argv=None) -> int:
     parser.add_argument("--policies", nargs="*", default=[], metavar="PATH",
                         help="train.py --ruleset schnapsen10 checkpoints, played greedily")
     parser.add_argument("--stride", type=int, default=1, help="play every stride-th deal (default 1: all 6,300)")
+    parser.add_argument("--exact-missing", action="store_true",
+                        help=f"compute the exact NashConv of targets without a row in {EXACT.name} (minutes)")
     harness.json_option(parser)
     args = parser.parse_args(argv)
     if args.stride < 1:
@@ -103,6 +106,10 @@ def main(argv=None) -> int:
             seats.append({"mean": float(values.mean()), "stderr": float(values.std(ddof=1) / np.sqrt(len(values)))})
         lower = seats[0]["mean"] + seats[1]["mean"]
         exact_row = known.get(name if not name.endswith(".pt") else f"{name} (greedy)")
+        if exact_row is None and args.exact_missing:
+            res = exact.Tree(rules).nash_conv(target, revealed="policy" if name not in ("expert", "pimc") else
+                                              "minimax")
+            exact_row = {"nash_conv": res["nash_conv"], "best_response": res["best_response"]}
         nash = exact_row["nash_conv"] if exact_row else None
         row = {"target": name, "deals": len(orders), "stride": args.stride, "lbr": seats, "lbr_nash_conv": lower,
                "exact_nash_conv": nash, "exact_best_response": exact_row["best_response"] if exact_row else None,

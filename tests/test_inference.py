@@ -278,3 +278,14 @@ def test_model_specs():
         WorldInference(rules, epsilon=1.5)
     with pytest.raises(ValueError, match="inference"):
         ExpertAgent(rules, inference=3)
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
+def test_search_agents_with_inference_play_through_the_arena(ruleset):
+    """``expert:inference=...`` and ``pimc:inference=...`` as arena specs: whole hands of legal play (the env
+    refuses an illegal action), the history kept across each hand."""
+    from agents.evaluation.arena import play_match
+
+    for spec in ("expert:inference=consistent,worlds=8,max_nodes=50000", "pimc:inference=uniform,n_samples=4"):
+        result = play_match(spec, "heuristic", n_deals=2, ruleset=ruleset, seed=3, workers=1, progress=False)
+        assert result.hands == 4
