@@ -84,7 +84,7 @@ def test_weighed_worlds_never_contradict_the_observations_or_the_history(seed, c
             seen.append(view["observation"])
             replay = history.replay()
             assert replay is not None
-            readings = [replay] if replay.alternative is None else [replay, replay.alternative]
+            readings = [replay, *replay.alternatives]
             assert any(inference.replay_deal(r, list(g.deal[0])) is not None for r in readings)  # the truth fits
             unseen, k = world_rows(view, rules)
             truth = np.repeat(_world_of(g, unseen)[None], 20, axis=0)

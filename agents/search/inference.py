@@ -23,11 +23,12 @@ replayed with the reference engine (:class:`schnapsen_env.rules.GameState`); a w
 is illegal (a revoke the opponent did not make, R9-R11) or that does not reproduce every observation of the player
 gets weight 0: it contradicts the history.
 
-One history, two readings: when the opponent leads trick 1 before the player's first observation with a trump
-marriage, the turn-up being the exchange card and the marriage partner the only trump card it showed, the
-observation cannot tell an exchange (the partner was the turn-up) from none. Both readings are kept
-(:attr:`Replay.alternative`) and a world's weight is the sum of its likelihoods under each (their deals are equally
-many: at trick 1 every hidden place is the dealt hand, and each reading constrains two of its cards).
+One history, several readings: when the opponent leads trick 1 before the player's first observation and the
+turn-up is the exchange card, the observation cannot always tell an exchange from none: the old turn-up may be the
+trump card led, or a trump marriage partner shown, or the exchange card may have been dealt as the turn-up. Every
+reading is kept (:attr:`Replay.alternatives`) and a world's weight is the sum of its likelihoods under each (their
+deals are equally many: at trick 1 every hidden place is the dealt hand, and each reading constrains as many of its
+cards).
 
 Source: Bayesian inference over determinisations, as in I. Frank and D. Basin, "Search in games with incomplete
 information" (1998), and the inference of N. Sturtevant and M. Buro's Skat players (M. Buro et al., "Improving
@@ -121,8 +122,8 @@ class Replay:
     dealer: int
     match: tuple[int, int, int]
     observations: list[np.ndarray] = field(repr=False)
-    #: The other reading of an ambiguous trick-1 lead (module docstring), or None.
-    alternative: Replay | None = None
+    #: The other readings of an ambiguous trick-1 lead (module docstring).
+    alternatives: list[Replay] = field(default_factory=list)
 
 
 class HandHistory:
@@ -140,7 +141,7 @@ class HandHistory:
         self.rules = rules
         self.observations: list[np.ndarray] = []
         self.actions: list[int] = []
-        self._ambiguous = False
+        self._readings: list[int] = []
 
     def clear(self) -> None:
         self.observations, self.actions = [], []
@@ -179,17 +180,16 @@ class HandHistory:
         """The history as a :class:`Replay` for the last observation, or None where it cannot be read (an
         observation sequence no hand produces: the agent was not shown every one of its decisions)."""
         try:
-            replay = self._replay(False)
-            if self._ambiguous:
-                replay.alternative = self._replay(True)
+            replay = self._replay(None)
+            replay.alternatives = [self._replay(old) for old in self._readings[1:]]
             return replay
         except (_Unreadable, IndexError, ValueError):
             return None
 
-    def _replay(self, exchanged_first: bool) -> Replay:
-        """The replay; ``exchanged_first``: the reading of an ambiguous trick-1 lead with an exchange (module
-        docstring; sets ``self._ambiguous`` when the lead is ambiguous)."""
-        self._ambiguous = False
+    def _replay(self, reading: int | None) -> Replay:
+        """The replay; ``reading``: the old turn-up of an ambiguous trick-1 lead (-1: no exchange; None: the first
+        reading, listing them all in ``self._readings``; module docstring)."""
+        self._readings = []
         rules, n = self.rules, self.rules.n_cards
         views = [_view(o, rules) for o in self.observations]
         exchange_id, close_id = n + SpecialAction.EXCHANGE, n + SpecialAction.CLOSE
@@ -236,11 +236,11 @@ class HandHistory:
                 if len(trumps) > 1:
                     raise _Unreadable
                 old = trumps[0] if trumps else -1
-                partner = shown.bit_length() - 1 if shown else -1
-                if old < 0 and partner >= 0 and deck_of.suit[partner] == v.trump and v.opp_known >> partner & 1:
-                    self._ambiguous = True  # the partner may have been the turn-up
-                    if exchanged_first:
-                        old = partner
+                if old < 0:  # the old turn-up, if any, was led or is the shown partner
+                    partner = shown.bit_length() - 1 if shown else -1
+                    self._readings = [-1] + [c for c in (v.table, partner)
+                                             if c >= 0 and deck_of.suit[c] == v.trump and c != exchange_card]
+                    old = -1 if reading is None else reading
             if old >= 0:
                 need(exchange_card, len(events))
                 events.append((OPP, exchange_id))
@@ -403,19 +403,19 @@ class WorldInference:
         if replay is None:
             return np.ones(n_worlds)
         out = self._weights(replay, worlds, k, rng)[0]
-        if replay.alternative is not None:
-            out += self._weights(replay.alternative, worlds, k, rng)[0]
+        for other in replay.alternatives:
+            out += self._weights(other, worlds, k, rng)[0]
         return out
 
     def weighed_states(self, replay: Replay, worlds: np.ndarray, k: int, rng: np.random.Generator,
                        every: bool = False) -> tuple[np.ndarray, list[GameState | None]]:
         """:meth:`weights` and each world's whole state (the player seat 0, to move; None where the weight is 0);
-        of an ambiguous history (:attr:`Replay.alternative`), each world is completed in one reading, drawn in
-        proportion to its two weights. ``every``: the weights are exact, summed over every completion
+        of an ambiguous history (:attr:`Replay.alternatives`), each world is completed in one reading, drawn in
+        proportion to its weights. ``every``: the weights are exact, summed over every completion
         (:meth:`completions`) instead of one drawn."""
         out, states = self._weights(replay, worlds, k, rng, every)
-        if replay.alternative is not None:
-            alt, alt_states = self._weights(replay.alternative, worlds, k, rng, every)
+        for other in replay.alternatives:
+            alt, alt_states = self._weights(other, worlds, k, rng, every)
             for w in range(len(worlds)):
                 if alt[w] > 0 and rng.random() * (out[w] + alt[w]) < alt[w]:
                     states[w] = alt_states[w]
