@@ -69,7 +69,9 @@ def _replays(rules: RuleSet, deck: list[int], dealer: int, actions: list[int], s
 @given(seed=st.integers(0, 2 ** 32 - 1), case=st.sampled_from(CASES), special_p=st.floats(0.0, 1.0))
 def test_weighed_worlds_never_contradict_the_observations_or_the_history(seed, case, special_p):
     """Every ruleset and knob set: a world of positive weight completes to a deal on which the hand's actions are
-    legal and show the player every observation it had; the true world has positive weight (in some completion)."""
+    legal and show the player every observation it had (the actions of the history's reading: the true ones, or
+    with an exchange of trick 1 that the player's observations cannot rule out); the true deal is one of them and
+    the true world has positive weight (in some completion)."""
     ruleset, knobs = case
     rules = RuleSet.make(ruleset, **knobs)
     rng = np.random.default_rng(seed)
@@ -93,7 +95,8 @@ def test_weighed_worlds_never_contradict_the_observations_or_the_history(seed, c
             for w, reading in itertools.product(range(len(worlds)), readings):
                 deck = inference.deal(reading, worlds[w], k, rng)
                 if deck is not None and inference.replay_deal(reading, deck) is not None:
-                    assert _replays(rules, deck, g.deal[1], list(g.actions), seen)
+                    # the reading's actions: the true ones, or with an exchange the player could not see
+                    assert _replays(rules, deck, g.deal[1], [a for _, a in reading.events], seen)
             a = _pick(g, rng, special_p)
             history.acted(a)
         else:
@@ -289,3 +292,33 @@ def test_search_agents_with_inference_play_through_the_arena(ruleset):
     for spec in ("expert:inference=consistent,worlds=8,max_nodes=50000", "pimc:inference=uniform,n_samples=4"):
         result = play_match(spec, "heuristic", n_deals=2, ruleset=ruleset, seed=3, workers=1, progress=False)
         assert result.hands == 4
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
+def test_an_exchange_whose_old_turn_up_is_led_at_once_is_one_reading(ruleset):
+    """The opponent exchanges before the player's first observation and leads the old turn-up at once: nothing in
+    the observation shows the exchange (the turn-up is the exchange card, no trump is known in the opponent's
+    hand), yet the true deal is one reading of the history (pimc plays this; random play rarely does)."""
+    rules = RuleSet.make(ruleset)
+    rng = np.random.default_rng(8)
+    inference = WorldInference(rules)
+    exchange = rules.n_cards + 4
+    found = 0
+    for _ in range(400):
+        g = GameState.new_hand(rules, rng)
+        if g.dealer != 0 or not g.is_legal(exchange):
+            continue
+        old = g.stock[-1]
+        g.push(exchange)
+        if not g.is_legal(old):
+            continue
+        g.push(old)
+        history = HandHistory(rules)
+        history.observe(_seat0_view(g))
+        replay = history.replay()
+        assert len(replay.alternatives) >= 1
+        assert any(inference.replay_deal(r, list(g.deal[0])) is not None for r in [replay, *replay.alternatives])
+        unseen, k = world_rows(_seat0_view(g), rules)
+        assert inference.weights(replay, np.repeat(_world_of(g, unseen)[None], 20, axis=0), k, rng).max() >= 1.0
+        found += 1
+    assert found >= 3
