@@ -11,7 +11,8 @@ once per observation with their generator seeded from it, as ``benchmarks/exploi
 heuristic; a checkpoint's greedy policy with ``--policies``), so each deal is one hand and the mean over all deals is
 the responder's exact value. A row holds the responder's game points a hand in each seat (with the standard error
 over the deals played), their sum (the lower bound on NashConv), the exact NashConv and the ratio of the two;
-``--exact-missing`` computes the exact NashConv of a target the file does not hold (a new checkpoint).
+``--exact-missing`` computes the exact NashConv of a target the file does not hold (a new checkpoint). ``--json``
+keeps the rows of other targets already in the file.
 """
 
 from __future__ import annotations
@@ -118,8 +119,12 @@ def main(argv=None) -> int:
         ratio = f"{row['ratio']:8.3f}" if nash else f"{'-':>8}"
         print(f"{name:<28}{seats[0]['mean']:>+10.4f}{seats[1]['mean']:>+10.4f}{lower:>+10.4f}"
               f"{nash if nash is not None else float('nan'):>10.4f}{ratio}{row['seconds']:>7.0f}s", flush=True)
-    if args.json:
-        harness.write_json(args.json, {"ruleset": "schnapsen10", "rows": rows})
+    if args.json:  # rows of other targets already in the file stay, each with the command that wrote it
+        command = harness.record({})["command"]
+        old = json.loads(Path(args.json).read_text())["rows"] if Path(args.json).exists() else []
+        names = {r["target"] for r in rows}
+        merged = [r for r in old if r["target"] not in names] + [{**r, "command": command} for r in rows]
+        harness.write_json(args.json, {"ruleset": "schnapsen10", "rows": merged})
     return 0
 
 

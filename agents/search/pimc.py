@@ -25,8 +25,8 @@ import numpy as np
 from agents.base import as_rules, best_action, legal_ids
 from agents.search.inference import HandHistory, WorldInference, opponent_model, world_rows
 from agents.search.options import check_int
-from agents.search.worlds import draw_worlds
 from agents.search.solver_core import CoreSolver
+from agents.search.worlds import draw_worlds
 from schnapsen_env.sampler import Determinizer
 
 
