@@ -77,6 +77,19 @@ class PolicyAgent:
             probs = torch.softmax(masked_logits(logits, mask), dim=-1)[0]
         return probs.numpy()
 
+    def probabilities_batch(self, observations: np.ndarray, masks: np.ndarray) -> np.ndarray:
+        """Masked action probabilities of many observations: float32 ``(B, obs_size)`` and masks ``(B, n_actions)``
+        in, float64 ``(B, n_actions)`` out (0 on illegal actions; an opponent model of
+        :mod:`agents.search.inference`)."""
+        obs = np.asarray(observations, dtype=np.float32)
+        if obs.ndim != 2 or obs.shape[1] != self.obs_size:
+            raise ValueError(f"observations have shape {obs.shape}, expected (B, {self.obs_size})")
+        with torch.no_grad():
+            logits = self.model.act_logits(torch.from_numpy(np.ascontiguousarray(obs)))
+            m = torch.as_tensor(np.asarray(masks), dtype=torch.bool)
+            probs = torch.softmax(masked_logits(logits.float(), m).double(), dim=-1)
+        return probs.numpy()
+
     def act(self, observation: dict) -> int:
         """A legal action id: the argmax (greedy) or a sample of the masked distribution."""
         legal = legal_ids(observation)

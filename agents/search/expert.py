@@ -14,6 +14,12 @@ After Wisser, "An Expert-Level Card Playing Agent Based on a Variant of Perfect 
 4. plays the action with the best mean game points (``decision="mean"``), or, as SchnapsenAI does, the lowest
    share of worlds in which it loses the hand (``decision="loss"``, ties broken by the mean).
 
+With ``inference`` (default off) the worlds are weighed by what the opponent did (:mod:`agents.search.inference`):
+the agent keeps its own observations and actions of the hand, draws ``4 * worlds`` candidate worlds (all of them
+when there are at most that many), weighs each by the likelihood of the opponent's actions under the opponent model
+(0 for a world that contradicts the history: a revoke the opponent did not make), draws ``worlds`` of them by weight
+(a world drawn twice is solved once and counts twice) and plays the best weighted mean.
+
 The budget bounds the whole move in nodes, a deterministic stand-in for time that keeps seeded play
 reproducible: worlds are solved exactly in chunks of 8 while the nodes searched stay within ``max_nodes`` (the
 opening lead, where a world costs the most nodes, gets the fewest worlds, a decision late in the hand all of them).
@@ -34,6 +40,7 @@ import time
 import numpy as np
 
 from agents.base import as_rules, legal_ids
+from agents.search.inference import MODEL_NAMES, HandHistory, WorldInference, opponent_model
 from agents.search.options import check_int
 from agents.search.solver_core import CoreSolver
 from agents.search.worlds import draw_worlds, world_setup
@@ -42,6 +49,8 @@ from schnapsen_env.state_layout import F
 
 DECISIONS = ("mean", "loss")
 _CHUNK = 8
+#: Candidate worlds weighed per world solved, with ``inference``.
+OVERSAMPLE = 4
 
 
 class ExpertAgent:
@@ -55,15 +64,22 @@ class ExpertAgent:
             every world exact, however long).
         decision: ``"mean"`` (best mean game points) or ``"loss"`` (lowest share of lost worlds).
         max_time: optional wall-clock budget in seconds a decision (None: worlds only, reproducible).
+        inference: None (default: uniform worlds) or the opponent model that weighs them
+            (:func:`agents.search.inference.opponent_model`: ``"consistent"``, ``"uniform"``, ``"policy"``, an agent
+            spec).
+        inference_epsilon: the share of the uniform policy mixed into the model (not tuned), so that no world is
+            ruled out by a model that misjudges the opponent; worlds contradicting the rules still get weight 0.
 
     Raises:
-        ValueError: ``worlds`` below 1, ``max_nodes`` below 1, an unknown ``decision``, ``max_time`` not positive.
+        ValueError: ``worlds`` below 1, ``max_nodes`` below 1, an unknown ``decision``, ``max_time`` not positive,
+            an unknown ``inference`` model or ``inference_epsilon`` outside [0, 1].
     """
 
     name = "expert"
 
     def __init__(self, rules, seed: int | None = None, worlds: int = 48, max_nodes: int | None = 1_500_000,
-                 decision: str = "mean", max_time: float | None = None) -> None:
+                 decision: str = "mean", max_time: float | None = None, inference: str | None = None,
+                 inference_epsilon: float = 0.1) -> None:
         self.rules = as_rules(rules)
         check_int("worlds", worlds, 1, 1_000_000)
         if max_nodes is not None and (not isinstance(max_nodes, (int, np.integer)) or isinstance(max_nodes, bool)
@@ -80,6 +96,13 @@ class ExpertAgent:
         self.max_time = None if max_time is None else float(max_time)
         self.rng = np.random.default_rng(seed)
         self.solver = CoreSolver(self.rules, close_below_root=True)
+        if inference is not None and not isinstance(inference, str):
+            raise ValueError(f"inference must be None or a model name ({', '.join(MODEL_NAMES)}) or agent spec, got "
+                             f"{inference!r}")
+        self.inference = None if inference is None else WorldInference(
+            self.rules, opponent_model(inference, self.rules), epsilon=inference_epsilon)
+        self.history = HandHistory(self.rules)
+        self._weights: np.ndarray | None = None
         #: Worlds solved and nodes searched by the last decision (for benchmarks and analysis).
         self.last_worlds = 0
         self.last_nodes = 0
@@ -87,7 +110,7 @@ class ExpertAgent:
         self.last_depth: int | None = None
 
     def reset(self) -> None:
-        pass
+        self.history.clear()
 
     # ------------------------------------------------------------------ worlds
     def world_setup(self, observation) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -101,9 +124,14 @@ class ExpertAgent:
     def sample_worlds(self, observation) -> tuple[np.ndarray, np.ndarray, int]:
         """The worlds of one decision: ``(template, worlds, k)`` with ``worlds`` int64 ``(W, u)``, all of them when
         there are at most ``self.worlds``, else ``self.worlds`` uniform draws (see :meth:`world_setup`)."""
+        template, worlds, k, _ = self._worlds(observation, self.worlds)
+        return template, worlds, k
+
+    def _worlds(self, observation, n: int) -> tuple[np.ndarray, np.ndarray, int, int]:
+        """``(template, worlds, k, count)``: all worlds when there are at most ``n``, else ``n`` uniform draws."""
         template, unseen, k, count = self.world_setup(observation)
         u = len(unseen)
-        if count <= self.worlds:
+        if count <= n:
             stock_drawn = template[F.closed_by] < 0 and u > k
             rows = []
             for hand in itertools.combinations(range(u), k):
@@ -116,15 +144,37 @@ class ExpertAgent:
             # stops before the last chunk keeps a spread of worlds, not the first opponent hands in order.
             worlds = worlds[np.random.default_rng(len(rows)).permutation(len(rows))]
         else:
-            worlds = draw_worlds(unseen, self.worlds, self.rng)
-        return template, worlds, k
+            worlds = draw_worlds(unseen, n, self.rng)
+        return template, worlds, k, count
+
+    def weighted_worlds(self, observation) -> tuple[np.ndarray, np.ndarray, int, np.ndarray]:
+        """``(template, worlds, k, weights)``: without ``inference`` :meth:`sample_worlds` with weights 1; with it,
+        at most ``worlds`` distinct worlds drawn by their inferred weight from ``OVERSAMPLE * worlds`` candidates
+        (module docstring), the heaviest first, each weighted by how often it was drawn (float64 ``(W,)``). The
+        history is the one :meth:`act` keeps."""
+        if self.inference is None:
+            template, worlds, k = self.sample_worlds(observation)
+            return template, worlds, k, np.ones(len(worlds))
+        template, candidates, k, _ = self._worlds(observation, OVERSAMPLE * self.worlds)
+        w = self.inference.weights(self.history.replay(), candidates, k, self.rng)
+        if not w.sum() > 0:  # a history no world explains (not seen): uniform, as without inference
+            w = np.ones(len(candidates))
+        if len(candidates) <= self.worlds:
+            keep = np.flatnonzero(w > 0)
+            worlds, weights = candidates[keep], w[keep]
+        else:
+            drawn = self.rng.choice(len(candidates), size=self.worlds, p=w / w.sum())
+            index, counts = np.unique(drawn, return_counts=True)
+            worlds, weights = candidates[index], counts.astype(np.float64)
+        order = np.argsort(-weights, kind="stable")
+        return template, worlds[order], k, weights[order]
 
     # ------------------------------------------------------------------ decisions
     def world_values(self, observation) -> tuple[np.ndarray, np.ndarray]:
         """``(actions, values)``: the legal action ids (int64 ``(A,)``) and their exact game points for the agent in
         each world solved (float64 ``(W, A)``)."""
         actions = legal_ids(observation).astype(np.int64)
-        template, worlds, k = self.sample_worlds(observation)
+        template, worlds, k, weights = self.weighted_worlds(observation)
         mask = np.asarray(observation["action_mask"])
         legal = legal_bits(template, self.solver.R)
         if mask.shape != (self.rules.n_actions,) or sum(1 << int(a) for a in actions) != legal:
@@ -150,6 +200,7 @@ class ExpertAgent:
             values, spent = self._deepen(template, worlds, k, actions, start)
             nodes += spent
         self.last_worlds, self.last_nodes = len(values), nodes
+        self._weights = weights[:len(values)]
         return actions, values
 
     def _deepen(self, template, worlds, k, actions, start: float) -> tuple[np.ndarray, int]:
@@ -172,17 +223,26 @@ class ExpertAgent:
     def action_values(self, observation) -> dict[int, float]:
         """Mean game points of every legal action over the worlds solved (game points for the agent)."""
         actions, values = self.world_values(observation)
-        return {int(a): float(v) for a, v in zip(actions, values.mean(axis=0))}
+        return {int(a): float(v) for a, v in zip(actions, np.average(values, axis=0, weights=self._weights))}
 
     def act(self, observation) -> int:
         """The chosen legal action id (module docstring; ties go to the lowest id)."""
         legal = legal_ids(observation)
+        if self.inference is not None:
+            self.history.observe(observation)
         if legal.size == 1:
-            return int(legal[0])
+            action = int(legal[0])
+        else:
+            action = self._choose(observation)
+        if self.inference is not None:
+            self.history.acted(action)
+        return action
+
+    def _choose(self, observation) -> int:
         actions, values = self.world_values(observation)
-        mean = values.mean(axis=0)
+        mean = np.average(values, axis=0, weights=self._weights)
         if self.decision == "loss":
-            loss = (values < 0).mean(axis=0)
+            loss = np.average(values < 0, axis=0, weights=self._weights)
             order = np.lexsort((actions, -mean, loss))  # lowest loss share, then best mean, then lowest id
         else:
             order = np.lexsort((actions, -mean))

@@ -23,8 +23,10 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import as_rules, best_action, legal_ids
+from agents.search.inference import HandHistory, WorldInference, opponent_model, world_rows
 from agents.search.options import check_int
 from agents.search.solver_core import CoreSolver
+from agents.search.worlds import draw_worlds
 from schnapsen_env.sampler import Determinizer
 
 
@@ -37,12 +39,20 @@ class PIMCAgent:
         depth: search horizon in tricks while the stock is open.
         exact_closed: search closed-stock determinisations to the end (no horizon).
         seed: seed of the agent's ``numpy.random.Generator``.
+        inference: None (default: uniform determinisations) or an opponent model
+            (:func:`agents.search.inference.opponent_model`): ``4 * n_samples`` candidate worlds weighed by the
+            likelihood of the opponent's actions of the hand, ``n_samples`` of them drawn by weight (as ``expert``'s
+            option).
+        inference_epsilon: the share of the uniform policy mixed into the model (as ``expert``'s).
+
+    Raises:
+        ValueError: ``n_samples`` or ``depth`` out of range, an unknown ``inference`` model.
     """
 
     name = "pimc"
 
     def __init__(self, rules, n_samples: int = 12, depth: int = 2, exact_closed: bool = True,
-                 seed: int | None = None) -> None:
+                 seed: int | None = None, inference: str | None = None, inference_epsilon: float = 0.1) -> None:
         check_int("n_samples", n_samples, 1, 100_000)
         check_int("depth", depth, 1, 30)
         self.rules = as_rules(rules)
@@ -51,9 +61,30 @@ class PIMCAgent:
         self.exact_closed = exact_closed
         self.rng = np.random.default_rng(seed)
         self.solver = CoreSolver(self.rules, exact_after_close=exact_closed)
+        if inference is not None and not isinstance(inference, str):
+            raise ValueError(f"inference must be None or a model name or agent spec, got {inference!r}")
+        self.inference = None if inference is None else WorldInference(
+            self.rules, opponent_model(inference, self.rules), epsilon=inference_epsilon)
+        self.history = HandHistory(self.rules)
 
     def reset(self) -> None:
         self.solver.clear()
+        self.history.clear()
+
+    def _samples(self, observation, det: Determinizer, n: int) -> list:
+        """``n`` determinisations: uniform (``det.sample``), or drawn by inferred weight (``inference``)."""
+        if self.inference is None:
+            return [det.sample(self.rng) for _ in range(n)]
+        unseen, k = world_rows(observation, self.rules)
+        replay = self.history.replay()
+        candidates = draw_worlds(unseen, 4 * n, self.rng)
+        if replay is None:
+            return [det.sample(self.rng) for _ in range(n)]
+        weights, states = self.inference.weighed_states(replay, candidates, k, self.rng)
+        if not weights.sum() > 0:
+            return [det.sample(self.rng) for _ in range(n)]
+        drawn = self.rng.choice(len(candidates), size=n, p=weights / weights.sum())
+        return [states[i] for i in drawn]
 
     def action_values(self, observation: dict) -> dict[int, float]:
         """Mean value (game points for the agent) of every legal action over the determinisations."""
@@ -68,8 +99,7 @@ class PIMCAgent:
         else:
             depth = self.depth
         totals = {int(a): 0.0 for a in legal}
-        for _ in range(n):
-            s = det.sample(self.rng)
+        for s in self._samples(observation, det, n):
             self.solver.clear()
             values = self.solver.action_values(s, depth)
             for a in totals:
@@ -79,6 +109,14 @@ class PIMCAgent:
     def act(self, observation: dict) -> int:
         """The legal action with the best mean value (ties: lowest id)."""
         legal = legal_ids(observation)
+        if self.inference is not None:
+            self.history.observe(observation)
+        action = self._choose(observation, legal)
+        if self.inference is not None:
+            self.history.acted(action)
+        return action
+
+    def _choose(self, observation: dict, legal: np.ndarray) -> int:
         if legal.size == 1:
             return int(legal[0])
         rules = self.rules

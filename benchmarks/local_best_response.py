@@ -1,0 +1,134 @@
+"""Lower bounds on exploitability by the local best response (``agents/search/lbr.py``) on ``schnapsen10``, against
+the exact values of ``benchmarks/exploitability_schnapsen10.json``.
+
+Run:
+
+    python benchmarks/local_best_response.py --targets expert pimc heuristic --stride 5 --json benchmarks/local_best_response_schnapsen10.json
+
+For each target the responder plays every ``stride``-th deal of the game (:func:`agents.game_theory.exact.deals`, seat
+1 dealing, as the exact tree) in each seat against it; the targets are deterministic (``pimc`` and ``expert`` asked
+once per observation with their generator seeded from it, as ``benchmarks/exploitability.py`` asks them; the
+heuristic; a checkpoint's greedy policy with ``--policies``), so each deal is one hand and the mean over all deals is
+the responder's exact value. A row holds the responder's game points a hand in each seat (with the standard error
+over the deals played), their sum (the lower bound on NashConv), the exact NashConv and the ratio of the two;
+``--exact-missing`` computes the exact NashConv of a target the file does not hold (a new checkpoint). ``--json``
+keeps the rows of other targets already in the file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import harness  # noqa: E402
+
+from agents import make_agent  # noqa: E402
+from agents.game_theory import exact  # noqa: E402
+from agents.search.lbr import LocalBestResponse  # noqa: E402
+from schnapsen_env import encoding  # noqa: E402
+from schnapsen_env.rules import GameState  # noqa: E402
+from schnapsen_env.ruleset import RuleSet  # noqa: E402
+
+EXACT = ROOT / "benchmarks" / "exploitability_schnapsen10.json"
+TARGETS = ("expert", "pimc", "heuristic")
+
+
+def hand(rules: RuleSet, lbr: LocalBestResponse, target, order, seat: int) -> float:
+    """The responder's game points in ``seat`` on one deal (seat 1 dealing), the target playing its argmax."""
+    s = GameState.from_deck(rules, [rules.deck.codes[c] for c in order], 1)
+    lbr.reset()
+    while s.result is None:
+        obs = {"observation": encoding.observation(s, s.to_move), "action_mask": s.action_mask()}
+        if s.to_move == seat:
+            a = lbr.act(obs)
+        else:
+            p = target(obs["observation"][None], obs["action_mask"][None])[0]
+            if not np.isclose(p.max(), 1.0):
+                raise ValueError("the target is not deterministic: this benchmark plays deterministic targets")
+            a = int(np.argmax(p))
+        s.step(a)
+    r = s.result
+    return 0.0 if r.winner is None else float(r.game_points if r.winner == seat else -r.game_points)
+
+
+def target_policy(name: str, rules: RuleSet):
+    if name == "heuristic":
+        from agents.scripted.heuristic import HeuristicAgent
+
+        return exact.agent_policy(HeuristicAgent(rules))
+    if name.endswith(".pt"):
+        from agents.learned.policy_net import load_policy
+
+        soft = exact.network_policy(load_policy(name, "schnapsen10")[0])
+
+        def greedy(obs, masks):
+            p = soft(obs, masks)
+            out = np.zeros_like(p)
+            out[np.arange(len(p)), p.argmax(axis=1)] = 1.0
+            return out
+
+        return greedy
+    return exact.search_agent_policy(make_agent(name, rules, seed=0))
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--targets", nargs="*", default=list(TARGETS), choices=TARGETS)
+    parser.add_argument("--policies", nargs="*", default=[], metavar="PATH",
+                        help="train.py --ruleset schnapsen10 checkpoints, played greedily")
+    parser.add_argument("--stride", type=int, default=1, help="play every stride-th deal (default 1: all 6,300)")
+    parser.add_argument("--exact-missing", action="store_true",
+                        help=f"compute the exact NashConv of targets without a row in {EXACT.name} (minutes)")
+    harness.json_option(parser)
+    args = parser.parse_args(argv)
+    if args.stride < 1:
+        parser.error("--stride must be >= 1")
+    rules = RuleSet.make("schnapsen10")
+    orders = [o.tolist() for o in exact.deals(rules)][::args.stride]
+    known = {r["policy"]: r for r in json.loads(EXACT.read_text())["rows"]} if EXACT.exists() else {}
+    rows = []
+    print(f"{'target':<28}{'LBR N':>10}{'LBR D':>10}{'LBR sum':>10}{'NashConv':>10}{'ratio':>8}{'time':>8}")
+    for name in [*args.targets, *args.policies]:
+        t = time.perf_counter()
+        target = target_policy(name, rules)
+        lbr = LocalBestResponse(rules, target, seed=0)
+        seats = []
+        for seat in (0, 1):
+            values = np.array([hand(rules, lbr, target, o, seat) for o in orders])
+            seats.append({"mean": float(values.mean()), "stderr": float(values.std(ddof=1) / np.sqrt(len(values)))})
+        lower = seats[0]["mean"] + seats[1]["mean"]
+        exact_row = known.get(name if not name.endswith(".pt") else f"{name} (greedy)")
+        if exact_row is None and args.exact_missing:
+            res = exact.Tree(rules).nash_conv(target, revealed="policy" if name not in ("expert", "pimc") else
+                                              "minimax")
+            exact_row = {"nash_conv": res["nash_conv"], "best_response": res["best_response"]}
+        nash = exact_row["nash_conv"] if exact_row else None
+        row = {"target": name, "deals": len(orders), "stride": args.stride, "lbr": seats, "lbr_nash_conv": lower,
+               "exact_nash_conv": nash, "exact_best_response": exact_row["best_response"] if exact_row else None,
+               "ratio": lower / nash if nash else None, "seconds": time.perf_counter() - t}
+        rows.append(row)
+        ratio = f"{row['ratio']:8.3f}" if nash else f"{'-':>8}"
+        print(f"{name:<28}{seats[0]['mean']:>+10.4f}{seats[1]['mean']:>+10.4f}{lower:>+10.4f}"
+              f"{nash if nash is not None else float('nan'):>10.4f}{ratio}{row['seconds']:>7.0f}s", flush=True)
+    if args.json:  # rows of other targets already in the file stay, each with the command that wrote it
+        now = harness.record({})
+        before = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {"rows": []}
+        old = [{"command": before.get("command"), "commit": before.get("commit"), **r} for r in before["rows"]]
+        names = {r["target"] for r in rows}
+        merged = [r for r in old if r["target"] not in names] + \
+            [{**r, "command": now["command"], "commit": now["commit"]} for r in rows]
+        harness.write_json(args.json, {"ruleset": "schnapsen10", "rows": merged})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
