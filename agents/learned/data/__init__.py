@@ -68,12 +68,18 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
          "--run-name long100m",
          "cp -r runs/long100m runs/long220m",
          "python train.py --resume runs/long220m/checkpoint.pt --total-steps 220000000")),  # 163 minutes in all
+    ShippedPolicy(
+        "trained-schnapsen10", "schnapsen10_policy.pt", "schnapsen10",
+        "70f58f9b56cdf2938839112f69deff82fd2d95b405eee6a55db0c8c677719a8a", "41a7a39",
+        ("python train.py --ruleset schnapsen10 --total-steps 20000000 --samplers 1 --eval-every 500 "
+         "--final-eval-deals 500 --run-name schnapsen10_20m",)),  # 20M decisions, 11 minutes on 2 shared cores
 )
 
 #: The strongest shipped policy of each ruleset that has one: the default opponent of ``schnapsen-play`` and the
 #: web app for that ruleset.
 STRONGEST_POLICIES: dict[str, str] = {
     "schnapsen20": "trained-220m",
+    "schnapsen10": "trained-schnapsen10",
 }
 #: The strongest ``schnapsen20`` policy (``policy+expert``'s default policy).
 STRONGEST_POLICY = STRONGEST_POLICIES["schnapsen20"]
