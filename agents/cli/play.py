@@ -1,6 +1,6 @@
 """``schnapsen-play``: play Schnapsen against an agent in the terminal.
 
-    schnapsen-play                               # one hand against the strongest shipped policy
+    schnapsen-play                               # one hand against the strongest shipped policy (of --ruleset)
     schnapsen-play --opponent heuristic --hands 3 --record games.jsonl
     schnapsen-play --match --seat player_1
 
