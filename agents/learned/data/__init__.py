@@ -69,6 +69,11 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
          "cp -r runs/long100m runs/long220m",
          "python train.py --resume runs/long220m/checkpoint.pt --total-steps 220000000")),  # 163 minutes in all
     ShippedPolicy(
+        "trained-sixtysix24", "sixtysix24_policy.pt", "sixtysix24",
+        "94a53f96c4301809c21fc47228aa8fd693b4918e817a2432273981c4acc022c7", "41a7a39",
+        ("python train.py --ruleset sixtysix24 --total-steps 36000000 --samplers 1 --eval-every 500 "
+         "--final-eval-deals 500 --run-name sixtysix24_36m",)),  # 36M decisions, 28 minutes on 2 shared cores
+    ShippedPolicy(
         "trained-schnapsen10", "schnapsen10_policy.pt", "schnapsen10",
         "70f58f9b56cdf2938839112f69deff82fd2d95b405eee6a55db0c8c677719a8a", "41a7a39",
         ("python train.py --ruleset schnapsen10 --total-steps 20000000 --samplers 1 --eval-every 500 "
@@ -79,6 +84,7 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
 #: web app for that ruleset.
 STRONGEST_POLICIES: dict[str, str] = {
     "schnapsen20": "trained-220m",
+    "sixtysix24": "trained-sixtysix24",
     "schnapsen10": "trained-schnapsen10",
 }
 #: The strongest ``schnapsen20`` policy (``policy+expert``'s default policy).
