@@ -224,13 +224,13 @@ def final_table(name: str) -> str:
 def pairs(name: str) -> str:
     """The pairs of a ladder of few agents (``benchmarks/NAME``, ``pairs`` as ``schnapsen-arena --json`` writes
     each, and the ladder's ``command``): per pair its two agents, duplicate deals, game points a hand of the first
-    agent with the 95% CI, the share of hands it won, and the wall time; in the file's order."""
+    agent with the 95% CI, its hand win rate (a tied hand half won), and the wall time; in the file's order."""
     d = _load(name)
-    rows = ["| agent | against | deals | game points a hand, 95% CI | hands won | seconds |",
+    rows = ["| agent | against | deals | game points a hand, 95% CI | hand win rate | seconds |",
             "|---|---|---:|---|---:|---:|"]
     for p in d["pairs"]:
         rows.append(f"| `{p['agent_a']}` | `{p['agent_b']}` | {p['deals']:,} | {pair_ci(p)} | "
-                    f"{p['hands_won_a'] / p['hands']:.1%} | {p['seconds']:,.0f} |")
+                    f"{p['hand_win_rate']:.1%} | {p['seconds']:,.0f} |")
     rulesets = sorted({p["ruleset"] for p in d["pairs"]})
     seeds = sorted({str(p["seed"]) for p in d["pairs"]})
     rows.append("")
