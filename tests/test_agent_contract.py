@@ -34,6 +34,7 @@ KNOB_SETS = [
     ("sixtysix24", dict(must_head=True)),
     ("sixtysix24", dict(exchange_rank="J")),
     ("sixtysix24", dict(tie="last_trick")),
+    ("schnapsen10", dict(must_head=False)),
 ]
 #: Cheap options for the search agents, so the whole file stays fast.
 CHEAP = {"pimc": dict(n_samples=2, depth=1), "rollout": dict(n_samples=2, depth=1), "expert": dict(worlds=2),
