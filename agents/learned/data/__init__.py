@@ -26,7 +26,7 @@ class ShippedPolicy:
         ruleset: the ruleset it was trained for and plays (under any knobs of that ruleset: the observation layout
             is the same; another ruleset's layout differs).
         sha256: the SHA-256 of the file's bytes, hex (a changed or truncated file fails the tests).
-        commit: the commit whose ``train.py`` trained it.
+        commit: the commit whose ``train.py`` ran the first of ``commands`` (a later resume may say another).
         commands: the commands that made it, in order, run from the repository root at ``commit`` (a resume is
             one more command); the run's ``policy.pt`` is the file.
     """
@@ -67,7 +67,8 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
         ("python train.py --total-steps 100000000 --eval-every 500 --final-eval-opponents random heuristic rollout "
          "--run-name long100m",
          "cp -r runs/long100m runs/long220m",
-         "python train.py --resume runs/long220m/checkpoint.pt --total-steps 220000000")),  # 163 minutes in all
+         # the resume with the trainer of the commit that shipped it (75dcbbe's parent); 163 minutes in all
+         "python train.py --resume runs/long220m/checkpoint.pt --total-steps 220000000")),
     ShippedPolicy(
         "trained-sixtysix24", "sixtysix24_policy.pt", "sixtysix24",
         "94a53f96c4301809c21fc47228aa8fd693b4918e817a2432273981c4acc022c7", "41a7a39",
