@@ -20,11 +20,13 @@ from agents import moved
 from agents.base import Agent, as_rules, legal_ids
 from agents.learned.hybrid import PolicySearchAgent
 from agents.learned.shipped import (
+    SHIPPED,
     SHIPPED_POLICIES,
-    SHIPPED_RULESET,
+    STRONGEST_POLICIES,
     STRONGEST_POLICY,
     load_checkpoint_agent,
     load_shipped,
+    shipped_policies,
 )
 from agents.scripted.heuristic import HeuristicAgent
 from agents.scripted.random_agent import RandomAgent
@@ -43,11 +45,12 @@ BUILT_IN: dict[str, Callable[..., Any]] = {
     "pimc": PIMCAgent,
     "expert": ExpertAgent,
     # partial of a module-level function: the factories pickle (spawned workers, Windows), as agents/specs.py says
-    **{name: functools.partial(load_shipped, file) for name, file in SHIPPED_POLICIES.items()},
+    **{p.name: functools.partial(load_shipped, p.name) for p in SHIPPED},
     "policy+expert": PolicySearchAgent,
 }
-#: Registered agents that play ``schnapsen20`` only with their default options (they play a shipped policy).
-SCHNAPSEN20_ONLY = (*SHIPPED_POLICIES, "policy+expert")
+#: Registered agents that play one ruleset only with their default options: name -> that ruleset (the shipped
+#: policies, each its own; ``policy+expert``, which plays the strongest ``schnapsen20`` policy).
+ONE_RULESET: dict[str, str] = {**{p.name: p.ruleset for p in SHIPPED}, "policy+expert": "schnapsen20"}
 #: OpenSpiel's search bots (:mod:`agents.search.openspiel_bots`), registered only where ``pyspiel`` imports (the
 #: optional extra ``openspiel``); elsewhere they are declared unavailable, and asking for one names the extra.
 OPENSPIEL_AGENTS: dict[str, Callable[..., Any]] = {
@@ -93,7 +96,7 @@ def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **kwarg
 
     Raises:
         ValueError: an unknown name (the message lists the valid names), or an agent that cannot play these rules
-            (the shipped policies play ``schnapsen20`` only).
+            (a shipped policy plays its own ruleset only, :data:`ONE_RULESET`).
         TypeError: ``rules`` is missing or not a RuleSet / ruleset name.
     """
     factory = agent_registry.agent_factory(name)
@@ -101,11 +104,15 @@ def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **kwarg
 
 
 def can_play(name: str, rules: RuleSet | str) -> bool:
-    """Whether the registered agent ``name`` plays ``rules`` with its default options (the shipped policies, and
-    ``policy+expert``, which plays one, play ``schnapsen20`` only)."""
+    """Whether the registered agent ``name`` plays ``rules`` with its default options (a shipped policy plays its own
+    ruleset only, and ``policy+expert`` ``schnapsen20`` only: :data:`ONE_RULESET`).
+
+    Raises:
+        ValueError: an unknown name.
+    """
     agent_registry.agent_factory(name)  # ValueError for an unknown name
-    return name not in SCHNAPSEN20_ONLY or as_rules(rules).name == SHIPPED_RULESET
+    return ONE_RULESET.get(name, as_rules(rules).name) == as_rules(rules).name
 
 
-__all__ = ["SCHNAPSEN20_ONLY", "SHIPPED_POLICIES", "SHIPPED_RULESET", "STRONGEST_POLICY", "Agent", "ExpertAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "PolicySearchAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
-           "legal_ids", "make_agent"]
+__all__ = ["ONE_RULESET", "SHIPPED", "SHIPPED_POLICIES", "STRONGEST_POLICIES", "STRONGEST_POLICY", "Agent", "ExpertAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "PolicySearchAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
+           "legal_ids", "make_agent", "shipped_policies"]

@@ -6,7 +6,7 @@
   as ``"schnapsen20"`` is accepted for convenience and means that ruleset's default knobs). It is required: an
   agent never guesses the rules from the observation (its length tells only the deck, not the knobs), so a
   factory given no rules raises :class:`TypeError` at construction, and an agent that cannot play the given
-  ruleset (the shipped policies play ``schnapsen20`` only) raises :class:`ValueError` there.
+  ruleset (a shipped policy plays its own ruleset only) raises :class:`ValueError` there.
 * ``seed``: the seed of the agent's ``numpy.random.Generator`` (``None``: fresh entropy); all of an agent's
   randomness comes from it.
 * ``**options``: the agent's own keyword arguments (``n_samples=``, ``depth=``, ``greedy=``, ...).

@@ -221,6 +221,24 @@ def final_table(name: str) -> str:
     return "\n".join(rows) + "\n"
 
 
+def pairs(name: str) -> str:
+    """The pairs of a ladder of few agents (``benchmarks/NAME``, ``pairs`` as ``schnapsen-arena --json`` writes
+    each, and the ladder's ``command``): per pair its two agents, duplicate deals, game points a hand of the first
+    agent with the 95% CI, its hand win rate (a tied hand half won), and the wall time; in the file's order."""
+    d = _load(name)
+    rows = ["| agent | against | deals | game points a hand, 95% CI | hand win rate | seconds |",
+            "|---|---|---:|---|---:|---:|"]
+    for p in d["pairs"]:
+        rows.append(f"| `{p['agent_a']}` | `{p['agent_b']}` | {p['deals']:,} | {pair_ci(p)} | "
+                    f"{p['hand_win_rate']:.1%} | {p['seconds']:,.0f} |")
+    rulesets = sorted({p["ruleset"] for p in d["pairs"]})
+    seeds = sorted({str(p["seed"]) for p in d["pairs"]})
+    rows.append("")
+    rows.append(f"Ruleset {', '.join(rulesets)}, seed {', '.join(seeds)}; a hand is worth 1 to 3 game points. "
+                f"Measured by `{d['command']}` at commit {d['commit']} on {d['machine']}. Source: `benchmarks/{name}`.")
+    return "\n".join(rows) + "\n"
+
+
 def rates(name: str) -> str:
     """A speed benchmark's record (``benchmarks/NAME``, written by a script's ``--json``): each row's median with
     its lowest and highest round (or position, for times a move), then each ratio of medians with its per-round range
@@ -305,7 +323,7 @@ def web_soak() -> str:
 
 TABLES = {"strength": strength, "ladder": ladder, "exploitability": exploitability, "openspiel": openspiel,
           "solver-core": solver_core, "web-soak": web_soak}
-FILE_TABLES = {"rates": rates, "final-table": final_table}  # tables that take the JSON file as their argument
+FILE_TABLES = {"rates": rates, "final-table": final_table, "pairs": pairs}  # tables that take the JSON file as their argument
 
 
 def render(name: str, arg: str | None = None) -> str:

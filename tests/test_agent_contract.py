@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import schnapsen_env  # noqa: F401  (registers "schnapsen_env/Schnapsen-v0")
-from agents import SCHNAPSEN20_ONLY, agent_names, can_play, make_agent
+from agents import ONE_RULESET, agent_names, can_play, make_agent
 from agents.scripted.heuristic import HeuristicAgent
 from agents.scripted.random_agent import RandomAgent
 from agents.search.pimc import PIMCAgent
@@ -34,6 +34,7 @@ KNOB_SETS = [
     ("sixtysix24", dict(must_head=True)),
     ("sixtysix24", dict(exchange_rank="J")),
     ("sixtysix24", dict(tie="last_trick")),
+    ("schnapsen10", dict(must_head=False)),
 ]
 #: Cheap options for the search agents, so the whole file stays fast.
 CHEAP = {"pimc": dict(n_samples=2, depth=1), "rollout": dict(n_samples=2, depth=1), "expert": dict(worlds=2),
@@ -153,7 +154,7 @@ def test_rules_and_seed_keywords_are_uniform(cls, ruleset):
     assert isinstance(agent.name, str) and callable(agent.act)
 
 
-@pytest.mark.parametrize("name", list(SCHNAPSEN20_ONLY))
+@pytest.mark.parametrize("name", [n for n, r in ONE_RULESET.items() if r == "schnapsen20"])
 def test_shipped_policies_refuse_another_ruleset(name):
     with pytest.raises(ValueError, match="plays schnapsen20, not sixtysix24"):
         make_agent(name, RuleSet.make("sixtysix24"))

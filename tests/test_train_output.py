@@ -67,4 +67,16 @@ def test_the_yardstick_only_for_the_ladders_rules():
     results = {"heuristic": None}
     assert yardstick(RuleSet.make("schnapsen20"), results)
     assert yardstick(RuleSet.make("schnapsen20", false_claim="mirror"), results) == []
-    assert yardstick(RuleSet.make("sixtysix24"), results) == []
+    assert "trained-sixtysix24 heuristic +" in "\n".join(yardstick(RuleSet.make("sixtysix24"), results))
+    assert yardstick(RuleSet.make("sixtysix24", tie="last_trick"), results) == []
+    assert yardstick(RuleSet.make("schnapsen10"), results) == []  # no ladder
+
+
+def test_next_commands_name_the_ruleset_of_the_run(tmp_path):
+    from agents.training.reporting import next_steps
+    from schnapsen_env import RuleSet
+
+    assert "--ruleset" not in next_steps(tmp_path, {}, RuleSet.make("schnapsen20"))
+    out = next_steps(tmp_path, {}, RuleSet.make("schnapsen10"))
+    assert "expert --ruleset schnapsen10 --deals 200" in out and f"--opponent {tmp_path / 'policy.pt'} --ruleset " \
+        "schnapsen10" in out and 'ruleset="schnapsen10")' in out

@@ -39,7 +39,7 @@ with warnings.catch_warnings():  # starlette's test client prefers httpx2 (Pytho
     warnings.filterwarnings("ignore", message="Using `httpx` with `starlette.testclient` is deprecated")
     from fastapi.testclient import TestClient  # noqa: E402
 
-from agents import SHIPPED_POLICIES, STRONGEST_POLICY  # noqa: E402
+from agents import STRONGEST_POLICIES, STRONGEST_POLICY, shipped_policies  # noqa: E402
 from agents.web.app import MAX_UPLOAD_BYTES, create_app  # noqa: E402
 from agents.web.search import POLICY_NAMES  # noqa: E402
 from schnapsen_env import GameState, RuleSet  # noqa: E402
@@ -123,13 +123,14 @@ def test_options_offer_the_registered_agents_and_no_paths(client):
     o = client.get("/api/options").json()
     s20 = [x["id"] for x in o["opponents"]["schnapsen20"]]
     s24 = [x["id"] for x in o["opponents"]["sixtysix24"]]
-    assert {"random", "heuristic", "rollout", "pimc", "expert", *SHIPPED_POLICIES} <= set(s20)
-    assert set(POLICY_NAMES) & set(s24) == set()  # the shipped policies play schnapsen20 only
-    assert o["default_opponent"] == {"schnapsen20": STRONGEST_POLICY, "sixtysix24": "pimc", "schnapsen10": "pimc"}
-    assert set(POLICY_NAMES) & {x["id"] for x in o["opponents"]["schnapsen10"]} == set()
+    assert {"random", "heuristic", "rollout", "pimc", "expert", *shipped_policies("schnapsen20")} <= set(s20)
+    for ruleset, offered in o["opponents"].items():  # each ruleset's shipped policies, and no other's
+        assert set(POLICY_NAMES) & {x["id"] for x in offered} == set(shipped_policies(ruleset)), ruleset
+    assert set(shipped_policies("sixtysix24")) <= set(s24)
+    assert o["default_opponent"] == STRONGEST_POLICIES and STRONGEST_POLICIES["schnapsen20"] == STRONGEST_POLICY
     assert [a["id"] for a in o["analysers"]["schnapsen20"]][:2] == ["pimc", "expert"]
-    assert set(SHIPPED_POLICIES) <= {a["id"] for a in o["analysers"]["schnapsen20"]}
-    assert [a["id"] for a in o["analysers"]["sixtysix24"]] == ["pimc", "expert"]
+    assert set(shipped_policies("schnapsen20")) <= {a["id"] for a in o["analysers"]["schnapsen20"]}
+    assert [a["id"] for a in o["analysers"]["sixtysix24"]] == ["pimc", "expert", *shipped_policies("sixtysix24")]
 
 
 @pytest.mark.parametrize("ruleset, claim, plain, trump", [("schnapsen20", 66, 20, 40), ("sixtysix24", 66, 20, 40),
@@ -578,7 +579,7 @@ def test_analysis_values_every_legal_action(client, app):
     assert out["version"] == view["version"]
     legal = [a["name"] for a in view["table"]["legal"]]
     by = {a["analyser"]: a for a in out["analyses"]}
-    assert list(by) == ["pimc", "expert", *sorted(SHIPPED_POLICIES)]  # the registry lists names in order
+    assert list(by) == ["pimc", "expert", *sorted(shipped_policies("schnapsen20"))]  # the registry's order
     for name, a in by.items():
         assert [v["name"] for v in a["values"]] == legal, name
         values = [v["value"] for v in a["values"]]

@@ -1,6 +1,6 @@
 """``schnapsen-play``: play Schnapsen against an agent in the terminal.
 
-    schnapsen-play                               # one hand against the strongest shipped policy
+    schnapsen-play                               # one hand against the strongest shipped policy (of --ruleset)
     schnapsen-play --opponent heuristic --hands 3 --record games.jsonl
     schnapsen-play --match --seat player_1
 
@@ -26,7 +26,7 @@ import numpy as np
 
 from agents.cli.console import ArgumentParser, console_main, fail
 from agents.cli.narration import claim_hint, narrate_move, result_text, why_illegal
-from agents.learned.shipped import STRONGEST_POLICY
+from agents.learned.shipped import STRONGEST_POLICIES
 from agents.specs import build, resolve_agent
 from agents.web.view import OPPONENT, YOU
 from schnapsen_env.cards import SUIT_LETTERS, SUIT_SYMBOLS
@@ -177,9 +177,9 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
     out = out if out is not None else sys.stdout
     p = ArgumentParser(prog=PROG, description=__doc__.split("\n\n")[0].replace("``", ""),
                        formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--opponent", default=STRONGEST_POLICY,
-                   help=f"an agent: a name, name:key=value, or a .pt checkpoint (default: {STRONGEST_POLICY}, the "
-                        "strongest shipped policy)")
+    p.add_argument("--opponent", default=None,
+                   help="an agent: a name, name:key=value, or a .pt checkpoint (default: the strongest shipped policy "
+                        "of --ruleset: " + ", ".join(f"{r} {n}" for r, n in STRONGEST_POLICIES.items()) + ")")
     p.add_argument("--ruleset", choices=RULESETS, default="schnapsen20")
     p.add_argument("--seat", choices=["player_0", "player_1", "alternate"], default="alternate",
                    help="your seat (default: player_0 first, then alternating between hands; a match keeps it)")
@@ -196,6 +196,8 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
     if inp is None:  # started with standard input closed (<&-)
         p.error("standard input is closed: expected a terminal or a file to read your moves from")
     rules = RuleSet.make(args.ruleset)
+    if args.opponent is None:
+        args.opponent = STRONGEST_POLICIES.get(rules.name, "pimc")
     if args.record is not None:
         try:  # fail before play, not after it; never over a checkpoint (the opponent's, however named)
             check_output_file(args.record, f"--record {args.record!r}")

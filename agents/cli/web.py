@@ -5,7 +5,7 @@
     schnapsen-web --policy runs/NAME/policy.pt   # also offer your own trained policy as an opponent
 
 The page plays a hand or a match to 7 against a registered agent or the ``--policy`` file, from either seat, in
-either ruleset; it analyses any position with PIMC, the expert search and the policies, and downloads, uploads and
+any ruleset; it analyses any position with PIMC, the expert search and the policies, and downloads, uploads and
 replays game records. Games live in the server's memory (one per browser tab) and end with it. The server listens
 on 127.0.0.1 only unless ``--host`` says otherwise; it needs the optional extra ``web``
 (``pip install 'schnapsen-env[web]'``).

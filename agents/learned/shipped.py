@@ -1,5 +1,5 @@
-"""The policies shipped with the package (``schnapsen20``), declared once: their registered names, files and the
-strongest of them, and the loaders that build a :class:`~agents.learned.policy.PolicyAgent` from a shipped file or
+"""The policies shipped with the package, declared once in :mod:`agents.learned.data` (their registered names,
+files, rulesets, checksums and how they were made, and the strongest of each ruleset), and the loaders that build a :class:`~agents.learned.policy.PolicyAgent` from a shipped file or
 from a user's ``.pt`` checkpoint.
 
 The loaders import :mod:`agents.learned.policy` (and so torch) when they are called, not when this module is
@@ -11,23 +11,34 @@ from __future__ import annotations
 import os
 
 from agents.base import as_rules
-from agents.learned.data import DATA_DIR, SHIPPED_POLICIES, SHIPPED_RULESET, STRONGEST_POLICY
+from agents.learned.data import (
+    DATA_DIR,
+    SHIPPED,
+    SHIPPED_BY_NAME,
+    SHIPPED_POLICIES,
+    STRONGEST_POLICIES,
+    STRONGEST_POLICY,
+    ShippedPolicy,
+    shipped_policies,
+)
 from schnapsen_env.ruleset import RuleSet
 
 
-def load_shipped(file: str, rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
-    """The shipped policy in ``DATA_DIR / file`` as an agent for ``rules``.
+def load_shipped(name: str, rules: RuleSet | str, seed: int | None = None, greedy: bool = True):
+    """The shipped policy registered as ``name`` (:data:`~agents.learned.data.SHIPPED`) as an agent for ``rules``.
 
-    It plays ``schnapsen20`` under any knobs (the observation layout is the same).
+    It plays its own ruleset (``ShippedPolicy.ruleset``) under any knobs (the observation layout is the same).
 
     Raises:
-        ValueError: ``rules`` is another ruleset than ``schnapsen20``.
+        KeyError: ``name`` is not a shipped policy.
+        ValueError: ``rules`` is another ruleset than the policy's.
     """
     rules = as_rules(rules)
-    if rules.name != SHIPPED_RULESET:
-        raise ValueError(f"the shipped policy {file} plays {SHIPPED_RULESET}, not {rules.name}: choose another agent "
-                         f"for {rules.name} or train a policy for it (train.py --ruleset {rules.name})")
-    return load_checkpoint_agent(DATA_DIR / file, rules=rules, seed=seed, greedy=greedy)
+    policy = SHIPPED_BY_NAME[name]
+    if rules.name != policy.ruleset:
+        raise ValueError(f"the shipped policy {policy.file} plays {policy.ruleset}, not {rules.name}: choose another "
+                         f"agent for {rules.name} or train a policy for it (train.py --ruleset {rules.name})")
+    return load_checkpoint_agent(policy.path, rules=rules, seed=seed, greedy=greedy)
 
 
 def load_checkpoint_agent(path: str | os.PathLike, rules: RuleSet | str, seed: int | None = None,
@@ -44,5 +55,5 @@ def load_checkpoint_agent(path: str | os.PathLike, rules: RuleSet | str, seed: i
     return PolicyAgent.load(path, rules=as_rules(rules), greedy=greedy, seed=seed)
 
 
-__all__ = ["DATA_DIR", "SHIPPED_POLICIES", "SHIPPED_RULESET", "STRONGEST_POLICY", "load_checkpoint_agent",
-           "load_shipped"]
+__all__ = ["DATA_DIR", "SHIPPED", "SHIPPED_BY_NAME", "SHIPPED_POLICIES", "STRONGEST_POLICIES", "STRONGEST_POLICY",
+           "ShippedPolicy", "load_checkpoint_agent", "load_shipped", "shipped_policies"]

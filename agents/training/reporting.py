@@ -55,10 +55,12 @@ def evaluate(model, rules, args, opponents, deals, seed, run_dir, label: str = "
             for name in opponents}
 
 
-#: The ladder whose pairs give a trained policy its yardstick (the shipped policies against the same opponents).
-LADDER = Path(__file__).resolve().parents[2] / "benchmarks" / "ladder_schnapsen20.json"
-#: The shipped policies a run is compared with: the default run of an earlier release, and the strongest.
-YARDSTICKS = ("trained", "trained-220m")
+#: The folder of the ladders (``benchmarks/``; absent outside a checkout).
+BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+#: Per ruleset, the ladder whose pairs give a trained policy its yardstick, and the shipped policies of that ladder
+#: a run is compared with (for ``schnapsen20`` the default run of an earlier release, and the strongest).
+LADDERS = {"schnapsen20": (BENCHMARKS / "ladder_schnapsen20.json", ("trained", "trained-220m")),
+           "sixtysix24": (BENCHMARKS / "ladder_sixtysix24.json", ("trained-sixtysix24",))}
 
 
 def rules_text(rules) -> str:
@@ -70,13 +72,14 @@ def rules_text(rules) -> str:
 
 
 def yardstick(rules, results: dict) -> list[str]:
-    """Lines that compare the final table with the shipped policies' results against the same opponents (from
-    :data:`LADDER`; none for another ruleset, or outside a checkout)."""
-    if rules != type(rules).make("schnapsen20") or not LADDER.is_file():  # the ladder's rules: default knobs
+    """Lines that compare the final table with the shipped policies' results against the same opponents (from the
+    ruleset's ladder, :data:`LADDERS`; none for a ruleset without one, other knobs, or outside a checkout)."""
+    ladder, refs = LADDERS.get(rules.name, (None, ()))
+    if ladder is None or rules != type(rules).make(rules.name) or not ladder.is_file():  # the ladder's rules
         return []
-    pairs = json.loads(LADDER.read_text(encoding="utf-8"))["pairs"]
+    pairs = json.loads(ladder.read_text(encoding="utf-8"))["pairs"]
     lines = []
-    for ref in YARDSTICKS:
+    for ref in refs:
         found = []
         for name in results:
             for p in pairs:
@@ -88,7 +91,7 @@ def yardstick(rules, results: dict) -> list[str]:
     if not lines:
         return []
     return ["for comparison, the shipped policies against the same opponents (game points a hand, "
-            f"{LADDER.relative_to(LADDER.parents[1])}):", *lines]
+            f"{ladder.relative_to(ladder.parents[1])}):", *lines]
 
 
 def next_steps(run_dir, results: dict, rules) -> str:
@@ -110,10 +113,12 @@ def next_steps(run_dir, results: dict, rules) -> str:
             lines.append("a short run beats random but rarely heuristic yet; the default run and the longer shipped "
                          "ones show what more training reaches")
 
+    flag, kwarg = ("", "") if rules.name == "schnapsen20" else (f" --ruleset {rules.name}",
+                                                                 f", ruleset=\"{rules.name}\"")
     lines += ["next:",
-              f"  {bin_dir / 'schnapsen-arena'} {policy} expert --deals 200     # measure it against the yardstick",
-              f"  {bin_dir / 'schnapsen-play'} --opponent {policy}              # play against it",
-              f"  gymnasium.make(\"schnapsen_env/Schnapsen-v0\", opponent=\"{policy}\")  # train against it",
+              f"  {bin_dir / 'schnapsen-arena'} {policy} expert{flag} --deals 200     # measure it against the yardstick",
+              f"  {bin_dir / 'schnapsen-play'} --opponent {policy}{flag}              # play against it",
+              f"  gymnasium.make(\"schnapsen_env/Schnapsen-v0\", opponent=\"{policy}\"{kwarg})  # train against it",
               f"  {bin_dir / 'tensorboard'} --logdir {Path(run_dir).parent}     # the learning curves"]
     return "\n".join(lines)
 

@@ -77,7 +77,8 @@ from schnapsen_env.ruleset import RuleSet
 
 log = logging.getLogger("schnapsen-web")
 AgentSpec = tuple[str, str]
-#: Registered agents that are learned policies (the shipped ``schnapsen20`` policies, declared in ``agents``).
+#: Registered agents that are learned policies (the shipped policies of every ruleset, declared in
+#: :mod:`agents.learned.data`).
 POLICY_NAMES = tuple(SHIPPED_POLICIES)
 #: Registered agents whose ``action_values`` are game points for every legal action, offered as analysers.
 VALUE_ANALYSERS = ("pimc", "expert")

@@ -30,7 +30,7 @@ from typing import Any, Generic, TypeVar
 import numpy as np
 
 from agents import agent_names, can_play
-from agents.learned.shipped import STRONGEST_POLICY
+from agents.learned.shipped import STRONGEST_POLICIES
 from agents.web.search import POLICY_NAMES, VALUE_ANALYSERS, AgentSpec
 from agents.web.view import OPPONENT, YOU, describe_move, player_view, record_summary, replay_frames, result_view
 from schnapsen_env.encoding import observation
@@ -115,10 +115,10 @@ class Catalogue:
         return sorted(out, key=lambda c: c.id != self.policy_id)
 
     def default_opponent(self, ruleset: str) -> str:
-        """The ``--policy`` where it plays ``ruleset``, else the strongest shipped policy (``schnapsen20``), else
-        ``pimc``."""
+        """The ``--policy`` where it plays ``ruleset``, else the ruleset's strongest shipped policy
+        (:data:`~agents.learned.data.STRONGEST_POLICIES`), else ``pimc``."""
         ids = [c.id for c in self.opponents(ruleset)]
-        for pick in (self.policy_id, STRONGEST_POLICY, "pimc", "heuristic"):
+        for pick in (self.policy_id, STRONGEST_POLICIES.get(ruleset), "pimc", "heuristic"):
             if pick in ids:
                 return pick
         return ids[0]

@@ -1,25 +1,108 @@
-"""The shipped policy files (package data), declared once: which registered name plays which file, and the
-strongest of them. The loaders are in :mod:`agents.learned.shipped`."""
+"""The shipped policy files (package data), declared once: each policy's registered name, file, ruleset, SHA-256
+and how it was made (:data:`SHIPPED`), and the strongest policy of each ruleset. The loaders are in
+:mod:`agents.learned.shipped`.
+
+To ship a policy: copy the run's ``policy.pt`` here and add its :class:`ShippedPolicy` to :data:`SHIPPED`; every
+other table (the registered agents, the rulesets they play, the web app's and ``schnapsen-play``'s opponents)
+is derived from it, and the tests check each file against its declared checksum.
+"""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 #: The folder of the shipped policy files (package data).
 DATA_DIR = Path(__file__).parent
 
-#: The ruleset the shipped policies were trained for (the observation layout of another ruleset differs).
-SHIPPED_RULESET = "schnapsen20"
 
-#: The shipped policies (``schnapsen20``): registered name -> file in :data:`DATA_DIR`. How each was trained and
-#: how strong it is: the docs' "Training" and "Strength of the agents".
-SHIPPED_POLICIES: dict[str, str] = {
-    "trained": "schnapsen20_policy.pt",  # the default run of commit b341ce3: 6M decisions
-    "trained-long": "schnapsen20_policy_long.pt",  # the long run of commit 1ea76dd: 36M decisions
-    "trained-100m": "schnapsen20_policy_100m.pt",  # the long run of commit 5bc141a: 100M decisions
-    "trained-220m": "schnapsen20_policy_220m.pt",  # that run resumed to 220M decisions (163 minutes in all)
+@dataclass(frozen=True)
+class ShippedPolicy:
+    """One shipped policy file.
+
+    Attributes:
+        name: its registered agent name (``make_agent(name, rules)``, ``opponent=name``).
+        file: its file name in :data:`DATA_DIR`.
+        ruleset: the ruleset it was trained for and plays (under any knobs of that ruleset: the observation layout
+            is the same; another ruleset's layout differs).
+        sha256: the SHA-256 of the file's bytes, hex (a changed or truncated file fails the tests).
+        commit: the commit whose ``train.py`` ran the first of ``commands`` (a later resume may say another).
+        commands: the commands that made it, in order, run from the repository root at ``commit`` (a resume is
+            one more command); the run's ``policy.pt`` is the file.
+    """
+
+    name: str
+    file: str
+    ruleset: str
+    sha256: str
+    commit: str
+    commands: tuple[str, ...]
+
+    @property
+    def path(self) -> Path:
+        """The file's path in :data:`DATA_DIR`."""
+        return DATA_DIR / self.file
+
+
+#: Every shipped policy, by ruleset and then from the oldest to the newest. How strong each is: the docs'
+#: "Strength of the agents"; the training runs: the docs' "Training".
+SHIPPED: tuple[ShippedPolicy, ...] = (
+    ShippedPolicy(
+        "trained", "schnapsen20_policy.pt", "schnapsen20",
+        "619caf348ec57699aeba0d45a510cdedb5698c3543b5e22ce1db41ac7e13c49e", "b341ce3",
+        ("python train.py --seed 1 --run-name shipped",)),  # 6M decisions, the single-process trainer
+    ShippedPolicy(
+        "trained-long", "schnapsen20_policy_long.pt", "schnapsen20",
+        "f52d3d9e4f7a677add48d45f23aa7acfa54eb384f9eb71bd3c3f04d577c8db62", "1ea76dd",
+        ("python train.py --total-steps 36000000 --eval-every 150 --final-eval-opponents random heuristic rollout "
+         "--run-name long36m",)),
+    ShippedPolicy(
+        "trained-100m", "schnapsen20_policy_100m.pt", "schnapsen20",
+        "8f219e5f10cf678cc678d88bb02c6a83329259c0ea4353d3e1065dc9431e4075", "5bc141a",
+        ("python train.py --total-steps 100000000 --eval-every 500 --final-eval-opponents random heuristic rollout "
+         "--run-name long100m",)),
+    ShippedPolicy(
+        "trained-220m", "schnapsen20_policy_220m.pt", "schnapsen20",
+        "96afa4da43eb98a9f41e7426467c4dab1312c103e99c855156bde44fd297ff41", "5bc141a",
+        ("python train.py --total-steps 100000000 --eval-every 500 --final-eval-opponents random heuristic rollout "
+         "--run-name long100m",
+         "cp -r runs/long100m runs/long220m",
+         # the resume with the trainer of the commit that shipped it (75dcbbe's parent); 163 minutes in all
+         "python train.py --resume runs/long220m/checkpoint.pt --total-steps 220000000")),
+    ShippedPolicy(
+        "trained-sixtysix24", "sixtysix24_policy.pt", "sixtysix24",
+        "94a53f96c4301809c21fc47228aa8fd693b4918e817a2432273981c4acc022c7", "41a7a39",
+        ("python train.py --ruleset sixtysix24 --total-steps 36000000 --samplers 1 --eval-every 500 "
+         "--final-eval-deals 500 --run-name sixtysix24_36m",)),  # 36M decisions, 28 minutes on 2 shared cores
+    ShippedPolicy(
+        "trained-schnapsen10", "schnapsen10_policy.pt", "schnapsen10",
+        "70f58f9b56cdf2938839112f69deff82fd2d95b405eee6a55db0c8c677719a8a", "41a7a39",
+        ("python train.py --ruleset schnapsen10 --total-steps 20000000 --samplers 1 --eval-every 500 "
+         "--final-eval-deals 500 --run-name schnapsen10_20m",)),  # 20M decisions, 11 minutes on 2 shared cores
+)
+
+#: The strongest shipped policy of each ruleset that has one: the default opponent of ``schnapsen-play`` and the
+#: web app for that ruleset.
+STRONGEST_POLICIES: dict[str, str] = {
+    "schnapsen20": "trained-220m",
+    "sixtysix24": "trained-sixtysix24",
+    "schnapsen10": "trained-schnapsen10",
 }
-#: The strongest shipped policy (the web app's default opponent, ``policy+expert``'s default policy).
-STRONGEST_POLICY = "trained-220m"
+#: The strongest ``schnapsen20`` policy (``policy+expert``'s default policy).
+STRONGEST_POLICY = STRONGEST_POLICIES["schnapsen20"]
 
-__all__ = ["DATA_DIR", "SHIPPED_POLICIES", "SHIPPED_RULESET", "STRONGEST_POLICY"]
+#: The shipped policies by registered name.
+SHIPPED_BY_NAME: dict[str, ShippedPolicy] = {p.name: p for p in SHIPPED}
+#: The shipped policies: registered name -> file in :data:`DATA_DIR` (every ruleset; :data:`SHIPPED` has each
+#: one's ruleset).
+SHIPPED_POLICIES: dict[str, str] = {p.name: p.file for p in SHIPPED}
+
+
+def shipped_policies(ruleset: str) -> list[str]:
+    """The registered names of the shipped policies that play ``ruleset`` (a ruleset name), in :data:`SHIPPED`'s
+    order; empty for a ruleset without one."""
+    return [p.name for p in SHIPPED if p.ruleset == ruleset]
+
+
+__all__ = ["DATA_DIR", "SHIPPED", "SHIPPED_BY_NAME", "SHIPPED_POLICIES", "STRONGEST_POLICIES", "STRONGEST_POLICY",
+           "ShippedPolicy", "shipped_policies"]
