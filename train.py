@@ -336,7 +336,8 @@ def main(args: Args) -> dict:
         # The training time of the learning curves: this loop's seconds without the evaluations' (eval_s).
         t_loop, eval_s = time.perf_counter(), 0.0
         train_seconds = lambda: train_s0 + time.perf_counter() - t_loop - eval_s  # noqa: E731
-        search_labels, search_s = 0, 0.0  # the search teacher's labels and the samplers' seconds in its search
+        # The search teacher: decisions labelled, labelled decisions trained, the samplers' seconds in its search.
+        search_labels, search_trained, search_s = 0, 0, 0.0
         pids: set[int] = set()
         exact_tree = None  # built on the first exact measurement (--nash-conv-every)
         rows_per_sampler = -(-args.batch_size // args.samplers)
@@ -389,6 +390,8 @@ def main(args: Args) -> dict:
             n = len(tensors["actions"])
             rows_trained += n
             stats = ppo_update(model, optimizer, tensors, rng, args)
+            searched = int(tensors["searched"].sum()) if args.search_teacher_share else 0
+            search_trained += searched
             update_s += time.perf_counter() - t1
             y_pred, y_true = batch["values"], batch["ret"]
             var_y = np.var(y_true)
@@ -412,7 +415,7 @@ def main(args: Args) -> dict:
                     writer.add_scalar("charts/teacher_labelled_share", float(tensors["taught"].float().mean()),
                                       global_step)
                 if args.search_teacher_share:
-                    writer.add_scalar("charts/search_teacher_labels", int(tensors["searched"].sum()), global_step)
+                    writer.add_scalar("charts/search_teacher_labels", searched, global_step)
                     writer.add_scalar("charts/search_teacher_seconds", search_s, global_step)
 
             # ------------------------------------------------------------ evaluation and checkpoints
@@ -437,7 +440,8 @@ def main(args: Args) -> dict:
         sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
         print(f"trained {global_step:,} learner decisions, {hands:,} hands, {update} updates, {sps:,.0f} decisions/s",
               flush=True)
-        search_cost = search_teacher_report(search_labels, search_s, args.samplers, train_seconds() - train_s0)
+        search_cost = search_teacher_report(search_labels, search_trained, search_s, args.samplers,
+                                            train_seconds() - train_s0)
         if args.search_teacher_share:
             print(f"search teacher: {search_labels:,} decisions labelled, {search_s:,.1f} s of search in the "
                   f"samplers ({search_cost['share_of_sampler_time']:.1%} of their time)", flush=True)

@@ -85,11 +85,12 @@ def record_evaluation(res: dict, step: int, train_seconds: float, history: list,
         f"{k} {v.mean:+.3f} gp/hand (win {v.hand_win_rate:.1%})" for k, v in res.items()))
 
 
-def search_teacher_report(labels: int, seconds: float, samplers: int, train_seconds: float) -> dict:
-    """What the search teacher cost in this invocation (``train.py --search-teacher-share``), for summary.json:
-    ``labels`` (decisions labelled), ``seconds`` (the samplers' seconds in the search, summed over them) and
+def search_teacher_report(labels: int, trained: int, seconds: float, samplers: int, train_seconds: float) -> dict:
+    """What the search teacher did and cost in this invocation (``train.py --search-teacher-share``), for
+    summary.json: ``labels`` (decisions labelled), ``trained`` (labelled decisions in this invocation's updates; the
+    rest wait in hands still running), ``seconds`` (the samplers' seconds in the search, summed over them) and
     ``share_of_sampler_time`` (those seconds over the samplers' wall-clock, ``samplers`` x ``train_seconds``)."""
-    return {"labels": labels, "seconds": round(seconds, 3),
+    return {"labels": labels, "trained": trained, "seconds": round(seconds, 3),
             "share_of_sampler_time": round(seconds / max(1e-9, samplers * train_seconds), 4)}
 
 
