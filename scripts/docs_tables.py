@@ -303,8 +303,36 @@ def web_soak() -> str:
     return "\n".join(rows) + "\n"
 
 
+def search_teacher() -> str:
+    """The search teacher's measurement (``benchmarks/search_teacher_schnapsen20.json``, written by
+    ``benchmarks/search_teacher.py``): per run its learner decisions, training seconds, the search's labels, seconds
+    and share of the samplers' time, and the result against ``pimc`` on the final table's duplicate deals; then
+    each run's learning curve against ``pimc`` (training seconds, decisions, game points a hand with the 95% CI)."""
+    d = _load("search_teacher_schnapsen20.json")
+    st = d["settings"]
+    names = {"teacher": "search teacher", "no_teacher": "without it"}
+    rows = ["| run | decisions | training s | labels | search s | share of sampler time | against `pimc`, 95% CI |",
+            "|---|---:|---:|---:|---:|---:|---|"]
+    for key, r in d["runs"].items():
+        t = r["search_teacher"]
+        rows.append(f"| {names[key]} | {r['steps']:,} | {r['train_seconds']:,.0f} | {t['labels']:,} | "
+                    f"{t['seconds']:,.0f} | {t['share_of_sampler_time']:.1%} | {pair_ci(r['vs_pimc'])} |")
+    rows += ["", "| run | training s | decisions | against `pimc`, 95% CI |", "|---|---:|---:|---|"]
+    for key, r in d["runs"].items():
+        for h in r["curve"]:
+            lo, hi = h["ci"]["pimc"]
+            rows.append(f"| {names[key]} | {h['train_seconds']:,.0f} | {h['step']:,} | {h['pimc']:+.3f} "
+                        f"[{lo:+.3f}, {hi:+.3f}] |")
+    rows.append("")
+    rows.append(f"The search teacher: `--search-teacher-share {st['share']:g} --search-teacher-nodes {st['nodes']}`. "
+                f"Seed {st['seed']}, `--samplers {st['samplers']}`; against `pimc` on {st['deals']:,} duplicate deals "
+                f"(the final table's), the curve on {st['eval_deals']:,} every {st['eval_every']} updates. "
+                f"{provenance(d)} Source: `benchmarks/search_teacher_schnapsen20.json`.")
+    return "\n".join(rows) + "\n"
+
+
 TABLES = {"strength": strength, "ladder": ladder, "exploitability": exploitability, "openspiel": openspiel,
-          "solver-core": solver_core, "web-soak": web_soak}
+          "solver-core": solver_core, "web-soak": web_soak, "search-teacher": search_teacher}
 FILE_TABLES = {"rates": rates, "final-table": final_table}  # tables that take the JSON file as their argument
 
 
