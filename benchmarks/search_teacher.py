@@ -1,7 +1,8 @@
-"""The search teacher's effect on a short run: ``train.py`` twice with the same seed and decisions, with
-``--search-teacher-share`` and without it, each evaluated against ``pimc`` on the same duplicate deals (the final
-table's deals, seed 999999) and periodically on the way (``--eval-opponents pimc``: the learning curve against
-the training seconds), then the two policies against each other on duplicate deals.
+"""The search teacher's effect on a short run: ``train.py`` with the same seed and decisions, with
+``--search-teacher-share`` (once for each ``--search-teacher-coef`` of ``--coefs``) and without it, each evaluated
+against ``pimc`` on the same duplicate deals (the final table's deals, seed 999999) and periodically on the way
+(``--eval-opponents pimc``: the learning curve against the training seconds), then each teacher's policy against
+the policy trained without it on duplicate deals.
 
     python benchmarks/search_teacher.py --json benchmarks/search_teacher_schnapsen20.json
 
@@ -32,6 +33,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--total-steps", type=int, default=8_000_000, help="learner decisions of each run")
     p.add_argument("--share", type=float, default=0.0015, help="--search-teacher-share of the teacher's run")
     p.add_argument("--nodes", type=int, default=50_000, help="--search-teacher-nodes of the teacher's run")
+    p.add_argument("--coefs", type=float, nargs="+", default=[1.0, 0.1],
+                   help="--search-teacher-coef of the teacher's runs, one run each")
     p.add_argument("--samplers", type=int, default=1, help="--samplers of both runs")
     p.add_argument("--seed", type=int, default=1, help="--seed of both runs")
     p.add_argument("--deals", type=int, default=200, help="duplicate deals of the final evaluation against pimc "
@@ -42,11 +45,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
-def run(args: argparse.Namespace, folder: Path, name: str, share: float) -> dict:
+def run(args: argparse.Namespace, folder: Path, name: str, share: float, coef: float = 1.0) -> dict:
     """One ``train.py`` run in ``folder``; its summary.json's figures."""
     cmd = [sys.executable, str(harness.ROOT / "train.py"), "--seed", str(args.seed), "--total-steps",
            str(args.total_steps), "--samplers", str(args.samplers), "--search-teacher-share", str(share),
-           "--search-teacher-nodes", str(args.nodes), "--eval-every", str(args.eval_every), "--eval-deals",
+           "--search-teacher-nodes", str(args.nodes), "--search-teacher-coef", str(coef), "--eval-every", str(args.eval_every), "--eval-deals",
            str(args.eval_deals), "--eval-opponents", "pimc", "--eval-rollout-every", "0", "--final-eval-opponents",
            "pimc", "--final-eval-deals", str(args.deals), "--run-dir", str(folder), "--run-name", name,
            "--no-progress", "--no-tensorboard"]
@@ -63,18 +66,23 @@ def main(argv: list[str] | None = None) -> int:
     args = parse(argv)
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
-        runs = {"teacher": run(args, folder, "teacher", args.share), "no_teacher": run(args, folder, "plain", 0.0)}
-        match = play_match(("teacher", runs["teacher"].pop("policy")), ("no_teacher", runs["no_teacher"].pop("policy")),
-                           n_deals=args.deals, seed=2026, progress=False)
+        runs = {f"teacher_coef_{c:g}": {"coef": c, **run(args, folder, f"teacher{i}", args.share, c)}
+                for i, c in enumerate(args.coefs)}
+        runs["no_teacher"] = run(args, folder, "plain", 0.0)
+        plain = runs["no_teacher"].pop("policy")
+        matches = {name: play_match((name, r.pop("policy")), ("no_teacher", plain), n_deals=args.deals, seed=2026,
+                                    progress=False).to_dict()
+                   for name, r in runs.items() if name != "no_teacher"}
     figures = {"settings": {k: getattr(args, k) for k in ("total_steps", "share", "nodes", "samplers", "seed", "deals",
                                                           "eval_every", "eval_deals")},
-               "runs": runs, "teacher_vs_no_teacher": match.to_dict()}
+               "runs": runs, "against_no_teacher": matches}
     for name, r in runs.items():
         v = r["vs_pimc"]
         print(f"{name}: {r['steps']:,} decisions in {r['train_seconds']:.0f} s of training; against pimc "
               f"{v['mean']:+.3f} [{v['ci_low']:+.3f}, {v['ci_high']:+.3f}] over {v['deals']} deals; search "
               f"{r['search_teacher']}")
-    print(f"teacher against no_teacher: {match.mean:+.3f} [{match.ci_low:+.3f}, {match.ci_high:+.3f}]")
+    for name, m in matches.items():
+        print(f"{name} against no_teacher: {m['mean']:+.3f} [{m['ci_low']:+.3f}, {m['ci_high']:+.3f}]")
     if args.json:
         harness.write_json(args.json, figures)
     return 0
