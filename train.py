@@ -22,10 +22,14 @@
   own tail; ``heuristic_prob`` adds hands against the scripted ``HeuristicAgent``.
 * Each seat's decisions in one hand form a chain; the only reward is the hand's game points at its end, so
   advantages are computed per chain when the hand ends (no truncated chains, no bootstrap).
+* Teachers: once the stock is exhausted, the exact solver's best actions (``--endgame-teacher-coef``); while cards
+  are hidden, on a share of the decisions, the expert's search on the learner's observation
+  (``--search-teacher-share``, expert iteration, Anthony, Tian & Barber 2017); both add ``-log P(best actions)``.
 * Optional privileged critic (``--privileged-critic``): the value head also sees the env's omniscient ``state()``
   vector plus the seat, as in PerfectDou (Yang et al. 2022); the policy never does.
-* Periodic evaluation on duplicate deals through the arena (:mod:`agents.evaluation.arena`) against ``random`` and
-  ``heuristic`` (and ``rollout`` every ``eval_rollout_every`` evaluations).
+* Periodic evaluation on duplicate deals through the arena (:mod:`agents.evaluation.arena`) against
+  ``--eval-opponents`` (``random`` and ``heuristic``; ``rollout`` every ``eval_rollout_every`` evaluations), with
+  the learner decisions and the training seconds (evaluations excluded): the learning curves.
 * The network and its checkpoint format have one owner, :mod:`agents.learned.policy_net`. Checkpoints are written
   atomically with the arguments, versions, rules and observation layout; ``--resume`` continues exactly where the
   run stopped (every sampler's hands, chains and generator, the learner's optimiser and generators).
@@ -121,11 +125,11 @@ class Args(PPOArgs):
     information, so the samplers label each such learner decision with its exactly best actions (the compiled
     solver) and the update adds -log P(best actions) on those decisions; 0 turns the teacher off"""
     search_teacher_share: float = 0.0
-    """share of hidden-card decisions the expert labels; the search teacher (expert iteration):
-    that share of the learner's decisions while cards are hidden (the stock open or closed, with a choice) is
-    labelled by the samplers with the best actions of the expert's search (full-depth PIMC, agents/search/expert.py)
-    on the learner's own observation, for a loss like the endgame teacher's; 0: off. A search costs far more than a decision (tens of milliseconds), so useful
-    shares are small (1e-4 to 1e-3); the run reports the seconds it took"""
+    """share of hidden-card decisions the expert labels; the search teacher (expert iteration): that share of the
+    learner's decisions while cards are hidden (the stock open or closed, with a choice) is labelled by the samplers
+    with the best actions of the expert's search (full-depth PIMC, agents/search/expert.py) on the learner's own
+    observation, for a loss like the endgame teacher's; 0: off. A search costs tens of milliseconds where a decision
+    costs microseconds, so shares are small; the run reports what the search cost (docs/training.md measures one)"""
     search_teacher_nodes: int = 200_000
     """the search teacher's node budget a decision; the expert's max_nodes (1,500,000 when it plays)"""
     search_teacher_coef: float = 1.0
