@@ -22,10 +22,14 @@
   own tail; ``heuristic_prob`` adds hands against the scripted ``HeuristicAgent``.
 * Each seat's decisions in one hand form a chain; the only reward is the hand's game points at its end, so
   advantages are computed per chain when the hand ends (no truncated chains, no bootstrap).
+* Teachers: once the stock is exhausted, the exact solver's best actions (``--endgame-teacher-coef``); while cards
+  are hidden, on a share of the decisions, the expert's search on the learner's observation
+  (``--search-teacher-share``, expert iteration, Anthony, Tian & Barber 2017); both add ``-log P(best actions)``.
 * Optional privileged critic (``--privileged-critic``): the value head also sees the env's omniscient ``state()``
   vector plus the seat, as in PerfectDou (Yang et al. 2022); the policy never does.
-* Periodic evaluation on duplicate deals through the arena (:mod:`agents.evaluation.arena`) against ``random`` and
-  ``heuristic`` (and ``rollout`` every ``eval_rollout_every`` evaluations).
+* Periodic evaluation on duplicate deals through the arena (:mod:`agents.evaluation.arena`) against
+  ``--eval-opponents`` (``random`` and ``heuristic``; ``rollout`` every ``eval_rollout_every`` evaluations), with
+  the learner decisions and the training seconds (evaluations excluded): the learning curves.
 * The network and its checkpoint format have one owner, :mod:`agents.learned.policy_net`. Checkpoints are written
   atomically with the arguments, versions, rules and observation layout; ``--resume`` continues exactly where the
   run stopped (every sampler's hands, chains and generator, the learner's optimiser and generators).
@@ -63,10 +67,13 @@ from agents.training import command_line, resume, trainer_flags  # noqa: E402
 from agents.training.recipe import DEFAULT_TOTAL_STEPS, PPOArgs, cores, rules_of  # noqa: E402
 from agents.training.reporting import (  # noqa: E402
     close_writer,
+    eval_panel,
     evaluation_table,
     measure_nash_conv,
     next_steps,
+    record_evaluation,
     rules_text,
+    search_teacher_report,
     tensorboard_writer,
 )
 from agents.training.run_files import RunFiles, run_folder  # noqa: E402
@@ -114,11 +121,24 @@ class Args(PPOArgs):
     --overlap-sampling (POSIX nice, 0 to 19): the update keeps its core while they play; they also yield to every
     other program, so on a machine shared with other busy jobs 0 (equal priority) can be faster"""
     endgame_teacher_coef: float = 1.0
-    """weight of the endgame teacher's loss: once the stock is exhausted the position is one of perfect
+    """weight of the endgame teacher's loss; once the stock is exhausted the position is one of perfect
     information, so the samplers label each such learner decision with its exactly best actions (the compiled
     solver) and the update adds -log P(best actions) on those decisions; 0 turns the teacher off"""
+    search_teacher_share: float = 0.0
+    """share of hidden-card decisions the expert labels; the search teacher (expert iteration): that share of the
+    learner's decisions while cards are hidden (the stock open or closed, with a choice) is labelled by the samplers
+    with the best actions of the expert's search (full-depth PIMC, agents/search/expert.py) on the learner's own
+    observation, for a loss like the endgame teacher's; 0: off. A search costs tens of milliseconds where a decision
+    costs microseconds, so shares are small; the run reports what the search cost (docs/training.md measures one)"""
+    search_teacher_nodes: int = 200_000
+    """the search teacher's node budget a decision; the expert's max_nodes (1,500,000 when it plays)"""
+    search_teacher_coef: float = 1.0
+    """weight of the search teacher's loss; -log P(the search's best actions) on the labelled decisions"""
     eval_every: int = 200
     """updates between evaluations (0: only the final one)"""
+    eval_opponents: tuple[str, ...] = ("random", "heuristic")
+    """opponents of every periodic evaluation; agent specs, e.g. random heuristic pimc expert; each
+    evaluation's results, training seconds and learner decisions go to TensorBoard and summary.json's history"""
     eval_deals: int = 200
     """duplicate deals (2 hands each) per periodic evaluation and opponent"""
     eval_rollout_every: int = 3
@@ -177,12 +197,14 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rn
     """One PPO update on the batch ``b`` (:func:`agents.training.self_play.batch_tensors`): ``args.update_epochs``
     epochs over minibatches of ``args.minibatch_size`` rows in the order of ``rng``'s permutations, each minibatch
     one Adam step on the clipped surrogate, the entropy bonus, the value loss and (``args.endgame_teacher_coef``) the
-    teacher's loss.
+    teacher's loss, and (``args.search_teacher_coef`` with ``args.search_teacher_share``) the same loss on the
+    search teacher's labels.
 
     Returns:
         Every minibatch's loss pieces by name (:func:`ppo_losses`' keys, plus ``"teacher"`` when
-        ``args.endgame_teacher_coef`` is not 0), as floats.
+        ``args.endgame_teacher_coef`` is not 0 and ``"search_teacher"`` when the search teacher is on), as floats.
     """
+    search_coef = args.search_teacher_coef if args.search_teacher_share else 0.0
     n = len(b["actions"])
     stats: dict[str, list[float]] = {}
     for _ in range(args.update_epochs):
@@ -201,6 +223,9 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rn
             if args.endgame_teacher_coef:
                 parts["teacher"] = teacher_loss(log_probs, pick(b["teach"]), pick(b["taught"]))
                 loss = loss + args.endgame_teacher_coef * parts["teacher"]
+            if search_coef:
+                parts["search_teacher"] = teacher_loss(log_probs, pick(b["search"]), pick(b["searched"]))
+                loss = loss + search_coef * parts["search_teacher"]
             optimizer.zero_grad()
             loss.backward()
             torch.nn.utils.clip_grad_norm_(model.parameters(), args.max_grad_norm)
@@ -267,6 +292,7 @@ def main(args: Args) -> dict:
     capacity = sampler_capacity(-(-args.batch_size // args.samplers), args.num_envs)
     pool: list[dict] = []
     global_step, update, hands, evals = 0, 0, 0, 0
+    train_s0 = 0.0  # seconds of training before this invocation (a resumed run's), without evaluations
     history: list[dict] = []
     sampler_states = None
     next_request = None  # the samplers' next batch, drawn before the last update (--overlap-sampling)
@@ -278,6 +304,7 @@ def main(args: Args) -> dict:
         sampler_states = tr["samplers"]
         global_step, update, hands, evals = tr["global_step"], tr["update"], tr["hands"], tr["evals"]
         history = list(tr["history"])
+        train_s0 = tr.get("train_seconds", 0.0)
         if global_step >= args.total_steps and (run_dir / "policy.pt").exists():  # else: write the final policy
             raise ValueError(f"the run in {str(run_dir)!r} already finished at {global_step:,} learner decisions "
                              f"(--total-steps {args.total_steps:,}): pass a larger --total-steps to extend it")
@@ -310,6 +337,11 @@ def main(args: Args) -> dict:
         # Wall-clock seconds the learner waited for batches (under --overlap-sampling, only the part of the
         # sampling that the update did not cover) and spent in the PPO updates.
         sampling_s = update_s = 0.0
+        # The training time of the learning curves: this loop's seconds without the evaluations' (eval_s).
+        t_loop, eval_s = time.perf_counter(), 0.0
+        train_seconds = lambda: train_s0 + time.perf_counter() - t_loop - eval_s  # noqa: E731
+        # The search teacher: decisions labelled, labelled decisions trained, the samplers' seconds in its search.
+        search_labels, search_trained, search_s = 0, 0, 0.0
         pids: set[int] = set()
         exact_tree = None  # built on the first exact measurement (--nash-conv-every)
         rows_per_sampler = -(-args.batch_size // args.samplers)
@@ -339,6 +371,8 @@ def main(args: Args) -> dict:
             opp_hands = sum(st["opponent_hands"] for _, st in results)
             opp_points = sum(st["opponent_points"] for _, st in results)
             pending = sum(st["pending"] for _, st in results)
+            search_labels += sum(st["search_labels"] for _, st in results)
+            search_s += sum(st["search_seconds"] for _, st in results)
             # --overlap-sampling: the next batch is played with the weights from before this update (one update of
             # lag), during the update; where a checkpoint follows (it saves the samplers' states, which a batch in
             # flight would change) the request waits in the checkpoint, so a resumed run plays the same batches.
@@ -360,6 +394,8 @@ def main(args: Args) -> dict:
             n = len(tensors["actions"])
             rows_trained += n
             stats = ppo_update(model, optimizer, tensors, rng, args)
+            searched = int(tensors["searched"].sum()) if args.search_teacher_share else 0
+            search_trained += searched
             update_s += time.perf_counter() - t1
             y_pred, y_true = batch["values"], batch["ret"]
             var_y = np.var(y_true)
@@ -382,37 +418,40 @@ def main(args: Args) -> dict:
                 if args.endgame_teacher_coef:
                     writer.add_scalar("charts/teacher_labelled_share", float(tensors["taught"].float().mean()),
                                       global_step)
+                if args.search_teacher_share:
+                    writer.add_scalar("charts/search_teacher_labels", searched, global_step)
+                    writer.add_scalar("charts/search_teacher_seconds", search_s, global_step)
 
             # ------------------------------------------------------------ evaluation and checkpoints
             final = global_step >= args.total_steps
+            t_eval = time.perf_counter()
             if args.eval_every and update % args.eval_every == 0 and not final:
                 evals += 1
-                opponents = ["random", "heuristic"]
-                if args.eval_rollout_every and evals % args.eval_rollout_every == 0:
-                    opponents.append("rollout")
-                res = files.evaluate(model, rules, args, opponents, args.eval_deals, seed=10_000 + evals)
-                history.append({"step": global_step, **{k: v.mean for k, v in res.items()}})
+                res = files.evaluate(model, rules, args, eval_panel(args, evals), args.eval_deals,
+                                     seed=10_000 + evals)
                 latest_eval = " ".join(f"{k} {v.mean:+.2f}" for k, v in res.items())
-                tqdm.write(f"eval at {global_step:,} steps: " + ", ".join(
-                    f"{k} {v.mean:+.3f} gp/hand (win {v.hand_win_rate:.1%})" for k, v in res.items()))
-                if writer is not None:
-                    for k, v in res.items():
-                        writer.add_scalar(f"eval/{k}_game_points_per_hand", v.mean, global_step)
-                        writer.add_scalar(f"eval/{k}_hand_win_rate", v.hand_win_rate, global_step)
+                tqdm.write(record_evaluation(res, global_step, train_seconds() - (time.perf_counter() - t_eval),
+                                             history, writer))
             if args.nash_conv_every and (update % args.nash_conv_every == 0 or final):
                 exact_tree = measure_nash_conv(model, rules, exact_tree, global_step, history, writer)
+            eval_s += time.perf_counter() - t_eval
             bar.set_postfix_str(latest_eval)  # the bar shows the rate itself
             if update % args.checkpoint_every == 0 or final:
                 files.save_checkpoint(model, rules, args, resume.trainer_state(
                     optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands,
-                    evals=evals, history=history, next_request=next_request))
+                    evals=evals, history=history, next_request=next_request, train_seconds=train_seconds()))
         bar.close()
         sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
         print(f"trained {global_step:,} learner decisions, {hands:,} hands, {update} updates, {sps:,.0f} decisions/s",
               flush=True)
+        search_cost = search_teacher_report(search_labels, search_trained, search_s, args.samplers,
+                                            train_seconds() - train_s0)
+        if args.search_teacher_share:
+            print(f"search teacher: {search_labels:,} decisions labelled, {search_s:,.1f} s of search in the "
+                  f"samplers ({search_cost['share_of_sampler_time']:.1%} of their time)", flush=True)
         files.save_checkpoint(model, rules, args, resume.trainer_state(
             optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands, evals=evals,
-            history=history, next_request=next_request))
+            history=history, next_request=next_request, train_seconds=train_seconds()))
     except SamplerError as e:  # the run ends; its last checkpoint was written before the sampler was lost
         raise files.sampler_lost(e) from None
     except KeyboardInterrupt:  # Ctrl-C: the message says what is kept and how to continue
@@ -423,7 +462,8 @@ def main(args: Args) -> dict:
                "sampler_decisions": per_sampler, "sampler_pids": sorted(pids),
                "sampler_nodes": [p["node"] for p in samplers.placement], "decisions_trained": rows_trained,
                "decisions_pending": pending, "sampling_seconds": sampling_s, "update_seconds": update_s,
-               "batches_overlapped": overlapped,
+               "batches_overlapped": overlapped, "train_seconds": train_seconds(), "eval_seconds": eval_s,
+               "search_teacher": search_cost, "history": history,
                "nash_conv": [{"step": h["step"], "nash_conv": h["nash_conv"], "exploitability": h["exploitability"]}
                              for h in history if "nash_conv" in h],
                "evaluation": {}}

@@ -321,8 +321,40 @@ def web_soak() -> str:
     return "\n".join(rows) + "\n"
 
 
+def search_teacher() -> str:
+    """The search teacher's measurement (``benchmarks/search_teacher_schnapsen20.json``, written by
+    ``benchmarks/search_teacher.py``): per run (each ``--search-teacher-coef``, and without the teacher) its learner
+    decisions, training seconds, the search's labels, seconds and share of the samplers' time, the result against
+    ``pimc`` on the final table's duplicate deals and against the run without the teacher; then each run's learning
+    curve against ``pimc`` (training seconds, decisions, game points a hand with the 95% CI)."""
+    d = _load("search_teacher_schnapsen20.json")
+    st = d["settings"]
+    names = {k: (f"coef {r['coef']:g}" if "coef" in r else "no teacher") for k, r in d["runs"].items()}
+    rows = ["| run | decisions | training s | labels | search s | share of sampler time | against `pimc` | "
+            "against no teacher |", "|---|---:|---:|---:|---:|---:|---|---|"]
+    for key, r in d["runs"].items():
+        t = r["search_teacher"]
+        vs = pair_ci(d["against_no_teacher"][key]) if key in d["against_no_teacher"] else ""
+        rows.append(f"| {names[key]} | {r['steps']:,} | {r['train_seconds']:,.0f} | {t['labels']:,} | "
+                    f"{t['seconds']:,.0f} | {t['share_of_sampler_time']:.1%} | {pair_ci(r['vs_pimc'])} | {vs} |")
+    rows += ["", "| run | training s | decisions | against `pimc` |", "|---|---:|---:|---|"]
+    for key, r in d["runs"].items():
+        for h in r["curve"]:
+            lo, hi = h["ci"]["pimc"]
+            rows.append(f"| {names[key]} | {h['train_seconds']:,.0f} | {h['step']:,} | {h['pimc']:+.3f} "
+                        f"[{lo:+.3f}, {hi:+.3f}] |")
+    rows.append("")
+    rows.append(f"Game points a hand with the 95% CI. The teacher's runs: `--search-teacher-share {st['share']:g} "
+                f"--search-teacher-nodes {st['nodes']}` and the coefficient named. Seed {st['seed']}, "
+                f"`--samplers {st['samplers']}`; against `pimc` on {st['deals']:,} duplicate deals (the final table's) "
+                f"and against the run without the teacher on {st['deals']:,} others, the curve on "
+                f"{st['eval_deals']:,} every {st['eval_every']} updates. {provenance(d)} Source: "
+                "`benchmarks/search_teacher_schnapsen20.json`.")
+    return "\n".join(rows) + "\n"
+
+
 TABLES = {"strength": strength, "ladder": ladder, "exploitability": exploitability, "openspiel": openspiel,
-          "solver-core": solver_core, "web-soak": web_soak}
+          "solver-core": solver_core, "web-soak": web_soak, "search-teacher": search_teacher}
 FILE_TABLES = {"rates": rates, "final-table": final_table, "pairs": pairs}  # tables that take the JSON file as their argument
 
 

@@ -225,6 +225,19 @@ class ExpertAgent:
         actions, values = self.world_values(observation)
         return {int(a): float(v) for a, v in zip(actions, np.average(values, axis=0, weights=self._weights))}
 
+    def best_action_bits(self, observation) -> int:
+        """The actions of the best mean game points over the worlds solved, as bits (``1 << action id`` each; ties
+        all set): the set from which :meth:`act` picks under ``decision="mean"`` (the lowest id), for the trainer's
+        search teacher (:mod:`agents.training.self_play`). One search, as one :meth:`act`, drawing the same worlds
+        from the agent's generator; a single legal action is its own label (no search). Reads the observation only
+        (its ``"observation"`` vector and ``"action_mask"``), never the hidden cards."""
+        legal = legal_ids(observation)
+        if legal.size == 1:
+            return 1 << int(legal[0])
+        actions, values = self.world_values(observation)
+        mean = values.mean(axis=0)
+        return sum(1 << int(a) for a in actions[mean == mean.max()])
+
     def act(self, observation) -> int:
         """The chosen legal action id (module docstring; ties go to the lowest id)."""
         legal = legal_ids(observation)

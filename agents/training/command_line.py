@@ -64,10 +64,11 @@ def usage_line(event, prog: str) -> str:
 #: prints every flag with its whole help (tyro's), and the docs' training page has the reference.
 HELP_GROUPS: dict[str, tuple[str, ...]] = {
     "the run": ("total_steps", "seed", "ruleset", "knob", "run_name", "run_dir", "resume", "stop_after_updates"),
-    "evaluation": ("final_eval_deals", "final_eval_opponents", "eval_every", "eval_deals", "eval_rollout_every",
-                   "eval_workers", "nash_conv_every"),
+    "evaluation": ("final_eval_deals", "final_eval_opponents", "eval_every", "eval_opponents", "eval_deals",
+                   "eval_rollout_every", "eval_workers", "nash_conv_every"),
     "PPO": ("batch_size", "minibatch_size", "update_epochs", "learning_rate", "anneal_lr", "gamma", "gae_lambda",
-            "clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "endgame_teacher_coef"),
+            "clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "endgame_teacher_coef", "search_teacher_share",
+            "search_teacher_nodes", "search_teacher_coef"),
     "network": ("hidden", "layers", "privileged_critic", "precision"),
     "opponents": ("pool_size", "pool_every", "pool_prob", "heuristic_prob"),
     "machine": ("samplers", "num_envs", "threads", "device", "overlap_sampling", "sampler_nice", "inline_samplers",

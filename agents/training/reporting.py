@@ -55,6 +55,45 @@ def evaluate(model, rules, args, opponents, deals, seed, run_dir, label: str = "
             for name in opponents}
 
 
+def eval_panel(args, evals: int) -> list[str]:
+    """The opponents of the ``evals``-th periodic evaluation (1-based): ``--eval-opponents``, plus ``rollout`` every
+    ``--eval-rollout-every``-th time when the panel lacks it."""
+    opponents = list(args.eval_opponents)
+    if args.eval_rollout_every and evals % args.eval_rollout_every == 0 and "rollout" not in opponents:
+        opponents.append("rollout")
+    return opponents
+
+
+def record_evaluation(res: dict, step: int, train_seconds: float, history: list, writer) -> str:
+    """One periodic evaluation (the arena's results by opponent, :class:`agents.evaluation.arena.RatingResult`)
+    into ``history`` and TensorBoard, the learning curve against learner decisions and training time; returns
+    the line for the log.
+
+    A history entry: ``step`` (learner decisions), ``train_seconds`` (seconds the training loop ran since the run
+    started, across resumes, without the evaluations' own time), each opponent's mean game points a hand by its
+    name, and ``ci``, each opponent's 95% CI ``[low, high]``. TensorBoard gets ``eval/OPPONENT_game_points_per_hand``
+    and ``eval/OPPONENT_hand_win_rate`` at the step, and ``eval/train_seconds`` (the step's training time; the
+    scalars' own wall time includes the evaluations)."""
+    history.append({"step": step, "train_seconds": round(train_seconds, 3), **{k: v.mean for k, v in res.items()},
+                    "ci": {k: [v.ci_low, v.ci_high] for k, v in res.items()}})
+    if writer is not None:
+        for k, v in res.items():
+            writer.add_scalar(f"eval/{k}_game_points_per_hand", v.mean, step)
+            writer.add_scalar(f"eval/{k}_hand_win_rate", v.hand_win_rate, step)
+        writer.add_scalar("eval/train_seconds", train_seconds, step)
+    return (f"eval at {step:,} steps, {train_seconds:,.0f} s of training: " + ", ".join(
+        f"{k} {v.mean:+.3f} gp/hand (win {v.hand_win_rate:.1%})" for k, v in res.items()))
+
+
+def search_teacher_report(labels: int, trained: int, seconds: float, samplers: int, train_seconds: float) -> dict:
+    """What the search teacher did and cost in this invocation (``train.py --search-teacher-share``), for
+    summary.json: ``labels`` (decisions labelled), ``trained`` (labelled decisions in this invocation's updates; the
+    rest wait in hands still running), ``seconds`` (the samplers' seconds in the search, summed over them) and
+    ``share_of_sampler_time`` (those seconds over the samplers' wall-clock, ``samplers`` x ``train_seconds``)."""
+    return {"labels": labels, "trained": trained, "seconds": round(seconds, 3),
+            "share_of_sampler_time": round(seconds / max(1e-9, samplers * train_seconds), 4)}
+
+
 #: The folder of the ladders (``benchmarks/``; absent outside a checkout).
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 #: Per ruleset, the ladder whose pairs give a trained policy its yardstick, and the shipped policies of that ladder

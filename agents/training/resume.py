@@ -32,11 +32,12 @@ PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "t
 #: Arguments added to train.py since checkpoints were first written, with the value that reproduces a run from
 #: before them (a resumed checkpoint that lacks one gets this value).
 ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0, "overlap_sampling": False, "nash_conv_every": 0,
-              "sampler_nice": SAMPLER_NICE}
+              "sampler_nice": SAMPLER_NICE, "search_teacher_share": 0.0, "search_teacher_nodes": 200_000,
+              "search_teacher_coef": 1.0, "eval_opponents": ("random", "heuristic")}
 
 #: Keys of a trainer checkpoint's ``"trainer"`` entry: the state ``--resume`` restores.
 TRAINER_KEYS = ("optimizer", "pool", "samplers", "rng", "torch_rng", "global_step", "update", "hands", "evals",
-                "history", "next_request")
+                "history", "next_request", "train_seconds")
 
 
 def versions_text(ckpt: dict) -> str:
@@ -81,7 +82,8 @@ def resumed_args(ckpt: dict, given):
         raise CheckpointError(f"checkpoint {path!r}: saved argument(s) " + ", ".join(
             f"{n}={saved[n]!r}" for n in bad) + f" do not have the types train.py takes ({versions_text(ckpt)}): "
             "expected a checkpoint.pt written by train.py")
-    saved = {**saved, "final_eval_opponents": tuple(saved["final_eval_opponents"]), "knob": tuple(saved["knob"])}
+    saved = {**saved, "final_eval_opponents": tuple(saved["final_eval_opponents"]), "knob": tuple(saved["knob"]),
+             "eval_opponents": tuple(saved["eval_opponents"])}
     defaults = cls()
     for n in names:
         if n in PER_INVOCATION or n in ("resume", "total_steps"):
@@ -141,7 +143,7 @@ def trainer_state_problem(tr, args, model: ActorCritic, n_obs: int, n_actions: i
     generator states are checked before any of it is used (the env's hands are checked when they are loaded)."""
     if not isinstance(tr, dict):
         return f"'trainer' is a {type(tr).__name__}, expected a dict"
-    tr = {"next_request": None, **tr}  # checkpoints from before --overlap-sampling have none
+    tr = {"next_request": None, "train_seconds": 0.0, **tr}  # checkpoints from before --overlap-sampling, the clock
     missing = [k for k in TRAINER_KEYS if k not in tr]
     unknown = sorted(map(str, set(tr) - set(TRAINER_KEYS)))
     if missing or unknown:
@@ -149,6 +151,9 @@ def trainer_state_problem(tr, args, model: ActorCritic, n_obs: int, n_actions: i
     for k in ("global_step", "update", "hands", "evals"):
         if not fits_hint(tr[k], int) or tr[k] < 0:
             return f"trainer {k!r} is {tr[k]!r}, expected an int >= 0"
+    if isinstance(tr["train_seconds"], bool) or not isinstance(tr["train_seconds"], (int, float)) \
+            or not 0 <= tr["train_seconds"] < float("inf"):
+        return f"trainer 'train_seconds' is {tr['train_seconds']!r}, expected a number of seconds >= 0"
     if not isinstance(tr["samplers"], list) or len(tr["samplers"]) != args.samplers:
         return f"trainer 'samplers' must be a list of the states of the run's {args.samplers} samplers"
     for i, st in enumerate(tr["samplers"]):
@@ -259,7 +264,7 @@ def restore_samplers(samplers, states: list, ckpt: dict, path: str) -> None:
 def trainer_state(optimizer: torch.optim.Optimizer, samplers, rng: np.random.Generator, **progress) -> dict:
     """A checkpoint's ``"trainer"`` entry (:data:`TRAINER_KEYS`): the optimiser's, the samplers' and the
     generators' states, and the learner's ``progress`` (``pool``, ``global_step``, ``update``, ``hands``,
-    ``evals``, ``history``, ``next_request``)."""
+    ``evals``, ``history``, ``next_request``, ``train_seconds``)."""
     state = {"optimizer": optimizer.state_dict(), "samplers": samplers.get_state(), "rng": rng.bit_generator.state,
              "torch_rng": torch.get_rng_state(), **progress}
     return {k: state[k] for k in TRAINER_KEYS}

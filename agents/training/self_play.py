@@ -48,6 +48,7 @@ import torch
 
 from agents.learned.policy_net import ActorCritic, masked_log_probs
 from agents.scripted.heuristic import HeuristicAgent
+from agents.search.expert import ExpertAgent
 from agents.search.solver_core import CoreSolver
 from agents.specs import fits_hint
 from schnapsen_env.encoding import obs_size, state_size
@@ -58,11 +59,14 @@ from schnapsen_env.vector import SchnapsenVectorEnv
 #: Keys of one sampler's checkpoint state (:meth:`Sampler.get_state`).
 SAMPLER_KEYS = ("venv", "buffer", "rng", "opp_seat", "opp_kind")
 #: Keys of the chain buffer's state (:meth:`ChainBuffer.state`); a state from before the endgame teacher lacks
-#: ``"teach"`` (read as no labels).
-BUFFER_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "teach", "chains")
+#: ``"teach"``, one from before the search teacher ``"search"`` (each read as no labels).
+BUFFER_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "teach", "search", "chains")
+#: Buffer keys that a state from an earlier version may lack.
+_OPTIONAL_BUFFER_KEYS = ("teach", "search")
 #: Arrays of a batch of finished decisions (:meth:`Sampler.collect`), in this order. ``teach``: int64 bits of the
-#: exactly best actions where the endgame teacher labelled the decision, else 0.
-BATCH_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "teach", "adv", "ret")
+#: exactly best actions where the endgame teacher labelled the decision, else 0; ``search``: int64 bits of the
+#: search's best actions where the search teacher labelled it, else 0.
+BATCH_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "teach", "search", "adv", "ret")
 #: The nice increment of local sampler processes whose sampling overlaps the learner's update (``train.py
 #: --overlap-sampling``): at equal priority the scheduler gives each of the samplers and the learner the same share
 #: of the cores, so the update, which bounds the rate, ran at two thirds of a core on 2 cores while the samplers
@@ -114,20 +118,21 @@ class ChainBuffer:
         self.logp = np.zeros(capacity, np.float32)
         self.values = np.zeros(capacity, np.float32)
         self.teach = np.zeros(capacity, np.int64)
+        self.search = np.zeros(capacity, np.int64)
         self.adv = np.zeros(capacity, np.float32)
         self.ret = np.zeros(capacity, np.float32)
         self.size = 0
         self.ready: list[int] = []
         self.chains: dict[tuple[int, int], list[int]] = {}
 
-    def add(self, envs, seats, obs, masks, critic, actions, logp, values, teach) -> None:
+    def add(self, envs, seats, obs, masks, critic, actions, logp, values, teach, search=0) -> None:
         k = len(envs)
         i = self.size
         if i + k > len(self.obs):
             raise RuntimeError("chain buffer full: raise batch_size headroom")
         sl = slice(i, i + k)
         self.obs[sl], self.masks[sl], self.actions[sl] = obs, masks, actions
-        self.logp[sl], self.values[sl], self.teach[sl] = logp, values, teach
+        self.logp[sl], self.values[sl], self.teach[sl], self.search[sl] = logp, values, teach, search
         if critic is not None:
             self.critic[sl] = critic
         for j, (e, s) in enumerate(zip(envs.tolist(), seats.tolist())):
@@ -149,7 +154,7 @@ class ChainBuffer:
         batch = {k: getattr(self, k)[rows] for k in BATCH_KEYS}
         keep = sorted(r for chain in self.chains.values() for r in chain)
         remap = {old: new for new, old in enumerate(keep)}
-        for arr in (self.obs, self.masks, self.critic, self.actions, self.logp, self.values, self.teach):
+        for arr in (self.obs, self.masks, self.critic, self.actions, self.logp, self.values, self.teach, self.search):
             arr[:len(keep)] = arr[keep]
         self.chains = {key: [remap[r] for r in chain] for key, chain in self.chains.items()}
         self.size = len(keep)
@@ -162,7 +167,7 @@ class ChainBuffer:
                 "critic": torch.from_numpy(self.critic[:n].copy()),
                 "actions": torch.from_numpy(self.actions[:n].copy()),
                 "logp": torch.from_numpy(self.logp[:n].copy()), "values": torch.from_numpy(self.values[:n].copy()),
-                "teach": torch.from_numpy(self.teach[:n].copy()),
+                "teach": torch.from_numpy(self.teach[:n].copy()), "search": torch.from_numpy(self.search[:n].copy()),
                 "chains": [[e, s, rows] for (e, s), rows in self.chains.items()]}
 
     def load(self, st: dict) -> None:
@@ -171,6 +176,7 @@ class ChainBuffer:
         self.actions[:n], self.logp[:n], self.values[:n] = (st["actions"].numpy(), st["logp"].numpy(),
                                                            st["values"].numpy())
         self.teach[:n] = st["teach"].numpy() if "teach" in st else 0
+        self.search[:n] = st["search"].numpy() if "search" in st else 0
         self.chains = {(int(e), int(s)): [int(r) for r in rows] for e, s, rows in st["chains"]}
         self.size, self.ready = n, []
 
@@ -206,11 +212,23 @@ class Sampler:
         endgame_teacher: label each learner decision with a choice once the stock is exhausted (a position of
             perfect information: the observation determines it) with its exactly best actions, by the compiled
             solver (:meth:`agents.search.solver_core.CoreSolver.best_action_bits`), for ``train.py``'s teacher loss.
+        search_share: the search teacher (expert iteration, Anthony, Tian & Barber 2017): the share of the learner's
+            decisions with a choice while cards are hidden (the stock open or closed) that are labelled with the
+            best actions of :class:`agents.search.expert.ExpertAgent` (full-depth PIMC) on the learner's
+            observation (:meth:`ExpertAgent.best_action_bits`; it sees the observation only, never the hidden
+            cards), each decision drawn with this probability from the sampler's generator; 0: off (no draw, no
+            search, no per-decision work).
+        search_nodes: the search's node budget a decision (``ExpertAgent``'s ``max_nodes``).
+
+    Attributes:
+        search_labels, search_seconds: decisions the search teacher labelled and the seconds it searched, since
+            the sampler was built (:meth:`collect` returns each call's share in its stats).
     """
 
     def __init__(self, index: int, rules: RuleSet | dict, num_envs: int, seed: int, net: dict, rows_per_call: int,
                  pool_prob: float, heuristic_prob: float, gamma: float, gae_lambda: float,
-                 threads: int | None = None, precision: str = "fp32", endgame_teacher: bool = False) -> None:
+                 threads: int | None = None, precision: str = "fp32", endgame_teacher: bool = False,
+                 search_share: float = 0.0, search_nodes: int = 200_000) -> None:
         if threads is not None:
             torch.set_num_threads(threads)
         self.index = index
@@ -231,6 +249,14 @@ class Sampler:
                              f"the seat, {state_size(self.rules) + 2} inputs")
         self.heuristic = HeuristicAgent(rules=self.rules, seed=seed)
         self.teacher = CoreSolver(self.rules) if endgame_teacher else None
+        self.search_share = float(search_share)
+        self.search = None
+        if self.search_share > 0:
+            self.search = ExpertAgent(self.rules, max_nodes=search_nodes)
+            # Its worlds are drawn from this sampler's generator, whose state the checkpoint holds, so a resumed
+            # run draws the same worlds (the solver keeps nothing between searches: a new table generation each).
+            self.search.rng = self.rng
+        self.search_labels, self.search_seconds = 0, 0.0
         self.buf = ChainBuffer(sampler_capacity(rows_per_call, num_envs), obs_size(self.rules),
                                self.rules.n_actions, max(self.critic_dim, 1))
         self.opp_seat = np.full(num_envs, -1, dtype=np.int64)  # seat played by an opponent this hand, -1: self-play
@@ -250,6 +276,27 @@ class Sampler:
             teach[exhausted & choice] = self.teacher.best_action_bits(self.venv.state_arrays, rows)
         return teach
 
+    def _search_teach(self, idx: np.ndarray) -> np.ndarray | int:
+        """The search teacher's labels of the learner's decisions in slots ``idx`` (``search_share`` in the class
+        doc): for each decision with a choice while cards are hidden, drawn with probability ``search_share``, the
+        bits of the expert's best actions on the learner's observation (``self.obs``, ``self.masks``: what the
+        learner sees); else 0."""
+        if self.search is None:
+            return 0
+        st = self.venv.state_arrays[idx]
+        hidden = (st[:, F.stock_top] != st[:, F.stock_end]) | (st[:, F.closed_by] >= 0)  # stock open or closed
+        candidates = np.flatnonzero(hidden & (self.masks[idx].sum(axis=1) > 1))
+        labels = np.zeros(len(idx), dtype=np.int64)
+        if candidates.size:
+            picked = candidates[self.rng.random(candidates.size) < self.search_share]
+            start = time.perf_counter()
+            for j in picked.tolist():
+                i = int(idx[j])
+                labels[j] = self.search.best_action_bits({"observation": self.obs[i], "action_mask": self.masks[i]})
+            self.search_seconds += time.perf_counter() - start
+            self.search_labels += len(picked)
+        return labels
+
     def _heuristic_actions(self, idx: np.ndarray) -> np.ndarray:
         return self.heuristic.act_batch(self.obs[idx], self.masks[idx])  # compiled, in lockstep with act
 
@@ -268,7 +315,8 @@ class Sampler:
             length >= ``n_rows``) and counts: ``decisions`` (learner decisions taken in this call, finished or
             not), ``pending`` (decisions of unfinished chains kept for the next call), ``hands`` (hands ended),
             ``opponent_hands`` and ``opponent_points`` (hands against the pool or the heuristic, and the learner's
-            game points in them), ``pid``.
+            game points in them), ``search_labels`` and ``search_seconds`` (the search teacher's labels in this
+            call and the seconds it searched), ``pid``.
         """
         self.model.load_state_dict(weights)
         if opponent is not None:
@@ -277,6 +325,7 @@ class Sampler:
         obs, masks, to_move = self.obs, self.masks, self.to_move
         decisions = hands = opp_hands = 0
         opp_points = 0.0
+        labels0, seconds0 = self.search_labels, self.search_seconds
         actions = np.zeros(self.num_envs, dtype=np.int64)
         while len(buf.ready) < n_rows:
             learner = self.opp_seat != to_move
@@ -291,7 +340,7 @@ class Sampler:
                 a = a.numpy()
                 actions[idx_l] = a
                 buf.add(idx_l, to_move[idx_l], obs[idx_l], masks[idx_l], crit, a, logp.numpy(), values.numpy(),
-                        self._teach(idx_l))
+                        self._teach(idx_l), self._search_teach(idx_l))
             idx_h = idx_o[self.opp_kind[idx_o] == 1]
             idx_p = idx_o[self.opp_kind[idx_o] == 0]
             if idx_p.size:
@@ -319,7 +368,8 @@ class Sampler:
         self.obs, self.masks, self.to_move = obs, masks, to_move
         batch = buf.take_ready()
         stats = {"decisions": decisions, "pending": buf.size, "hands": hands, "opponent_hands": opp_hands,
-                 "opponent_points": opp_points, "pid": os.getpid()}
+                 "opponent_points": opp_points, "search_labels": self.search_labels - labels0,
+                 "search_seconds": self.search_seconds - seconds0, "pid": os.getpid()}
         return batch, stats
 
     def pid(self) -> int:
@@ -365,7 +415,7 @@ def sampler_state_problem(st: Any, num_envs: int, n_obs: int, n_actions: int, ca
         if not set(st[k].tolist()) <= set(allowed):
             return f"sampler {k!r} holds values outside {allowed}"
     b = st["buffer"]
-    if not isinstance(b, dict) or set(b) not in (set(BUFFER_KEYS), set(BUFFER_KEYS) - {"teach"}):
+    if not isinstance(b, dict) or not set(BUFFER_KEYS) - set(_OPTIONAL_BUFFER_KEYS) <= set(b) <= set(BUFFER_KEYS):
         return f"sampler 'buffer' must be a dict with keys {list(BUFFER_KEYS)}"
     if not isinstance(b["actions"], torch.Tensor) or b["actions"].dim() != 1:
         return "buffer 'actions' must be a 1-d tensor"
@@ -375,8 +425,8 @@ def sampler_state_problem(st: Any, num_envs: int, n_obs: int, n_actions: int, ca
     for k, shape, dtypes in (("obs", (rows, n_obs), (torch.float32,)), ("masks", (rows, n_actions), (torch.int8,)),
                              ("critic", (rows, critic_cols), (torch.float32,)), ("actions", (rows,), (torch.int64,)),
                              ("logp", (rows,), (torch.float32,)), ("values", (rows,), (torch.float32,)),
-                             ("teach", (rows,), (torch.int64,))):
-        if k not in b:  # a state from before the endgame teacher
+                             ("teach", (rows,), (torch.int64,)), ("search", (rows,), (torch.int64,))):
+        if k not in b:  # a state from before the endgame or the search teacher
             continue
         problem = tensor_problem(f"buffer {k!r}", b[k], shape, dtypes)
         if problem:
@@ -741,7 +791,9 @@ def sampler_kwargs(args, rules: RuleSet, net: dict, index: int) -> dict:
     return dict(index=index, rules=rules.to_dict(), num_envs=args.num_envs, seed=args.seed, net=net,
                 rows_per_call=-(-args.batch_size // args.samplers), pool_prob=args.pool_prob,
                 heuristic_prob=args.heuristic_prob, gamma=args.gamma, gae_lambda=args.gae_lambda,
-                precision=args.precision, endgame_teacher=args.endgame_teacher_coef > 0)
+                precision=args.precision, endgame_teacher=args.endgame_teacher_coef > 0,
+                search_share=args.search_teacher_share if args.search_teacher_coef > 0 else 0.0,
+                search_nodes=args.search_teacher_nodes)
 
 
 def start_samplers(args, rules: RuleSet, net: dict) -> _Samplers:
@@ -761,11 +813,17 @@ def batch_tensors(batch: dict, device: torch.device, precision: str, n_actions: 
     minibatch's forward; rounding once per batch gives the same products, tested), ``masks`` bool,
     ``critic`` (None without a privileged critic), ``actions`` int64, ``logp``, ``values``, ``adv``, ``ret``
     float32 (rows,), and the endgame teacher's labels: ``teach`` (rows, n_actions) bool, the exactly best actions
-    (all False: no label), and ``taught`` (rows,) bool, the labelled rows."""
+    (all False: no label), and ``taught`` (rows,) bool, the labelled rows; the search teacher's likewise:
+    ``search`` (rows, n_actions) bool and ``searched`` (rows,) bool."""
     out = {k: torch.from_numpy(batch[k]).to(device)
            for k in ("obs", "masks", "critic", "actions", "logp", "values", "adv", "ret")}
     out["teach"] = torch.from_numpy((batch["teach"][:, None] >> np.arange(n_actions)) & 1 == 1).to(device)
     out["taught"] = out["teach"].any(dim=1)
+    if batch["search"].any():
+        out["search"] = torch.from_numpy((batch["search"][:, None] >> np.arange(n_actions)) & 1 == 1).to(device)
+    else:  # the search teacher off, or no label in this batch: no unpacking
+        out["search"] = torch.zeros(out["teach"].shape, dtype=torch.bool, device=device)
+    out["searched"] = out["search"].any(dim=1)
     out["critic"] = out["critic"] if critic else None
     out["masks"] = out["masks"].bool()  # once per batch, not in every minibatch's masked_fill
     if precision == "bf16":

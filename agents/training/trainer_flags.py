@@ -12,10 +12,14 @@ import torch
 
 from agents.evaluation.arena import MAX_DEALS
 from agents.learned.policy_net import PRECISIONS
+from agents.specs import resolve_agent
 from agents.training.recipe import cores, flag, rules_of, validate_recipe
 from agents.training.self_play import sampler_capacity
 from schnapsen_env.encoding import obs_size, state_size
+from schnapsen_env.errors import short_repr
 
+#: Largest --search-teacher-nodes (a search of a billion nodes takes minutes).
+MAX_SEARCH_NODES = 1_000_000_000
 #: Largest --samplers.
 MAX_SAMPLERS = 1024
 #: Bytes of memory per env slot besides its buffer rows: the compiled state row, observation, mask, and its
@@ -83,6 +87,22 @@ def validate(args) -> None:
         raise ValueError(f"--stop-after-updates must be >= 1, got {args.stop_after_updates}")
     if not args.endgame_teacher_coef >= 0 or not math.isfinite(args.endgame_teacher_coef):
         raise ValueError(f"--endgame-teacher-coef must be a number >= 0, got {args.endgame_teacher_coef}")
+    if not 0 <= args.search_teacher_share <= 1:  # also refuses NaN
+        raise ValueError(f"--search-teacher-share must be a share from 0 to 1, got {args.search_teacher_share}")
+    if not 1 <= args.search_teacher_nodes <= MAX_SEARCH_NODES:
+        raise ValueError(f"--search-teacher-nodes must be from 1 to {MAX_SEARCH_NODES:,}, got "
+                         f"{args.search_teacher_nodes}")
+    if not args.search_teacher_coef >= 0 or not math.isfinite(args.search_teacher_coef):
+        raise ValueError(f"--search-teacher-coef must be a number >= 0, got {args.search_teacher_coef}")
+    if args.eval_every and not args.eval_opponents:
+        raise ValueError("--eval-opponents is empty: expected at least one agent (or --eval-every 0)")
+    rules = rules_of(args)
+    for name in args.eval_opponents:
+        try:
+            _, factory = resolve_agent(name, rules)
+            factory(seed=0)  # built here, so that an agent that cannot play these rules fails before the training
+        except (ValueError, TypeError) as e:  # an unknown name lists the valid names
+            raise ValueError(f"--eval-opponents {short_repr(name)}: {e}") from None
     if args.precision not in ("auto", *PRECISIONS):
         raise ValueError(f"--precision {args.precision!r}: expected 'auto', 'fp32' or 'bf16'")
     try:
