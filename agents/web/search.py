@@ -642,12 +642,12 @@ class SearchPool:
                 alive = True
                 while not self._closed and (task := self._pick(lane)) is None:
                     self._cond.wait(self.IDLE_CHECK_SECONDS)
-                    if not slot.proc.is_alive():  # it died idle (killed, out of memory): replace it now
-                        alive = False
+                    if not self._closed and not slot.proc.is_alive():  # it died idle (killed, out of memory):
+                        alive = False  # replace it now (a worker the closing killed is not replaced)
                         break
                 self._idle[lane] -= 1
                 if self._closed or task is None or not alive:
-                    if not alive:
+                    if not alive and not self._closed:
                         slot.ready = False
                         self.counts["died"] += 1
                         log.warning("an idle search worker (%s) died (exit status %s): starting a fresh one",

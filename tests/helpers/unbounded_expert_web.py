@@ -5,7 +5,8 @@ second; unbounded, that opening takes tens of seconds, as a user's ``expert:max_
 
 Run as a script (``python tests/helpers/unbounded_expert_web.py --port 0 ...``, the command's own flags): the
 search workers are ``spawn``ed, and a spawned process imports the parent's main script again (as ``__mp_main__``),
-so the changed default holds in every worker as in the server.
+so the changed default holds in every worker as in the server. Imported under any other name (pytest's doctest
+collection imports every module of ``tests/``) it changes nothing.
 """
 
 from __future__ import annotations
@@ -18,11 +19,18 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from agents.search.expert import ExpertAgent  # noqa: E402
 
-_params = list(inspect.signature(ExpertAgent.__init__).parameters.values())[1:]
-_defaults = [p.default for p in _params if p.default is not inspect.Parameter.empty]
-_names = [p.name for p in _params if p.default is not inspect.Parameter.empty]
-_defaults[_names.index("max_nodes")] = None
-ExpertAgent.__init__.__defaults__ = tuple(_defaults)
+
+def unbound_expert() -> None:
+    """Make ``max_nodes=None`` the default of :class:`ExpertAgent` in this process."""
+    params = list(inspect.signature(ExpertAgent.__init__).parameters.values())[1:]
+    defaults = [p.default for p in params if p.default is not inspect.Parameter.empty]
+    names = [p.name for p in params if p.default is not inspect.Parameter.empty]
+    defaults[names.index("max_nodes")] = None
+    ExpertAgent.__init__.__defaults__ = tuple(defaults)
+
+
+if __name__ in ("__main__", "__mp_main__"):  # the server, and each spawned search worker
+    unbound_expert()
 
 if __name__ == "__main__":
     from agents.cli.web import main
