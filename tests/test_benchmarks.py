@@ -109,3 +109,38 @@ def test_the_web_soak_holds_its_goals_at_a_small_size(tmp_path):
     for ending in ("sigterm", "sigkill"):  # the server, its four workers: all seen, none left
         assert d["shutdown"][ending]["processes_seen"] >= 5 and not d["shutdown"][ending]["left"], d["shutdown"]
     assert d["command"].startswith("python ") and d["machine"] and d["load_average"]["start"] is not None
+
+
+CURVES = Path(__file__).resolve().parent.parent / "benchmarks" / "learning_curves.py"
+
+
+def _curve_point(step: int, seconds: float, value: float) -> dict:
+    return {"step": step, "train_seconds": seconds, "pimc": value, "expert": value - 0.2,
+            "ci": {"pimc": [value - 0.1, value + 0.1], "expert": [value - 0.3, value - 0.1]}}
+
+
+def test_learning_curves_draws_each_recipe_and_the_shipped_runs(tmp_path):
+    """The plot of a record: a curve for each recipe and a line for each shipped long run the ladder has results
+    for, against every opponent of the panel."""
+    pytest.importorskip("matplotlib")
+    record = {"settings": {"opponents": ["pimc", "expert"]},
+              "runs": {name: {"curve": [_curve_point(1000, 60.0, -0.3), _curve_point(2000, 120.0, 0.1)]}
+                       for name in ("default", "teacher")}}
+    (tmp_path / "r.json").write_text(json.dumps(record))
+    out = subprocess.run([sys.executable, str(CURVES), "--plot", "c.svg", "--from", "r.json"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    svg = (tmp_path / "c.svg").read_text()
+    for label in ("default recipe", "teacher recipe", "trained-220m (shipped)", "against pimc", "against expert"):
+        assert label in svg, label
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--plot", "c.svg"], "--plot needs --from"),
+    (["--plot", "c.svg", "--from", "missing.json"], "cannot read the record missing.json"),
+    (["--eval-deals", "0"], "must be positive"),
+])
+def test_learning_curves_bad_input_is_one_line(argv, expected, tmp_path):
+    out = subprocess.run([sys.executable, str(CURVES), *argv], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
