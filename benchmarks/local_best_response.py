@@ -33,31 +33,11 @@ import harness  # noqa: E402
 
 from agents import make_agent  # noqa: E402
 from agents.game_theory import exact  # noqa: E402
-from agents.search.lbr import LocalBestResponse  # noqa: E402
-from schnapsen_env import encoding  # noqa: E402
-from schnapsen_env.rules import GameState  # noqa: E402
+from agents.search.lbr import LocalBestResponse, play_hand  # noqa: E402
 from schnapsen_env.ruleset import RuleSet  # noqa: E402
 
 EXACT = ROOT / "benchmarks" / "exploitability_schnapsen10.json"
 TARGETS = ("expert", "pimc", "heuristic")
-
-
-def hand(rules: RuleSet, lbr: LocalBestResponse, target, order, seat: int) -> float:
-    """The responder's game points in ``seat`` on one deal (seat 1 dealing), the target playing its argmax."""
-    s = GameState.from_deck(rules, [rules.deck.codes[c] for c in order], 1)
-    lbr.reset()
-    while s.result is None:
-        obs = {"observation": encoding.observation(s, s.to_move), "action_mask": s.action_mask()}
-        if s.to_move == seat:
-            a = lbr.act(obs)
-        else:
-            p = target(obs["observation"][None], obs["action_mask"][None])[0]
-            if not np.isclose(p.max(), 1.0):
-                raise ValueError("the target is not deterministic: this benchmark plays deterministic targets")
-            a = int(np.argmax(p))
-        s.step(a)
-    r = s.result
-    return 0.0 if r.winner is None else float(r.game_points if r.winner == seat else -r.game_points)
 
 
 def target_policy(name: str, rules: RuleSet):
@@ -103,7 +83,7 @@ def main(argv=None) -> int:
         lbr = LocalBestResponse(rules, target, seed=0)
         seats = []
         for seat in (0, 1):
-            values = np.array([hand(rules, lbr, target, o, seat) for o in orders])
+            values = np.array([play_hand(lbr, target, o, seat) for o in orders])
             seats.append({"mean": float(values.mean()), "stderr": float(values.std(ddof=1) / np.sqrt(len(values)))})
         lower = seats[0]["mean"] + seats[1]["mean"]
         exact_row = known.get(name if not name.endswith(".pt") else f"{name} (greedy)")

@@ -10,7 +10,7 @@ import pytest
 from agents.game_theory import exact
 from agents.scripted.heuristic import HeuristicAgent
 from agents.search.expert import ExpertAgent
-from agents.search.lbr import LocalBestResponse
+from agents.search.lbr import LocalBestResponse, play_hand
 from agents.search.pimc import PIMCAgent
 from helpers.knob_cases import CASES, case_seed
 from schnapsen_env import encoding
@@ -30,21 +30,8 @@ def _deals_seen_by(seat: int, hand: set[int], turn_up: int) -> list[np.ndarray]:
 def _lbr_value(target, orders, seat: int, rng: np.random.Generator) -> float:
     """The responder's mean game points in ``seat`` over ``orders`` (seat 1 dealing), the target's actions drawn
     from its probabilities (deterministic targets: exact)."""
-    total = 0.0
     lbr = LocalBestResponse(RULES, target, seed=0)
-    for order in orders:
-        s = GameState.from_deck(RULES, [RULES.deck.codes[c] for c in order.tolist()], 1)
-        lbr.reset()
-        while s.result is None:
-            obs = {"observation": encoding.observation(s, s.to_move), "action_mask": s.action_mask()}
-            if s.to_move == seat:
-                a = lbr.act(obs)
-            else:
-                p = target(obs["observation"][None], obs["action_mask"][None])[0]
-                a = int(rng.choice(len(p), p=p))
-            s.step(a)  # raises on an illegal action
-        r = s.result
-        total += 0.0 if r.winner is None else (r.game_points if r.winner == seat else -r.game_points)
+    total = sum(play_hand(lbr, target, order, seat, rng) for order in orders)  # raises on an illegal action
     return total / len(orders)
 
 

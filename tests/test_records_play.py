@@ -134,23 +134,6 @@ def test_play_program_quits_on_end_of_input():
     assert "bye" in out.getvalue()
 
 
-def test_play_program_default_opponent_is_the_strongest_shipped_policy(monkeypatch):
-    import agents.cli.play
-    from agents import STRONGEST_POLICY
-
-    asked = []
-    real = agents.cli.play.resolve_agent
-
-    def spy(name, rules):
-        asked.append(name)
-        return real(name, rules)
-
-    monkeypatch.setattr(agents.cli.play, "resolve_agent", spy)
-    out = io.StringIO()
-    assert play_main(["--seed", "2"], inp=_Typist([]), out=out) == 0
-    assert asked == [STRONGEST_POLICY] and "bye" in out.getvalue()
-
-
 def test_play_program_bad_opponent_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         play_main(["--opponent", "grandmaster"], inp=_Typist([]), out=io.StringIO())

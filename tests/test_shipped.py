@@ -89,7 +89,7 @@ def test_legal_in_the_vector_env(name):
         finished += int(np.sum(dones))
 
 
-@pytest.mark.parametrize("ruleset", ["sixtysix24", "schnapsen10"])
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_play_program_default_opponent_is_the_rulesets_strongest_policy(monkeypatch, ruleset):
     import agents.cli.play
     from agents.cli.play import main as play_main

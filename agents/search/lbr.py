@@ -189,4 +189,37 @@ def _every_world(unseen: np.ndarray, k: int, _stock: bool) -> np.ndarray:
     return np.array(rows, dtype=np.int64).reshape(len(rows), u)
 
 
-__all__ = ["LocalBestResponse"]
+def play_hand(responder: LocalBestResponse, target, order, seat: int,
+              rng: np.random.Generator | None = None) -> float:
+    """One hand of ``responder`` in ``seat`` against ``target`` on the deal ``order`` (card ids in the deck's
+    order of :meth:`GameState.from_deck`, seat 1 dealing, as :func:`agents.game_theory.exact.deals`).
+
+    ``target`` is a batched policy ``(obs (N, O) float32, masks (N, A) bool) -> probabilities (N, A)``; its action
+    is drawn from its probabilities with ``rng``, or, with ``rng`` None, its argmax (the target must then be
+    deterministic). Returns the responder's game points (negative: the target's; 0 for a tie).
+
+    Raises:
+        ValueError: ``rng`` is None and the target puts less than all its probability on one action.
+        IllegalActionError: either side chose an illegal action.
+    """
+    rules = responder.rules
+    s = GameState.from_deck(rules, [rules.deck.codes[int(c)] for c in order], 1)
+    responder.reset()
+    while s.result is None:
+        obs = {"observation": encoding.observation(s, s.to_move), "action_mask": s.action_mask()}
+        if s.to_move == seat:
+            a = responder.act(obs)
+        else:
+            p = target(obs["observation"][None], obs["action_mask"][None])[0]
+            if rng is not None:
+                a = int(rng.choice(len(p), p=p))
+            elif np.isclose(p.max(), 1.0):
+                a = int(np.argmax(p))
+            else:
+                raise ValueError("the target is not deterministic: pass rng to draw its actions")
+        s.step(a)
+    r = s.result
+    return 0.0 if r.winner is None else float(r.game_points if r.winner == seat else -r.game_points)
+
+
+__all__ = ["LocalBestResponse", "play_hand"]

@@ -150,6 +150,22 @@ def check_run_name(name: str | None) -> None:
                          "not '.' or '..' (the run folder stays inside --run-dir)")
 
 
+def check_agents(name: str, specs, rules: RuleSet) -> None:
+    """Build each agent spec of the flag ``name`` (an attribute name, ``final_eval_opponents``) for ``rules``, so
+    that one that cannot play them fails before the training.
+
+    Raises:
+        ValueError: naming the flag and the spec: an unknown name (the message lists the valid ones), a bad option,
+            or an agent that cannot play ``rules``.
+    """
+    for spec in specs:
+        try:
+            _, factory = resolve_agent(spec, rules)
+            factory(seed=0)
+        except (ValueError, TypeError) as e:
+            raise ValueError(f"{flag(name)} {short_repr(spec)}: {e}") from None
+
+
 def validate_recipe(args: PPOArgs) -> None:
     """Check the flags of the shared recipe (:class:`PPOArgs`). Raises ValueError naming the flag, its value and
     what it takes."""
@@ -187,10 +203,4 @@ def validate_recipe(args: PPOArgs) -> None:
         if not ok:
             want = f"{'[' if lo_in else '('}{lo}, {hi if hi is not None else 'inf'}{']' if hi_in else ')'}"
             raise ValueError(f"--{name.replace('_', '-')} must be a finite number in {want}, got {v}")
-    rules = rules_of(args)
-    for name in args.final_eval_opponents:
-        try:
-            _, factory = resolve_agent(name, rules)
-            factory(seed=0)  # built here, so that an agent that cannot play these rules fails before the training
-        except (ValueError, TypeError) as e:  # an unknown name lists the valid names
-            raise ValueError(f"--final-eval-opponents {short_repr(name)}: {e}") from None
+    check_agents("final_eval_opponents", args.final_eval_opponents, rules_of(args))

@@ -12,11 +12,9 @@ import torch
 
 from agents.evaluation.arena import MAX_DEALS
 from agents.learned.policy_net import PRECISIONS
-from agents.specs import resolve_agent
-from agents.training.recipe import cores, flag, rules_of, validate_recipe
+from agents.training.recipe import check_agents, cores, flag, rules_of, validate_recipe
 from agents.training.self_play import sampler_capacity
 from schnapsen_env.encoding import obs_size, state_size
-from schnapsen_env.errors import short_repr
 
 #: Largest --search-teacher-nodes (a search of a billion nodes takes minutes).
 MAX_SEARCH_NODES = 1_000_000_000
@@ -96,13 +94,7 @@ def validate(args) -> None:
         raise ValueError(f"--search-teacher-coef must be a number >= 0, got {args.search_teacher_coef}")
     if args.eval_every and not args.eval_opponents:
         raise ValueError("--eval-opponents is empty: expected at least one agent (or --eval-every 0)")
-    rules = rules_of(args)
-    for name in args.eval_opponents:
-        try:
-            _, factory = resolve_agent(name, rules)
-            factory(seed=0)  # built here, so that an agent that cannot play these rules fails before the training
-        except (ValueError, TypeError) as e:  # an unknown name lists the valid names
-            raise ValueError(f"--eval-opponents {short_repr(name)}: {e}") from None
+    check_agents("eval_opponents", args.eval_opponents, rules_of(args))
     if args.precision not in ("auto", *PRECISIONS):
         raise ValueError(f"--precision {args.precision!r}: expected 'auto', 'fp32' or 'bf16'")
     try:
