@@ -245,12 +245,14 @@ def load() -> list[float] | None:
 
 
 LOAD_AT_START = load()  # when the script imported this module, before its measurements
+COMMIT_AT_START = commit()  # the code that ran: a long measurement may end after the checkout moved on
 
 
 def record(figures: dict, machine_text: str | None = None) -> dict:
-    """``figures`` with what makes them reproducible: the command, this checkout's commit, the machine and its load
-    average when the script started and when it wrote the record."""
-    return {**figures, "command": " ".join(["python", *sys.argv]), "commit": commit(),
+    """``figures`` with what makes them reproducible: the command, this checkout's commit when the script started
+    (its code is what ran), the machine and its load average when the script started and when it wrote the
+    record."""
+    return {**figures, "command": " ".join(["python", *sys.argv]), "commit": COMMIT_AT_START,
             "machine": machine_text or machine(), "load_average": {"start": LOAD_AT_START, "end": load()}}
 
 

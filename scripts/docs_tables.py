@@ -353,8 +353,34 @@ def search_teacher() -> str:
     return "\n".join(rows) + "\n"
 
 
+def learning_curves() -> str:
+    """The learning curves (``benchmarks/learning_curves_schnapsen20.json``, written by
+    ``benchmarks/learning_curves.py``): per recipe and evaluation, the training minutes, learner decisions and the
+    game points a hand against each opponent of the panel with the 95% CI (the last row of a recipe: its final
+    evaluation, on more deals)."""
+    d = _load("learning_curves_schnapsen20.json")
+    st = d["settings"]
+    opps = st["opponents"]
+    rows = ["| recipe | training min | decisions | " + " | ".join(f"against `{o}`" for o in opps) + " |",
+            "|---|---:|---:|" + "---|" * len(opps)]
+    for name, r in d["runs"].items():
+        for h in r["curve"]:
+            cells = [_ci(h[o], *h["ci"][o]) for o in opps]
+            rows.append(f"| {name}{' (final)' if h.get('final') else ''} | {h['train_seconds'] / 60:.1f} | "
+                        f"{h['step']:,} | " + " | ".join(cells) + " |")
+    teacher = (f" The teacher's recipe adds `--search-teacher-share {st['share']:g} --search-teacher-nodes "
+               f"{st['nodes']} --search-teacher-coef {st['coef']:g}`." if "teacher" in d["runs"] else "")
+    rows += ["", f"Game points a hand with the 95% CI. Seed {st['seed']}, {st['total_steps']:,} learner decisions "
+                 f"(`train.py`'s defaults otherwise).{teacher} An evaluation every {st['eval_every']} updates on "
+                 f"{st['eval_deals']:,} duplicate deals (the same deals at the same evaluation of each recipe), the "
+                 f"final one on {st['final_deals']:,}; the minutes leave out the evaluations. {provenance(d)} "
+                 "Source: `benchmarks/learning_curves_schnapsen20.json`."]
+    return "\n".join(rows) + "\n"
+
+
 TABLES = {"strength": strength, "ladder": ladder, "exploitability": exploitability, "openspiel": openspiel,
-          "solver-core": solver_core, "web-soak": web_soak, "search-teacher": search_teacher}
+          "solver-core": solver_core, "web-soak": web_soak, "search-teacher": search_teacher,
+          "learning-curves": learning_curves}
 FILE_TABLES = {"rates": rates, "final-table": final_table, "pairs": pairs}  # tables that take the JSON file as their argument
 
 
