@@ -136,11 +136,11 @@ def main(argv: list[str] | None = None) -> int:
         try:
             record = json.loads(Path(args.source).read_text(encoding="utf-8"))
             runs = record["runs"]
-            record["settings"]["opponents"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            print(f"learning_curves.py: cannot read the record {args.source}: {e}", file=sys.stderr)
+            plot(record, args.plot)
+        except (OSError, ValueError, KeyError, TypeError, IndexError) as e:
+            print(f"learning_curves.py: cannot read the record {args.source}: {type(e).__name__} {e} (expected a "
+                  "record this script wrote with --json)", file=sys.stderr)
             return 2
-        plot(record, args.plot)
         print(f"drew {len(runs)} curves into {args.plot}")
         return 0
     with tempfile.TemporaryDirectory() as tmp:

@@ -139,8 +139,10 @@ def test_learning_curves_draws_each_recipe_and_the_shipped_runs(tmp_path):
     (["--plot", "c.svg"], "--plot needs --from"),
     (["--plot", "c.svg", "--from", "missing.json"], "cannot read the record missing.json"),
     (["--eval-deals", "0"], "must be positive"),
+    (["--plot", "c.svg", "--from", "bad.json"], "cannot read the record bad.json"),
 ])
 def test_learning_curves_bad_input_is_one_line(argv, expected, tmp_path):
+    (tmp_path / "bad.json").write_text(json.dumps({"settings": {"opponents": ["pimc"]}, "runs": {"a": {}}}))
     out = subprocess.run([sys.executable, str(CURVES), *argv], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
