@@ -18,7 +18,8 @@ from typing import Any
 
 from agents import moved
 from agents.base import Agent, as_rules, legal_ids
-from agents.learned.hybrid import PolicySearchAgent
+from agents.learned.hybrid import ExpertPlusAgent, PolicySearchAgent
+from agents.learned.rollouts import PolicyRolloutAgent
 from agents.learned.shipped import (
     SHIPPED,
     SHIPPED_POLICIES,
@@ -47,6 +48,8 @@ BUILT_IN: dict[str, Callable[..., Any]] = {
     # partial of a module-level function: the factories pickle (spawned workers, Windows), as agents/specs.py says
     **{p.name: functools.partial(load_shipped, p.name) for p in SHIPPED},
     "policy+expert": PolicySearchAgent,
+    "expert+": ExpertPlusAgent,
+    "policy-rollout": PolicyRolloutAgent,
 }
 #: Registered agents that play one ruleset only with their default options: name -> that ruleset (the shipped
 #: policies, each its own; ``policy+expert``, which plays the strongest ``schnapsen20`` policy).
@@ -114,5 +117,5 @@ def can_play(name: str, rules: RuleSet | str) -> bool:
     return ONE_RULESET.get(name, as_rules(rules).name) == as_rules(rules).name
 
 
-__all__ = ["ONE_RULESET", "SHIPPED", "SHIPPED_POLICIES", "STRONGEST_POLICIES", "STRONGEST_POLICY", "Agent", "ExpertAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "PolicySearchAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
+__all__ = ["ONE_RULESET", "SHIPPED", "SHIPPED_POLICIES", "STRONGEST_POLICIES", "STRONGEST_POLICY", "Agent", "ExpertAgent", "ExpertPlusAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "PolicyRolloutAgent", "PolicySearchAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
            "legal_ids", "make_agent", "shipped_policies"]

@@ -38,7 +38,7 @@ KNOB_SETS = [
 ]
 #: Cheap options for the search agents, so the whole file stays fast.
 CHEAP = {"pimc": dict(n_samples=2, depth=1), "rollout": dict(n_samples=2, depth=1), "expert": dict(worlds=2),
-         "policy+expert": dict(worlds=2)}
+         "policy+expert": dict(worlds=2), "expert+": dict(worlds=2), "policy-rollout": dict(worlds=2)}
 HANDS = 3
 
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import STRONGEST_POLICY, make_agent
-from agents.learned.hybrid import SEARCH_STOCK, PolicySearchAgent
+from agents import STRONGEST_POLICIES, STRONGEST_POLICY, make_agent
+from agents.learned.hybrid import SEARCH_STOCK, ExpertPlusAgent, PolicySearchAgent
 from agents.search.expert import ExpertAgent
 from helpers.play import obs_of
 from schnapsen_env.rules import GameState
@@ -85,3 +85,38 @@ def test_another_ruleset_is_refused_and_bad_observations_named():
     with pytest.raises(ValueError, match="no legal action"):
         agent.act({"observation": np.zeros(3, np.float32), "action_mask": np.zeros(agent.rules.n_actions, np.int8)})
     assert agent.decisions == {"policy": 0, "expert": 0}
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
+def test_expert_plus_plays_every_ruleset_with_its_policy_and_a_whole_history(ruleset):
+    """``expert+``: the ruleset's strongest shipped policy opens and models the opponent; at each of the expert's
+    decisions its history holds every decision of the hand, the policy's too, and reads as a hand (a replay)."""
+    rules = RuleSet.make(ruleset)
+    agent = make_agent("expert+", rules, seed=2, worlds=4)
+    assert isinstance(agent, ExpertPlusAgent) and agent.policy_name == STRONGEST_POLICIES[ruleset]
+    assert agent.expert.inference is not None
+    other = make_agent("heuristic", rules, seed=1)
+    rng = np.random.default_rng(3)
+    replays = []  # what the expert's inference is handed at each of its searches
+    weights = agent.expert.inference.weights
+    agent.expert.inference.weights = lambda replay, *args: replays.append(replay) or weights(replay, *args)
+    checked = 0
+    for _ in range(4):
+        g = GameState.new_hand(rules, rng=rng)
+        agent.reset()
+        mine = 0
+        while g.result is None:
+            obs = obs_of(g)
+            if g.to_move == 1:
+                g.push(other.act(obs))
+                continue
+            searched = len(replays)
+            g.push(agent.act(obs))
+            mine += 1
+            assert len(agent.expert.history.actions) == mine
+            if len(replays) > searched:
+                assert replays[-1] is not None and len(replays[-1].checks) == mine
+                checked += 1
+    assert checked > 4
+    with pytest.raises(ValueError, match="unknown agent"):
+        ExpertPlusAgent("schnapsen20", inference="no-such-model")

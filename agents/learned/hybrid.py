@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import as_rules, legal_ids
-from agents.learned.shipped import STRONGEST_POLICY
+from agents.learned.shipped import STRONGEST_POLICIES, STRONGEST_POLICY
 from agents.search.expert import ExpertAgent
 from agents.specs import resolve_agent
 from schnapsen_env.encoding import layout, obs_size
@@ -48,18 +48,21 @@ class PolicySearchAgent:
         search_stock: the expert also decides while the open stock holds at most this many cards (0: only once it
             is closed or exhausted); None: :data:`SEARCH_STOCK` (the arena's best, module docstring), or the whole
             stock where a ruleset deals a smaller one (schnapsen10).
+        inference: the expert's world inference (:class:`ExpertAgent`'s ``inference``: None, the default, uniform
+            worlds; ``"policy"`` or another opponent model weighs them by the opponent's actions of the hand). The
+            expert is then shown every decision of the hand, the policy's too, so that its history is whole.
 
     Raises:
         ValueError: an unknown policy name or missing file, a policy that cannot play ``rules`` (the shipped ones
             play ``schnapsen20`` only), ``worlds`` out of the expert's range, ``search_stock`` not an int from 0 to
-            the stock's size after the deal.
+            the stock's size after the deal, an unknown ``inference`` model.
         TypeError: ``rules`` missing.
     """
 
     name = "policy+expert"
 
     def __init__(self, rules: RuleSet | str, seed: int | None = None, policy: str | None = None,
-                 worlds: int | None = None, search_stock: int | None = None) -> None:
+                 worlds: int | None = None, search_stock: int | None = None, inference: str | None = None) -> None:
         self.rules = as_rules(rules)
         if policy is not None and not isinstance(policy, str):
             raise ValueError(f"policy must be a shipped policy's name or a .pt file, got {policy!r}")
@@ -75,8 +78,8 @@ class PolicySearchAgent:
                              f"got {search_stock!r}")
         self.search_stock = int(search_stock)
         self._stock_full = stock_full
-        self.expert = ExpertAgent(self.rules, seed=seed) if worlds is None else \
-            ExpertAgent(self.rules, seed=seed, worlds=worlds)
+        expert_options = {} if worlds is None else {"worlds": worlds}
+        self.expert = ExpertAgent(self.rules, seed=seed, inference=inference, **expert_options)
         lay = layout(self.rules)
         self._closed, self._stock, self._size = lay["closed"].start, lay["stock_size"].start, obs_size(self.rules)
         #: Decisions made by each half since construction: ``{"policy": n, "expert": m}`` (forced moves included).
@@ -103,9 +106,50 @@ class PolicySearchAgent:
         legal_ids(observation)  # ValueError before either half sees a position where this player is not to move
         half = "expert" if self.searches(observation) else "policy"
         self.decisions[half] += 1
-        return int((self.expert if half == "expert" else self.policy).act(observation))
+        if half == "expert":
+            return int(self.expert.act(observation))
+        action = int(self.policy.act(observation))
+        if self.expert.inference is not None:  # the expert's history of the hand holds the policy's decisions too
+            self.expert.history.observe(observation)
+            self.expert.history.acted(action)
+        return action
 
     def reset(self) -> None:
         for half in (self.policy, self.expert):
             if hasattr(half, "reset"):
                 half.reset()
+
+
+class ExpertPlusAgent(PolicySearchAgent):
+    """``expert+``: :class:`PolicySearchAgent` with the expert's world inference on, every ruleset's strongest
+    shipped policy playing the opening and modelling the opponent.
+
+    The expert's worlds are weighed by the likelihood of the opponent's actions of the hand under the policy's masked
+    softmax (:mod:`agents.search.inference`; Solinas, Rebstock, Sturtevant, Buro, AAAI 2019, for Skat), the policy
+    itself moves while the open stock holds more than ``search_stock`` cards. It plays every ruleset with a shipped
+    policy (:data:`agents.STRONGEST_POLICIES`: ``schnapsen20``, ``sixtysix24``, ``schnapsen10``), under any knobs.
+
+    Args:
+        rules: the env's RuleSet (or a ruleset name: default knobs).
+        seed: seed of both halves' generators.
+        policy: the opening's player and the opponent model (a shipped policy's name or a ``.pt`` policy of this
+            ruleset); None: the ruleset's strongest shipped policy.
+        worlds: the expert's worlds a decision; None: its default.
+        search_stock: as :class:`PolicySearchAgent`'s.
+        inference: the opponent model of the expert's inference; None: ``policy``'s masked softmax.
+
+    Raises:
+        ValueError: as :class:`PolicySearchAgent`, and a ruleset without a shipped policy when ``policy`` is None.
+    """
+
+    name = "expert+"
+
+    def __init__(self, rules: RuleSet | str, seed: int | None = None, policy: str | None = None,
+                 worlds: int | None = None, search_stock: int | None = None, inference: str | None = None) -> None:
+        rules = as_rules(rules)
+        if policy is None:
+            if rules.name not in STRONGEST_POLICIES:
+                raise ValueError(f"expert+ needs a shipped policy of {rules.name!r} (there is none): pass policy=")
+            policy = STRONGEST_POLICIES[rules.name]
+        super().__init__(rules, seed=seed, policy=policy, worlds=worlds, search_stock=search_stock,
+                         inference=policy if inference is None else inference)
