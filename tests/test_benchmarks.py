@@ -146,3 +146,43 @@ def test_learning_curves_bad_input_is_one_line(argv, expected, tmp_path):
     out = subprocess.run([sys.executable, str(CURVES), *argv], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+LADDER_SCRIPT = Path(__file__).resolve().parent.parent / "benchmarks" / "ladder.py"
+LADDER_RECORD = LADDER_SCRIPT.parent / "ladder_schnapsen20.json"
+
+
+def _ladder_module():
+    spec = importlib.util.spec_from_file_location("ladder_script", LADDER_SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_ladder_refit_reproduces_the_records_elo_and_a_pair_replaces_its_twin(tmp_path):
+    """The Elo of the ladder record is the fit of its own pairs; adding a pair of two agents already paired
+    replaces that pair (either order) and a new agent joins the list."""
+    ladder = json.loads(LADDER_RECORD.read_text(encoding="utf-8"))
+    module = _ladder_module()
+    again = module.add_pairs(ladder, [])
+    assert again["elo"] == pytest.approx(ladder["elo"], abs=1e-6)
+    old = next(p for p in ladder["pairs"] if {p["agent_a"], p["agent_b"]} == {"expert", "pimc"})
+    flipped = {**old, "agent_a": "pimc", "agent_b": "expert", "mean": -old["mean"], "hands_won_a": old["hands_won_b"],
+               "hands_won_b": old["hands_won_a"], "ci_low": -old["ci_high"], "ci_high": -old["ci_low"]}
+    newcomer = {**old, "agent_a": "newcomer", "agent_b": "random", "hands_won_a": 1500, "hands_won_b": 500}
+    new = module.add_pairs(ladder, [flipped, newcomer])
+    assert len(new["pairs"]) == len(ladder["pairs"]) + 1 and new["agents"][-1] == "newcomer"
+    assert new["elo"]["expert"] == pytest.approx(ladder["elo"]["expert"], abs=1e-6)  # the same hands, flipped
+    assert new["elo"]["newcomer"] > 0
+    path = tmp_path / "ladder.json"
+    path.write_text(json.dumps(ladder), encoding="utf-8")
+    pair = tmp_path / "pair.json"
+    pair.write_text(json.dumps({**old, "seed": 7}), encoding="utf-8")
+    out = subprocess.run([sys.executable, str(LADDER_SCRIPT), str(path), str(pair)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "seed 7" in out.stderr
+    assert json.loads(path.read_text(encoding="utf-8")) == ladder  # refused: the ladder untouched
+    pair.write_text("{not json", encoding="utf-8")
+    out = subprocess.run([sys.executable, str(LADDER_SCRIPT), str(path), str(pair)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "cannot read it as JSON" in out.stderr and "Traceback" not in out.stderr
