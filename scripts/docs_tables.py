@@ -411,7 +411,29 @@ def on_page_markdown(markdown: str, **kwargs) -> str:
     return VALUE.sub(lambda m: m.group("body"), fill(markdown))
 
 
+def main(argv: list[str] | None = None) -> int:
+    """Rewrite the markers of the given Markdown files in place; a missing file or a bad marker is one line, exit
+    2, and no file is written until every one has been rendered."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Fill the table and value markers of Markdown files in place from "
+                                                 "the JSON records under benchmarks/.")
+    parser.add_argument("files", nargs="+", type=Path, help="Markdown files, e.g. README.md CONTRIBUTING.md docs/*.md")
+    args = parser.parse_args(argv)
+    filled = {}
+    try:
+        for path in args.files:
+            filled[path] = fill(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as e:
+        print(f"docs_tables.py: cannot read {path}: {e.strerror or e}", file=sys.stderr)
+        return 2
+    except (KeyError, ValueError, IndexError, TypeError) as e:
+        print(f"docs_tables.py: {path}: {e}", file=sys.stderr)
+        return 2
+    for path, text in filled.items():
+        path.write_text(text, encoding="utf-8")
+    return 0
+
+
 if __name__ == "__main__":
-    for arg in sys.argv[1:]:
-        path = Path(arg)
-        path.write_text(fill(path.read_text(encoding="utf-8")), encoding="utf-8")
+    sys.exit(main())

@@ -575,3 +575,20 @@ def test_sphinx_roles_become_optional_cross_references():
                    f"{ref.format('schnapsen_env.rules.GameState.position', 'GameState.position')} and "
                    f"{ref.format('schnapsen_env.rules.GameState.deck', 'GameState.deck')}."), out
     assert RAW_ROLE.search("see :class:<code>GameState</code>") and not RAW_ROLE.search(out)
+
+
+def test_docs_tables_command_line_bad_input_is_one_line(tmp_path):
+    """``python scripts/docs_tables.py FILE...``: a missing file or an unknown table is one line and exit 2, and no
+    file is rewritten (the good one before it keeps its text)."""
+    good = tmp_path / "good.md"
+    good.write_text("<!-- value: ladder_schnapsen20.json:pairs.0.deals -->?<!-- end value -->\n", encoding="utf-8")
+    bad = tmp_path / "bad.md"
+    bad.write_text("<!-- table: no-such-table -->\n| x |\n<!-- end table -->\n", encoding="utf-8")
+    script = str(ROOT / "scripts" / "docs_tables.py")
+    for files, expected in (([good, tmp_path / "missing.md"], "cannot read"), ([good, bad], "unknown table")):
+        out = subprocess.run([sys.executable, script, *map(str, files)], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and expected in out.stderr, out.stderr
+        assert "?" in good.read_text(encoding="utf-8")
+    out = subprocess.run([sys.executable, script, str(good)], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0 and "1,000" in good.read_text(encoding="utf-8")
