@@ -24,8 +24,8 @@ and the ratios compiled / reference of the node rates and of the median ms on th
 compiled core: node rate >= 50x the reference; a full solve from trick 1 in a median
 of at most 10 ms.
 
-**Expert move time** (``--expert N``, ``--expert-ruleset``, default ``schnapsen20``): ``expert`` at its default
-budget plays N seeded hands (seeds 0..N-1, seat alternating) against ``heuristic``; every decision with more than
+**Expert move time** (``--expert N``, ``--expert-ruleset``, default ``schnapsen20``; ``--expert-agent NAME``,
+default ``expert``, times another registered agent the same way): ``expert`` at its default budget plays N seeded hands (seeds 0..N-1, seat alternating) against ``heuristic``; every decision with more than
 one legal action is timed with ``time.perf_counter`` around ``act``, after one untimed hand of another expert (seed
 10**6: numba's compilation or cache load is not a move). Prints the median, p90 and max ms a move, the median
 worlds, the median and largest nodes, and the moves searched to a horizon (their exact worlds did not fit the
@@ -139,19 +139,21 @@ def speed(args) -> dict:
         "goal_node_rate_ratio": GOAL_NODE_RATE, "goal_trick1_ms": GOAL_TRICK1_MS}
 
 
-def expert_moves(n: int, ruleset: str = "schnapsen20") -> dict:
+def expert_moves(n: int, ruleset: str = "schnapsen20", agent: str = "expert") -> dict:
     from agents import make_agent
     from schnapsen_env import encoding
 
     rules = RuleSet.make(ruleset)
+    searches = agent == "expert"  # worlds and nodes are the expert's own figures
     ms, worlds, nodes, horizon = [], [], [], 0
     for seed in [-1] + list(range(n)):  # first an untimed hand with another expert: numba's compilation or cache
         warm_up = seed == -1            # load is not a move, and the timed expert's draws stay those of seed 0
         if warm_up:
-            expert = make_agent("expert", rules, seed=1)
+            expert = make_agent(agent, rules, seed=1)
             seed = 10 ** 6
         elif seed == 0:
-            expert = make_agent("expert", rules, seed=0)
+            expert = make_agent(agent, rules, seed=0)
+        expert.reset()
         g = GameState.new_hand(rules, rng=np.random.default_rng(seed))
         other = make_agent("heuristic", rules, seed=seed)
         seat = seed % 2
@@ -165,18 +167,23 @@ def expert_moves(n: int, ruleset: str = "schnapsen20") -> dict:
             dt = time.perf_counter() - t0
             if int(obs["action_mask"].sum()) > 1 and not warm_up:
                 ms.append(dt * 1e3)
-                worlds.append(expert.last_worlds)
-                nodes.append(expert.last_nodes)
-                horizon += expert.last_depth is not None
+                if searches:
+                    worlds.append(expert.last_worlds)
+                    nodes.append(expert.last_nodes)
+                    horizon += expert.last_depth is not None
             g.push(a)
-    print(f"expert (defaults) vs heuristic, {ruleset}, {n} hands, {len(ms)} timed moves: median {np.median(ms):.1f} "
-          f"ms, p90 {np.percentile(ms, 90):.1f} ms, max {max(ms):.1f} ms a move; median {np.median(worlds):.0f} "
-          f"worlds, {np.median(nodes):,.0f} nodes, at most {max(nodes):,}; {horizon} moves searched to a horizon "
+    search = (f"; median {np.median(worlds):.0f} worlds, {np.median(nodes):,.0f} nodes, at most {max(nodes):,}; "
+              f"{horizon} moves searched to a horizon") if searches else ""
+    print(f"{agent} (defaults) vs heuristic, {ruleset}, {n} hands, {len(ms)} timed moves: median {np.median(ms):.1f} "
+          f"ms, p90 {np.percentile(ms, 90):.1f} ms, max {max(ms):.1f} ms a move{search} "
           f"(goal: median <= {GOAL_EXPERT_MS:g} ms, max <= {GOAL_EXPERT_MAX_MS:g} ms)")
-    return {"ruleset": ruleset, "hands": n, "moves": len(ms), "median_ms": float(np.median(ms)),
-            "p90_ms": float(np.percentile(ms, 90)), "max_ms": max(ms), "median_worlds": float(np.median(worlds)),
-            "median_nodes": float(np.median(nodes)), "max_nodes": max(nodes), "horizon_moves": horizon,
-            "goal_median_ms": GOAL_EXPERT_MS, "goal_max_ms": GOAL_EXPERT_MAX_MS}
+    figures = {"agent": agent, "ruleset": ruleset, "hands": n, "moves": len(ms), "median_ms": float(np.median(ms)),
+               "p90_ms": float(np.percentile(ms, 90)), "max_ms": max(ms), "goal_median_ms": GOAL_EXPERT_MS,
+               "goal_max_ms": GOAL_EXPERT_MAX_MS}
+    if searches:
+        figures.update(median_worlds=float(np.median(worlds)), median_nodes=float(np.median(nodes)),
+                       max_nodes=max(nodes), horizon_moves=horizon)
+    return figures
 
 
 def exactness(n: int, seed: int) -> dict:
@@ -208,12 +215,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--expert", type=int, default=0, metavar="N", help="time expert's moves over N hands")
     parser.add_argument("--expert-ruleset", default="schnapsen20", choices=sorted(RULESETS),
                         help="the ruleset of --expert's hands")
+    parser.add_argument("--expert-agent", default="expert", metavar="NAME",
+                        help="the registered agent --expert times (default expert; e.g. expert+, policy-rollout)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--record-nodes", action="store_true", help=f"write {NODES_FILE.name}")
     harness.json_option(parser)
     args = parser.parse_args(argv)
     if min(args.deals, args.reference_deals, args.rounds) < 1 or min(args.exactness, args.expert) < 0:
         parser.error("--deals, --reference-deals and --rounds must be >= 1, --exactness and --expert >= 0")
+    if args.expert:
+        from agents import agent_names, can_play
+
+        if args.expert_agent not in agent_names() or not can_play(args.expert_agent, args.expert_ruleset):
+            parser.error(f"--expert-agent must be a registered agent that plays {args.expert_ruleset} "
+                         f"({', '.join(agent_names())}), got {args.expert_agent!r}")
     if args.record_nodes:
         data = {"about": "agents.search.solver_core.perft_nodes(): [value, nodes] of full solves from trick 1 of seeded "
                          "deals; checked by tests/test_solver_core.py", "core": perft_nodes()}
@@ -223,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.exactness:
         figures = {"exactness": exactness(args.exactness, args.seed)}
     elif args.expert:
-        figures = {"expert": expert_moves(args.expert, args.expert_ruleset)}
+        figures = {"expert": expert_moves(args.expert, args.expert_ruleset, args.expert_agent)}
     else:
         figures = {"speed": speed(args)}
     if args.json:
