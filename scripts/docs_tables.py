@@ -153,6 +153,40 @@ def strength() -> str:
     return "\n".join(rows) + "\n"
 
 
+#: The targets of the ``schnapsen20`` exploitability table (``responders``), from the weakest.
+EXPLOITABILITY_TARGETS = ("pimc", "expert", "trained-220m", "policy+expert", "expert+")
+
+
+def responders() -> str:
+    """A lower bound on the exploitability of each ``schnapsen20`` target (:data:`EXPLOITABILITY_TARGETS`): the best
+    result of any agent that played it on the ladder's duplicate deals (``benchmarks/ladder_schnapsen20.json``), from
+    the responder's side, with its 95% CI; the expected result of any strategy against a target is at most the best
+    response's, so each row bounds the target's exploitability (game points a hand, both seats) from below. The
+    responders that are not ladder agents are in ``benchmarks/responders_schnapsen20.json``."""
+    pairs = _load("ladder_schnapsen20.json")["pairs"] + _load("responders_schnapsen20.json")["pairs"]
+    rows = ["| target | responders played | best responder | its result: game points a hand, 95% CI |",
+            "|---|---:|---|---|"]
+    for target in EXPLOITABILITY_TARGETS:
+        found = []
+        for p in pairs:
+            if target not in (p["agent_a"], p["agent_b"]) or p["agent_a"] == p["agent_b"]:
+                continue
+            sign = 1 if p["agent_b"] == target else -1
+            other = p["agent_a"] if sign == 1 else p["agent_b"]
+            lo, hi = sorted((sign * p["ci_low"], sign * p["ci_high"]))
+            found.append((sign * p["mean"], lo, hi, other, p["deals"]))
+        if not found:
+            rows.append(f"| `{target}` | 0 | not played | |")
+            continue
+        mean, lo, hi, other, deals = max(found)
+        rows.append(f"| `{target}` | {len(found)} | `{other}` | {_ci(mean, lo, hi)} over {deals:,} deals |")
+    rows.append("")
+    rows.append("The best of several responders is picked after the fact, so its mean leans slightly high (a "
+                "selection effect within the CIs); a negative best result bounds nothing beyond 0. Sources: "
+                "`benchmarks/ladder_schnapsen20.json`, `benchmarks/responders_schnapsen20.json`.")
+    return "\n".join(rows) + "\n"
+
+
 def ladder() -> str:
     """Every pair of the ``schnapsen20`` ladder (``benchmarks/ladder_schnapsen20.json``) as a cross table: the mean
     game points a hand of the row agent against the column agent, +- the 95% CI's half-width; agents by Elo."""
@@ -380,7 +414,7 @@ def learning_curves() -> str:
 
 TABLES = {"strength": strength, "ladder": ladder, "exploitability": exploitability, "openspiel": openspiel,
           "solver-core": solver_core, "web-soak": web_soak, "search-teacher": search_teacher,
-          "learning-curves": learning_curves}
+          "learning-curves": learning_curves, "responders": responders}
 FILE_TABLES = {"rates": rates, "final-table": final_table, "pairs": pairs}  # tables that take the JSON file as their argument
 
 

@@ -76,9 +76,10 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
          "--final-eval-deals 500 --run-name sixtysix24_36m",)),  # 36M decisions, 28 minutes on 2 shared cores
     ShippedPolicy(
         "trained-schnapsen10", "schnapsen10_policy.pt", "schnapsen10",
-        "70f58f9b56cdf2938839112f69deff82fd2d95b405eee6a55db0c8c677719a8a", "41a7a39",
-        ("python train.py --ruleset schnapsen10 --total-steps 20000000 --samplers 1 --eval-every 500 "
-         "--final-eval-deals 500 --run-name schnapsen10_20m",)),  # 20M decisions, 11 minutes on 2 shared cores
+        "7ce23a2af7cd4807c5d4ac347c511e2a47d56e5006e608c53b4038f3b0d6eb2e", "0fd913d",
+        ("python train.py --ruleset schnapsen10 --total-steps 10000000 --samplers 1 --search-teacher-share 1.0 "
+         "--eval-every 0 --final-eval-deals 0 --nash-conv-every 200 --run-name s10_teach10m",)),
+    # 10M decisions with the search teacher on every hidden-card decision, 33 minutes on 2 shared cores
 )
 
 #: The strongest shipped policy of each ruleset that has one: the default opponent of ``schnapsen-play`` and the
