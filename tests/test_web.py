@@ -663,11 +663,11 @@ def test_a_failing_opponent_names_none_of_its_cards_and_can_retry(monkeypatch, s
     app = create_app(seed=2, workers=0)  # threads: the failure is patched into this process
     real, calls = search.choose_action, []
 
-    def fails_once(spec, rules, obs, mask, seed):
+    def fails_once(spec, rules, obs, mask, seed, history=None):
         calls.append(seed)
         if len(calls) == 1:
             raise ValueError(f"legal are {list(np.flatnonzero(mask))}: SECRET")
-        return real(spec, rules, obs, mask, seed)
+        return real(spec, rules, obs, mask, seed, history)
 
     monkeypatch.setattr(search, "choose_action", fails_once)
     with TestClient(app) as c:
@@ -696,13 +696,13 @@ def test_an_opponent_that_chooses_an_illegal_card_names_none_of_its_cards(monkey
     app = create_app(seed=2, workers=0)  # threads: the agent is patched into this process
     real, chosen = search.choose_action, []
 
-    def illegal_once(spec, rules, obs, mask, seed):
+    def illegal_once(spec, rules, obs, mask, seed, history=None):
         if not chosen:
             [game] = list(app.state.games._items.values())
             card = int(game.state.stock[0])  # face down: hidden from the person
             chosen.append((game.rules.deck.codes[card], card))
             return card
-        return real(spec, rules, obs, mask, seed)
+        return real(spec, rules, obs, mask, seed, history)
 
     monkeypatch.setattr(search, "choose_action", illegal_once)
     with TestClient(app) as c:
