@@ -459,8 +459,10 @@ def _hidden_codes(state: GameState, seat: int) -> set[str]:
 
 
 def _swap_in(game, state: GameState):
-    """Put ``state`` into the game (keeping its record: a loaded position has no deal of its own)."""
+    """Put ``state`` into the game (keeping its record and its undo stack, which the person's history of the hand is
+    replayed from: a loaded position has no deal or past of its own)."""
     state.deal, state.actions = game.state.deal, list(game.state.actions)
+    state._stack = list(game.state._stack)
     game.state = state
 
 

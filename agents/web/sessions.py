@@ -68,7 +68,8 @@ def seat_history(state: GameState, seat: int) -> History:
     only what it may know, RULES.md R27) and the action it took there, oldest first.
 
     Args:
-        state: the hand now (its actions since the deal are undone on a copy and replayed; ``state`` is unchanged).
+        state: the hand now, dealt and played by its actions (as a game's or a replay's: its actions since the deal
+            are undone on a copy and replayed; ``state`` is unchanged).
         seat: 0 or 1.
 
     Returns:
