@@ -21,6 +21,8 @@ always pass the env's own rules.
 * ``act(observation_dict) -> int``: the env's ``{"observation", "action_mask"}`` dict of the player to move in,
   a legal action id out. An agent sees only that dict, so it cannot peek at hidden cards;
 * ``reset()`` (optional): called between hands;
+* ``observe_hand(observations, actions)`` (optional, :class:`ObservesHand`): the hand's history, for a caller that
+  builds the agent afresh for a decision (the web app) where another keeps it through the hand (the arena);
 * ``name``: a short label (``"random"``, ``"pimc"``, ...);
 * ``rules``: the :class:`RuleSet` it plays (the one it was given).
 """
@@ -39,6 +41,46 @@ class Agent(Protocol):
     """Anything with ``act(observation: dict) -> int`` (and optionally ``reset()`` between hands, a ``name``)."""
 
     def act(self, observation: dict) -> int: ...
+
+
+@runtime_checkable
+class ObservesHand(Protocol):
+    """An agent that reads the hand's history (its world inference weighs worlds by the opponent's actions).
+
+    ``observe_hand(observations, actions)`` gives it this hand's earlier observations of the player (each the env's
+    ``"observation"`` vector, float32 ``(obs_size,)``, or the env's dict) and the action id it took on each, oldest
+    first: all the player may know (RULES.md R27), never the opponent's cards. They replace whatever history the agent
+    kept, and the next :meth:`act` is the decision that follows them, so that an agent built afresh, given them, then
+    acting decides as the same agent kept through the hand would (with the same generator state). An agent kept through
+    the hand needs no call: its ``act`` records the history itself. Callers that rebuild an agent per decision call
+    :func:`observe_hand`, which does nothing for an agent without the method (it reads no history).
+
+    Raises:
+        ValueError: ``observations`` and ``actions`` of different lengths.
+    """
+
+    def observe_hand(self, observations, actions) -> None: ...
+
+
+def observe_hand(agent, observations, actions) -> bool:
+    """Give ``agent`` the hand's history (:class:`ObservesHand`) where it reads one; True if it does.
+
+    Args:
+        agent: any agent.
+        observations: the player's earlier observations of the hand (vectors float32 ``(obs_size,)`` or the env's
+            dicts), oldest first.
+        actions: the action id taken on each.
+
+    Raises:
+        ValueError: ``observations`` and ``actions`` of different lengths.
+    """
+    if len(observations) != len(actions):
+        raise ValueError(f"the hand's history needs one action per observation, got {len(observations)} observations "
+                         f"and {len(actions)} actions")
+    if not isinstance(agent, ObservesHand):
+        return False
+    agent.observe_hand(observations, actions)
+    return True
 
 
 def legal_ids(observation: dict) -> np.ndarray:
@@ -64,4 +106,4 @@ def best_action(values: dict[int, float]) -> int:
 
 
 
-__all__ = ["Agent", "as_rules", "best_action", "legal_ids"]
+__all__ = ["Agent", "ObservesHand", "as_rules", "best_action", "legal_ids", "observe_hand"]

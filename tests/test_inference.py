@@ -12,6 +12,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy.stats import chisquare
 
+from agents import make_agent
+from agents.base import observe_hand
 from agents.game_theory.exact import deals
 from agents.search.expert import ExpertAgent
 from agents.search.inference import (
@@ -322,3 +324,60 @@ def test_an_exchange_whose_old_turn_up_is_led_at_once_is_one_reading(ruleset):
         assert inference.weights(replay, np.repeat(_world_of(g, unseen)[None], 20, axis=0), k, rng).max() >= 1.0
         found += 1
     assert found >= 3
+
+
+def _search_half(agent):
+    """The part of an agent that draws its worlds from a generator and keeps the hand's history: the expert of
+    ``policy+expert`` / ``expert+``, the sampler of ``policy-rollout``, else the agent itself."""
+    return getattr(agent, "expert", None) or getattr(agent, "sampler", None) or agent
+
+
+@pytest.mark.parametrize("spec, options", [
+    ("expert", {"inference": "consistent", "worlds": 8, "max_nodes": 50_000}),
+    ("pimc", {"inference": "uniform", "n_samples": 4}),
+    ("expert+", {"worlds": 4}),
+    ("policy-rollout", {"inference": "policy", "worlds": 4}),
+])
+def test_observe_hand_then_act_decides_as_the_agent_kept_through_the_hand(spec, options):
+    """The agent protocol ``observe_hand`` (agents.base.ObservesHand): at every decision of a hand, an agent built
+    afresh and given the player's earlier observations and actions decides as the agent kept through the hand, when
+    both draw from the same generator state (the web app builds one per decision from that decision's seed); and it
+    keeps the same history. The history matters: without it the expert's world weights differ somewhere."""
+    rules = RuleSet.make("schnapsen20")
+    whole = make_agent(spec, rules, seed=0, **options)
+    other = make_agent("heuristic", rules, seed=1)
+    g = GameState.new_hand(rules, rng=np.random.default_rng(5))
+    seen, taken, differs, decisions = [], [], False, 0
+    while g.result is None:
+        obs = {"observation": encoding.observation(g, g.to_move), "action_mask": g.action_mask()}
+        if g.to_move == 1:
+            g.push(other.act(obs))
+            continue
+        seed = 100 + decisions
+        fresh = make_agent(spec, rules, seed=seed, **options)
+        assert observe_hand(fresh, seen, taken)
+        _search_half(whole).rng = np.random.default_rng(seed)
+        action = whole.act(obs)
+        assert fresh.act(obs) == action, f"decision {decisions}"
+        h_whole, h_fresh = _search_half(whole).history, _search_half(fresh).history
+        assert h_fresh.actions == h_whole.actions == [*taken, action]
+        assert all(np.array_equal(a, b) for a, b in zip(h_fresh.observations, h_whole.observations, strict=True))
+        if taken and len(np.flatnonzero(obs["action_mask"])) > 1:  # the weights with and without the history
+            inference, (unseen, k) = _search_half(fresh).inference, world_rows(obs, rules)
+            worlds = draw_worlds(unseen, 16, np.random.default_rng(0))
+            full, bare = HandHistory(rules), HandHistory(rules)
+            full.load(seen, taken)
+            full.observe(obs)
+            bare.observe(obs)
+            differs |= not np.array_equal(inference.weights(full.replay(), worlds, k, np.random.default_rng(1)),
+                                          inference.weights(bare.replay(), worlds, k, np.random.default_rng(1)))
+        seen.append(obs["observation"])
+        taken.append(action)
+        decisions += 1
+        g.push(action)
+    assert decisions >= 5
+    if "policy" in options.get("inference", "policy"):  # a model that prefers some actions: the history weighs
+        assert differs, "the history changed no world weight: the check proves nothing"
+    with pytest.raises(ValueError, match="one action per observation"):
+        observe_hand(whole, seen, taken[:-1])
+    assert not observe_hand(make_agent("heuristic", rules, seed=0), seen, taken)  # reads no history

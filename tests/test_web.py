@@ -43,6 +43,8 @@ from agents import STRONGEST_POLICIES, STRONGEST_POLICY, shipped_policies  # noq
 from agents.web.app import MAX_UPLOAD_BYTES, create_app  # noqa: E402
 from agents.web.search import POLICY_NAMES  # noqa: E402
 from schnapsen_env import GameState, RuleSet  # noqa: E402
+from schnapsen_env.encoding import observation  # noqa: E402
+from schnapsen_env.errors import IllegalActionError  # noqa: E402
 from schnapsen_env.records import Recorder, parse_records, record_of, replay_to_end  # noqa: E402
 from schnapsen_env.rules import PLAYERS  # noqa: E402
 
@@ -457,8 +459,10 @@ def _hidden_codes(state: GameState, seat: int) -> set[str]:
 
 
 def _swap_in(game, state: GameState):
-    """Put ``state`` into the game (keeping its record: a loaded position has no deal of its own)."""
+    """Put ``state`` into the game (keeping its record and its undo stack, which the person's history of the hand is
+    replayed from: a loaded position has no deal or past of its own)."""
     state.deal, state.actions = game.state.deal, list(game.state.actions)
+    state._stack = list(game.state._stack)
     game.state = state
 
 
@@ -663,11 +667,11 @@ def test_a_failing_opponent_names_none_of_its_cards_and_can_retry(monkeypatch, s
     app = create_app(seed=2, workers=0)  # threads: the failure is patched into this process
     real, calls = search.choose_action, []
 
-    def fails_once(spec, rules, obs, mask, seed):
+    def fails_once(spec, rules, obs, mask, seed, history=None):
         calls.append(seed)
         if len(calls) == 1:
             raise ValueError(f"legal are {list(np.flatnonzero(mask))}: SECRET")
-        return real(spec, rules, obs, mask, seed)
+        return real(spec, rules, obs, mask, seed, history)
 
     monkeypatch.setattr(search, "choose_action", fails_once)
     with TestClient(app) as c:
@@ -696,13 +700,13 @@ def test_an_opponent_that_chooses_an_illegal_card_names_none_of_its_cards(monkey
     app = create_app(seed=2, workers=0)  # threads: the agent is patched into this process
     real, chosen = search.choose_action, []
 
-    def illegal_once(spec, rules, obs, mask, seed):
+    def illegal_once(spec, rules, obs, mask, seed, history=None):
         if not chosen:
             [game] = list(app.state.games._items.values())
             card = int(game.state.stock[0])  # face down: hidden from the person
             chosen.append((game.rules.deck.codes[card], card))
             return card
-        return real(spec, rules, obs, mask, seed)
+        return real(spec, rules, obs, mask, seed, history)
 
     monkeypatch.setattr(search, "choose_action", illegal_once)
     with TestClient(app) as c:
@@ -720,6 +724,112 @@ def test_an_opponent_that_chooses_an_illegal_card_names_none_of_its_cards(monkey
         stuck = c.get(f"/api/games/{view['game']}").json()
         r = c.post(f"/api/games/{view['game']}/opponent", json={"version": stuck["version"]})
         assert r.status_code == 200 and r.json()["view"]["table"]["to_move"] == "you"
+
+
+def _search_half(agent):
+    """The part of an agent that draws its worlds and keeps the hand's history (the expert of ``expert+``)."""
+    return getattr(agent, "expert", None) or agent
+
+
+@pytest.mark.parametrize("name, options, seat, seed", [("expert+", {"worlds": 4}, "player_0", 5),
+                                                       ("expert", {"inference": "consistent", "worlds": 8,
+                                                                   "max_nodes": 50_000}, "player_1", 6)])
+def test_an_opponent_that_reads_the_hand_decides_as_one_kept_through_it(monkeypatch, name, options, seat, seed):
+    """The web app builds the opponent afresh for every move; an agent that weighs its worlds by the hand's history
+    gets that history with the task (the seat's own earlier observations and actions), so every one of its moves
+    equals the move of the same agent kept through the hand in a plain loop, given the same generator state (the
+    move's seed) and the same observations. Without the history the tasks would carry an empty one."""
+    from agents import make_agent
+    from agents.web import search
+
+    real_make, real_choose, tasks = search.make_agent, search.choose_action, []
+    monkeypatch.setattr(search, "make_agent", lambda what, rules, seed=None: real_make(
+        what, rules, seed=seed, **(options if what == name else {})))
+
+    def recorded(spec, rules, obs, mask, seed, history=None):
+        action = real_choose(spec, rules, obs, mask, seed, history)
+        if spec == ("name", name):
+            tasks.append((obs, mask, seed, history, action))
+        return action
+
+    monkeypatch.setattr(search, "choose_action", recorded)
+    app = create_app(seed=0, workers=0)  # threads: the agent is patched into this process
+    with TestClient(app) as c:
+        view = new_game(c, opponent=name, mode="hand", seed=seed, seat=seat)
+        play_to_end(c, app, view, np.random.default_rng(seed))
+        game = app.state.games.get(view["game"])
+    opp = 1 - game.seat
+    whole = make_agent(name, game.rules, seed=0, **options)
+    g = GameState.from_deck(game.rules, game.finished[-1].deck, game.finished[-1].dealer)
+    moves, kept = 0, None
+    for action in game.state.actions:
+        if g.to_move == opp:
+            obs, mask, task_seed, history, chosen = tasks[moves]
+            assert np.array_equal(obs, observation(g, opp)) and np.array_equal(mask, g.action_mask())
+            kept = _search_half(whole).history
+            assert history[1].tolist() == kept.actions
+            assert np.array_equal(history[0], np.array(kept.observations).reshape(history[0].shape))
+            _search_half(whole).rng = np.random.default_rng(task_seed)
+            assert whole.act({"observation": obs, "action_mask": mask}) == chosen == action, f"move {moves}"
+            moves += 1
+        g.step(action)
+    assert moves == len(tasks) >= 5 and len(tasks[-1][3][1]) == moves - 1 > 0  # the last task: a long history
+
+
+def _unseen_by(state: GameState, seat: int) -> list[int]:
+    """Cards ``seat`` has never seen in the hand so far: the other's cards never played, shown or turned up, and the
+    face-down stock."""
+    other, d = 1 - seat, state.rules.deck
+    dealt = GameState.from_deck(state.rules, [d.codes[c] for c in state.deal[0]], state.deal[1])
+    ever_up = {dealt.turn_up, state.rules.exchange_card(state.trump)}  # the first turn-up; the jack may follow it
+    hidden = [c for c in range(d.size) if state.hands[other] >> c & 1 and not state.known[other] >> c & 1]
+    return [c for c in hidden + list(state.stock[:-1]) if c not in ever_up]
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+def test_the_history_a_task_carries_is_the_seats_own(ruleset):
+    """The history sent with a seat's task (``Game.history``) is what that seat saw: deal the same hand with two
+    cards it never saw swapped (another of the other's hidden cards, another stock order), replay the same actions:
+    the history is identical. Swapping a card the seat was dealt and still holds changes it (the check can fail: the
+    seat's first decision, in trick 1, saw its dealt hand)."""
+    from agents.web.sessions import seat_history
+
+    rules, rng = RuleSet.make(ruleset), np.random.default_rng(11)
+    codes, checked, controls = rules.deck.codes, 0, 0
+    for _ in range(6):
+        g = GameState.new_hand(rules, rng)
+        while g.result is None:
+            seat = g.to_move
+            history = seat_history(g, seat)
+            assert history[0].shape == (len(history[1]), len(observation(g, seat)))
+            assert history[0].dtype == np.float32 and history[1].dtype == np.int64
+            deck, dealer = list(g.deal[0]), g.deal[1]
+            unseen = _unseen_by(g, seat)
+            dealt = GameState.from_deck(rules, [codes[c] for c in deck], dealer).hands[seat]
+            mine = [c for c in range(rules.deck.size) if (g.hands[seat] & dealt) >> c & 1]
+            pairs = []
+            if len(unseen) >= 2:
+                pairs.append((tuple(rng.choice(unseen, 2, replace=False)), True))
+            if mine and unseen and len(history[1]):
+                pairs.append(((mine[0], unseen[0]), False))
+            for pair, same in pairs:
+                a, b = (deck.index(int(c)) for c in pair)
+                swapped = list(deck)
+                swapped[a], swapped[b] = swapped[b], swapped[a]
+                s = GameState.from_deck(rules, [codes[c] for c in swapped], dealer)
+                try:
+                    for action in g.actions:
+                        s.step(action)
+                except IllegalActionError:  # the swap makes an earlier action a revoke: no such deal
+                    continue
+                other = seat_history(s, seat)
+                equal = np.array_equal(other[0], history[0]) and np.array_equal(other[1], history[1])
+                assert equal == same, (pair, same)
+                checked += same
+                controls += not same
+            legal = g.legal_actions()
+            g.step(legal[int(rng.integers(len(legal)))])
+    assert checked > 30 and controls > 10
 
 
 def test_a_worker_keeps_a_bounded_number_of_policies():

@@ -119,6 +119,15 @@ class PolicySearchAgent:
             if hasattr(half, "reset"):
                 half.reset()
 
+    def observe_hand(self, observations, actions) -> None:
+        """This hand's earlier observations of the player and the actions it took on them, the policy's decisions
+        included, before the next :meth:`act` (:class:`agents.base.ObservesHand`): the expert's history.
+
+        Raises:
+            ValueError: ``observations`` and ``actions`` of different lengths.
+        """
+        self.expert.observe_hand(observations, actions)
+
 
 class ExpertPlusAgent(PolicySearchAgent):
     """``expert+``: :class:`PolicySearchAgent` with the expert's world inference on, every ruleset's strongest

@@ -89,6 +89,15 @@ class PolicyRolloutAgent:
     def reset(self) -> None:
         self.sampler.reset()
 
+    def observe_hand(self, observations, actions) -> None:
+        """This hand's earlier observations of the player and the actions it took on them, before the next
+        :meth:`act` (:class:`agents.base.ObservesHand`): the history its sampler's world inference reads.
+
+        Raises:
+            ValueError: ``observations`` and ``actions`` of different lengths.
+        """
+        self.sampler.observe_hand(observations, actions)
+
     def action_values(self, observation) -> dict[int, float]:
         """Weighted mean game points (for the agent) of every legal action over the worlds' playouts.
 

@@ -112,6 +112,15 @@ class ExpertAgent:
     def reset(self) -> None:
         self.history.clear()
 
+    def observe_hand(self, observations, actions) -> None:
+        """This hand's earlier observations of the player and the actions it took on them, before the next
+        :meth:`act` (:class:`agents.base.ObservesHand`): the history the world inference reads (unused without it).
+
+        Raises:
+            ValueError: ``observations`` and ``actions`` of different lengths.
+        """
+        self.history.load(observations, actions)
+
     # ------------------------------------------------------------------ worlds
     def world_setup(self, observation) -> tuple[np.ndarray, np.ndarray, int, int]:
         """:func:`agents.search.worlds.world_setup` for this agent's rules: ``(template, unseen, k, count)``.

@@ -161,6 +161,22 @@ class HandHistory:
         if len(self.actions) == len(self.observations) - 1:
             self.actions.append(int(action))
 
+    def load(self, observations, actions) -> None:
+        """Replace the history by a hand's earlier observations and the actions taken on them, oldest first (each
+        pair as :meth:`observe` then :meth:`acted`): what an agent's ``observe_hand`` (:class:`agents.base.ObservesHand`)
+        does.
+
+        Raises:
+            ValueError: ``observations`` and ``actions`` of different lengths.
+        """
+        if len(observations) != len(actions):
+            raise ValueError(f"the hand's history needs one action per observation, got {len(observations)} "
+                             f"observations and {len(actions)} actions")
+        self.clear()
+        for obs, action in zip(observations, actions):
+            self.observe(obs)
+            self.acted(action)
+
     def _continues(self, prev: np.ndarray, obs: np.ndarray) -> bool:
         """Whether ``obs`` can come after ``prev`` in one hand (cards won stay won, tricks only grow, same deal)."""
         lay = layout(self.rules)

@@ -71,6 +71,15 @@ class PIMCAgent:
         self.solver.clear()
         self.history.clear()
 
+    def observe_hand(self, observations, actions) -> None:
+        """This hand's earlier observations of the player and the actions it took on them, before the next
+        :meth:`act` (:class:`agents.base.ObservesHand`): the history the world inference reads (unused without it).
+
+        Raises:
+            ValueError: ``observations`` and ``actions`` of different lengths.
+        """
+        self.history.load(observations, actions)
+
     def _samples(self, observation, det: Determinizer, n: int) -> list:
         """``n`` determinisations: uniform (``det.sample``), or drawn by inferred weight (``inference``)."""
         if self.inference is None:

@@ -73,13 +73,26 @@ from agents.web.search import (
     ANALYSIS_SECONDS,
     FALLBACK,
     MOVE_SECONDS,
+    History,
     SearchCancelled,
     SearchError,
     SearchPool,
     SearchTimeout,
     is_quick,
 )
-from agents.web.sessions import MAX_SEED, MODES, Catalogue, Choice, Game, Replay, Store, WebError, derive_seed, text_key
+from agents.web.sessions import (
+    MAX_SEED,
+    MODES,
+    Catalogue,
+    Choice,
+    Game,
+    Replay,
+    Store,
+    WebError,
+    derive_seed,
+    seat_history,
+    text_key,
+)
 from agents.web.view import action_entry
 from schnapsen_env.cards import DECK24
 from schnapsen_env.encoding import observation
@@ -418,7 +431,7 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
         label = game.opponent.label
         while game.opponent_to_move:
             obs = game.observation(opp)
-            args = (game.rules, obs["observation"], obs["action_mask"], game.opponent_seed())
+            args = (game.rules, obs["observation"], obs["action_mask"], game.opponent_seed(), game.history(opp))
             fallback = None
             try:
                 try:
@@ -526,9 +539,10 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
         return rep.summary()
 
     # ------------------------------------------------------------------------------------------ analysis
-    async def run_analyses(owner: Game | Replay, key: tuple, rules: RuleSet, obs: dict, chosen: list[Choice],
-                           seed_of) -> list[dict[str, Any]]:
-        """Every chosen analyser on the observation ``obs`` (in parallel, in the workers); an analysis asked for
+    async def run_analyses(owner: Game | Replay, key: tuple, rules: RuleSet, obs: dict, history: History,
+                           chosen: list[Choice], seed_of) -> list[dict[str, Any]]:
+        """Every chosen analyser on the observation ``obs`` with the player's ``history`` of the hand (in parallel,
+        in the workers); an analysis asked for
         twice at the same position is computed once (``owner.analyses``), and stopped once no request waits for it
         (its clients went away)."""
         async def one(choice: Choice) -> dict[str, Any]:
@@ -536,7 +550,8 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
             entry = owner.analyses.get(k)
             if entry is None:
                 entry = _Shared(asyncio.ensure_future(pool.analyse(
-                    choice.spec, rules, obs["observation"], obs["action_mask"], seed_of(choice.id), owner=owner.id)))
+                    choice.spec, rules, obs["observation"], obs["action_mask"], seed_of(choice.id), history,
+                    owner=owner.id)))
                 owner.analyses[k] = entry
                 while len(owner.analyses) > MAX_ANALYSES:  # a replay's positions: keep the latest answers
                     owner.analyses.pop(next(iter(owner.analyses)))
@@ -590,11 +605,12 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
                                                               else "the opponent is to move"))
             chosen = choose_analysers(body.analysers, game.rules)
             obs = game.observation(game.seat)  # the person's observation: what the analysers may know
+            history = game.history(game.seat)  # and the person's own earlier ones
             version = game.version
             seed_of = {c.id: game.analysis_seed(c.id) for c in chosen}.__getitem__
             for k in [k for k in game.analyses if k[0] != version]:  # the answers for older positions
                 del game.analyses[k]
-        results = await run_analyses(game, (version,), game.rules, obs, chosen, seed_of)
+        results = await run_analyses(game, (version,), game.rules, obs, history, chosen, seed_of)
         return {"game": game.id, "version": version, "analyses": results}
 
     # ------------------------------------------------------------------------------------------ replays
@@ -633,7 +649,7 @@ def create_app(policy: str | None = None, seed: int | None = None, workers: int 
         chosen = choose_analysers(body.analysers, rules)
         obs = {"observation": observation(state, seat), "action_mask": state.action_mask()}  # the mover's view only
         record_key = text_key(json.dumps(rep.record(body.record).to_dict(), sort_keys=True))
-        results = await run_analyses(rep, (body.record, body.step), rules, obs, chosen,
+        results = await run_analyses(rep, (body.record, body.step), rules, obs, seat_history(state, seat), chosen,
                                      lambda cid: derive_seed(record_key, body.step, text_key(cid)))
         return {"replay": rep.id, "record": body.record, "step": body.step, "seat": PLAYERS[seat],
                 "analyses": results}

@@ -39,9 +39,12 @@ Workers talk to the server through pipes only (no queue, lock or semaphore of :m
 stop leaves nothing behind for the resource tracker to clean up.
 
 A task carries only what the agent contract gives an agent (:mod:`agents.base`): the rules (as a dict), the
-player's observation vector and action mask, and a seed. Agents are built afresh for each task from that seed, so
-a task's answer depends on nothing but its arguments (reproducible, and the same in any worker); the shipped and
-``--policy`` policies, which play greedily and use no randomness, are loaded once per worker and kept.
+player's observation vector and action mask, a seed, and the player's :data:`History` of the hand (its own earlier
+observations and actions, RULES.md R27). Agents are built afresh for each task from that seed and, where they read
+it (:class:`agents.base.ObservesHand`: the world inference of ``expert+``, ``expert:inference=...``), given the
+history before they act, so that they decide as the same agent kept through the hand would; a task's answer depends
+on nothing but its arguments (reproducible, and the same in any worker); the shipped and ``--policy`` policies,
+which play greedily, use no randomness and read no history, are loaded once per worker and kept.
 
 An agent is named by an :data:`AgentSpec`: ``("name", "pimc")`` for a registered agent with its default options, or
 ``("file", "/path/policy.pt")`` for the ``--policy`` checkpoint the server was started with (never a path sent by
@@ -69,6 +72,7 @@ from typing import Any
 import numpy as np
 
 from agents import make_agent
+from agents.base import observe_hand
 from agents.learned.shipped import SHIPPED_POLICIES
 from agents.web.limits import MAX_ANALYSIS_SECONDS, MAX_MOVE_SECONDS
 from schnapsen_env.encoding import observation
@@ -77,6 +81,10 @@ from schnapsen_env.ruleset import RuleSet
 
 log = logging.getLogger("schnapsen-web")
 AgentSpec = tuple[str, str]
+#: A player's history of the hand, sent with its tasks: its earlier observations float32 ``(T, obs_size)`` and the
+#: action ids it took on them int64 ``(T,)``, oldest first (T is at most the hand's decisions of one player, about
+#: 15 in ``sixtysix24``: a few KB); None or T = 0 for none (:func:`agents.web.sessions.seat_history`).
+History = tuple[np.ndarray, np.ndarray]
 #: Registered agents that are learned policies (the shipped policies of every ruleset, declared in
 #: :mod:`agents.learned.data`).
 POLICY_NAMES = tuple(SHIPPED_POLICIES)
@@ -167,7 +175,16 @@ def build_agent(spec: AgentSpec, rules: RuleSet, seed: int | None):
     return make_agent(what, rules, seed=seed)
 
 
-def choose_action(spec: AgentSpec, rules: dict, obs: np.ndarray, mask: np.ndarray, seed: int) -> int:
+def _agent_for(spec: AgentSpec, rules: dict, seed: int, history: History | None):
+    """The agent of a task, built with ``seed`` and given ``history`` where it reads one."""
+    agent = build_agent(spec, RuleSet.from_dict(rules), seed)
+    if history is not None:
+        observe_hand(agent, *history)
+    return agent
+
+
+def choose_action(spec: AgentSpec, rules: dict, obs: np.ndarray, mask: np.ndarray, seed: int,
+                  history: History | None = None) -> int:
     """An agent's decision (runs in a worker): the action id it plays in the player's observation.
 
     Args:
@@ -175,20 +192,26 @@ def choose_action(spec: AgentSpec, rules: dict, obs: np.ndarray, mask: np.ndarra
         rules: the rules as :meth:`RuleSet.to_dict` gives them.
         obs, mask: the player's observation vector and action mask.
         seed: the seed of the agent built for this decision.
+        history: the player's earlier observations and actions of the hand (:data:`History`), given to an agent
+            that reads them (:func:`agents.base.observe_hand`) before it acts; None: none.
 
     Returns:
         The chosen action id (the caller checks that it is legal).
+
+    Raises:
+        ValueError: a history whose observations and actions differ in number (and as :func:`build_agent`).
     """
-    agent = build_agent(spec, RuleSet.from_dict(rules), seed)
+    agent = _agent_for(spec, rules, seed, history)
     return int(agent.act({"observation": obs, "action_mask": mask}))
 
 
-def analyse(spec: AgentSpec, rules: dict, obs: np.ndarray, mask: np.ndarray, seed: int) -> dict[str, Any]:
+def analyse(spec: AgentSpec, rules: dict, obs: np.ndarray, mask: np.ndarray, seed: int,
+            history: History | None = None) -> dict[str, Any]:
     """One analyser's opinion of every legal action in the player's observation (runs in a worker).
 
     Args:
         spec: the analyser: a value analyser (:data:`VALUE_ANALYSERS`) or a policy.
-        rules, obs, mask, seed: as for :func:`choose_action`.
+        rules, obs, mask, seed, history: as for :func:`choose_action`.
 
     Returns:
         ``{"kind": "values" | "probabilities", "values": {action id: float}, "seconds": float}``: mean game points
@@ -198,7 +221,7 @@ def analyse(spec: AgentSpec, rules: dict, obs: np.ndarray, mask: np.ndarray, see
         ValueError: an analyser that is neither a value analyser nor a policy.
     """
     start = time.perf_counter()
-    agent = build_agent(spec, RuleSet.from_dict(rules), seed)
+    agent = _agent_for(spec, rules, seed, history)
     observation = {"observation": obs, "action_mask": mask}
     legal = [int(a) for a in np.flatnonzero(mask)]
     if is_policy(spec):
@@ -408,19 +431,19 @@ class SearchPool:
             raise
 
     async def choose(self, spec: AgentSpec, rules: RuleSet, obs: np.ndarray, mask: np.ndarray, seed: int,
-                     owner: str = "") -> int:
+                     history: History | None = None, owner: str = "") -> int:
         """:func:`choose_action` in the ``quick`` lane (:func:`is_quick`) or the ``play`` lane, within
         :attr:`move_seconds` (raises as :meth:`run`)."""
         lane = "quick" if is_quick(spec) else "play"
-        return await self.run(lane, choose_action, spec, rules.to_dict(), obs, mask, seed, owner=owner,
+        return await self.run(lane, choose_action, spec, rules.to_dict(), obs, mask, seed, history, owner=owner,
                               seconds=self.move_seconds)
 
     async def analyse(self, spec: AgentSpec, rules: RuleSet, obs: np.ndarray, mask: np.ndarray, seed: int,
-                      owner: str = "") -> dict[str, Any]:
+                      history: History | None = None, owner: str = "") -> dict[str, Any]:
         """:func:`analyse` in the ``analysis`` lane (a policy's in the ``quick`` lane: milliseconds), within
         :attr:`analysis_seconds` (raises as :meth:`run`)."""
         lane = "quick" if is_policy(spec) else "analysis"
-        return await self.run(lane, analyse, spec, rules.to_dict(), obs, mask, seed, owner=owner,
+        return await self.run(lane, analyse, spec, rules.to_dict(), obs, mask, seed, history, owner=owner,
                               seconds=self.analysis_seconds)
 
     def cancel_owner(self, owner: str, reason: str) -> int:
@@ -764,6 +787,6 @@ def _kill(proc) -> None:
 
 
 __all__ = ["ANALYSIS_SECONDS", "FALLBACK", "LANES", "MAX_POLICIES", "MOVE_SECONDS", "OWNER_QUEUE_LIMIT",
-           "POLICY_NAMES", "QUEUE_LIMIT", "QUICK_NAMES", "VALUE_ANALYSERS", "AgentSpec", "SearchBusy",
+           "POLICY_NAMES", "QUEUE_LIMIT", "QUICK_NAMES", "VALUE_ANALYSERS", "AgentSpec", "History", "SearchBusy",
            "SearchCancelled", "SearchError", "SearchPool", "SearchTimeout", "analyse", "build_agent",
            "choose_action", "is_policy", "is_quick", "warm_up"]

@@ -6,6 +6,7 @@
 * :class:`Game`: one hand or one match to ``match_target`` between the person (one seat) and an opponent, with the
   hidden :class:`~schnapsen_env.rules.GameState`; everything it sends is built by :mod:`agents.web.view` from the
   person's observation. Its ``version`` counts its changes, so that a request made on an old view is refused.
+  The opponent's tasks carry its own history of the hand (:func:`seat_history`), for the agents that read it.
 * :class:`Replay`: records uploaded or taken from a finished game, replayed move by move.
 * :class:`Store`: games or replays by an unguessable id (:func:`secrets.token_urlsafe`), the least recently used
   dropped beyond a maximum count (and for replays a maximum of bytes), each dropped once unused for a while.
@@ -31,9 +32,9 @@ import numpy as np
 
 from agents import agent_names, can_play
 from agents.learned.shipped import STRONGEST_POLICIES
-from agents.web.search import POLICY_NAMES, VALUE_ANALYSERS, AgentSpec
+from agents.web.search import POLICY_NAMES, VALUE_ANALYSERS, AgentSpec, History
 from agents.web.view import OPPONENT, YOU, describe_move, player_view, record_summary, replay_frames, result_view
-from schnapsen_env.encoding import observation
+from schnapsen_env.encoding import obs_size, observation
 from schnapsen_env.errors import IllegalActionError, RulesError, short_repr
 from schnapsen_env.match import Match
 from schnapsen_env.records import HandRecord, RecordError, record_of, replay
@@ -59,6 +60,34 @@ def derive_seed(*keys: int) -> int:
     """A seed from ints (a game's seed, a hand number, a move number, ...) through ``numpy.random.SeedSequence``:
     the same keys give the same seed, different keys independent ones. In ``0 .. 2**63 - 1``."""
     return int(np.random.SeedSequence([int(k) for k in keys]).generate_state(1, np.uint64)[0] >> np.uint64(1))
+
+
+def seat_history(state: GameState, seat: int) -> History:
+    """``seat``'s history of the hand so far, as its agent kept through the hand would have recorded it: its
+    observation before each of its earlier decisions (:func:`schnapsen_env.encoding.observation`, which shows a seat
+    only what it may know, RULES.md R27) and the action it took there, oldest first.
+
+    Args:
+        state: the hand now, dealt and played by its actions (as a game's or a replay's: its actions since the deal
+            are undone on a copy and replayed; ``state`` is unchanged).
+        seat: 0 or 1.
+
+    Returns:
+        :data:`agents.web.search.History`: float32 ``(T, obs_size)`` and int64 ``(T,)``, T the seat's decisions so
+        far (the decision it is to make now not included).
+    """
+    s = state.copy()
+    actions = list(s.actions)
+    for _ in actions:
+        s.pop()
+    seen, taken = [], []
+    for action in actions:
+        if s.to_move == seat:
+            seen.append(observation(s, seat))
+            taken.append(action)
+        s.push(action)
+    return (np.array(seen, dtype=np.float32).reshape(len(seen), obs_size(state.rules)),
+            np.array(taken, dtype=np.int64))
 
 
 def text_key(text: str) -> int:
@@ -238,6 +267,10 @@ class Game:
         if self.state.to_move != seat:
             mask = np.zeros_like(mask)
         return {"observation": observation(self.state, seat), "action_mask": mask}
+
+    def history(self, seat: int) -> History:
+        """``seat``'s own history of the current hand (:func:`seat_history`), sent with its agent's tasks."""
+        return seat_history(self.state, seat)
 
     def opponent_seed(self) -> int:
         """The seed of the opponent's agent for its decision now."""
@@ -574,4 +607,4 @@ class Store(Generic[T]):
 
 
 __all__ = ["HUMAN", "MAX_SEED", "MODES", "Catalogue", "Choice", "Game", "Replay", "Store", "WebError",
-           "derive_seed", "text_key"]
+           "derive_seed", "seat_history", "text_key"]
