@@ -131,7 +131,11 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     with tempfile.TemporaryDirectory() as tmp:
         run_dir = Path(args.run_dir) if args.run_dir else Path(tmp) / "learned_br"
-        row = measure(args, run_dir)
+        try:
+            row = measure(args, run_dir)
+        except subprocess.CalledProcessError as e:  # train.py printed its own one-line error above
+            print(f"learned_best_response.py: train.py failed (exit status {e.returncode})", file=sys.stderr)
+            return 1
     print(f"{row['target']} on {row['ruleset']}: learned BR {row['mean']:+.3f} game points a hand "
           f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}] over {row['deals']:,} duplicate deals; NashConv >= "
           f"{row['nash_conv_lower_bound']:.3f} [{row['nash_conv_ci'][0]:.3f}, {row['nash_conv_ci'][1]:.3f}]"

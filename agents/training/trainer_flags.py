@@ -11,7 +11,8 @@ import os
 import torch
 
 from agents.evaluation.arena import MAX_DEALS
-from agents.learned.policy_net import PRECISIONS
+from agents.learned.data import SHIPPED_BY_NAME
+from agents.learned.policy_net import PRECISIONS, load_policy
 from agents.training.recipe import check_agents, cores, flag, rules_of, validate_recipe
 from agents.training.self_play import sampler_capacity
 from schnapsen_env.encoding import obs_size, state_size
@@ -70,9 +71,6 @@ def load_target(args) -> dict | None:
     """
     if args.opponent is None:
         return None
-    from agents.learned.data import SHIPPED_BY_NAME
-    from agents.learned.policy_net import load_policy
-
     rules = rules_of(args)
     shipped = SHIPPED_BY_NAME.get(args.opponent)
     path = shipped.path if shipped is not None else args.opponent
