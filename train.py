@@ -136,12 +136,12 @@ class Args(PPOArgs):
     search_teacher_coef: float = 1.0
     """weight of the search teacher's loss; -log P(the search's best actions) on the labelled decisions"""
     opponent: str | None = None
-    """a frozen target policy to train against: a .pt written by train.py or a shipped policy's name
-    (trained-220m, trained-schnapsen10, ...) of this ruleset, any network size; it plays its masked softmax, sampled
-    with the samplers' seeded generators, and is never trained (benchmarks/learned_best_response.py)"""
+    """frozen target policy (a train.py .pt or a shipped policy's name); one of this ruleset (trained-220m,
+    trained-schnapsen10, ...), any network size; it plays its masked softmax, sampled with the samplers' seeded
+    generators, and is never trained (benchmarks/learned_best_response.py)"""
     opponent_prob: float = 0.0
-    """share of hands against --opponent (one seat, drawn at the hand's start); 1.0: every hand, a best response
-    to it (then also --pool-prob 0 --heuristic-prob 0); the three shares sum to at most 1, self-play is the rest"""
+    """share of hands against --opponent; one seat, drawn at the hand's start; 1.0: every hand, a best response to
+    it (then also --pool-prob 0 --heuristic-prob 0); the three shares sum to at most 1, self-play is the rest"""
     eval_every: int = 200
     """updates between evaluations (0: only the final one)"""
     eval_opponents: tuple[str, ...] = ("random", "heuristic")
