@@ -19,7 +19,8 @@
   process (debugging).
 * Self-play: one network plays both seats. With probability ``pool_prob`` a hand instead pits it against an
   **opponent pool** of earlier snapshots (one seat, drawn at the hand's start), so the policy does not chase its
-  own tail; ``heuristic_prob`` adds hands against the scripted ``HeuristicAgent``.
+  own tail; ``heuristic_prob`` adds hands against the scripted ``HeuristicAgent``, and ``--opponent`` with
+  ``--opponent-prob`` hands against a frozen target policy (1.0: a learned best response to it).
 * Each seat's decisions in one hand form a chain; the only reward is the hand's game points at its end, so
   advantages are computed per chain when the hand ends (no truncated chains, no bootstrap).
 * Teachers: once the stock is exhausted, the exact solver's best actions (``--endgame-teacher-coef``); while cards
@@ -134,6 +135,13 @@ class Args(PPOArgs):
     """the search teacher's node budget a decision; the expert's max_nodes (1,500,000 when it plays)"""
     search_teacher_coef: float = 1.0
     """weight of the search teacher's loss; -log P(the search's best actions) on the labelled decisions"""
+    opponent: str | None = None
+    """frozen target policy (a train.py .pt or a shipped policy's name); one of this ruleset (trained-220m,
+    trained-schnapsen10, ...), any network size; it plays its masked softmax, sampled with the samplers' seeded
+    generators, and is never trained (benchmarks/learned_best_response.py)"""
+    opponent_prob: float = 0.0
+    """share of hands against --opponent; one seat, drawn at the hand's start; 1.0: every hand, a best response to
+    it (then also --pool-prob 0 --heuristic-prob 0); the three shares sum to at most 1, self-play is the rest"""
     eval_every: int = 200
     """updates between evaluations (0: only the final one)"""
     eval_opponents: tuple[str, ...] = ("random", "heuristic")
@@ -270,6 +278,7 @@ def main(args: Args) -> dict:
         overlapped = args.overlap_sampling and not args.inline_samplers and args.ray_address is None
         args = dataclasses.replace(args, threads=max(1, cores() - args.samplers) if overlapped else cores())
     trainer_flags.validate(args)
+    target = trainer_flags.load_target(args)  # --opponent's frozen policy (None without one)
     args = dataclasses.replace(args, precision=resolve_precision(args.precision, args.device))
     rules = rules_of(args)
     if resume_ckpt is not None:
@@ -315,7 +324,7 @@ def main(args: Args) -> dict:
         print(f"starting {args.samplers} sampler(s); on a machine's first run numba compiles the engine first "
               "(up to a minute)", flush=True)
     try:
-        samplers = start_samplers(args, rules, model.config())
+        samplers = start_samplers(args, rules, model.config(), target)
     except SamplerError as e:  # one that died or failed while starting
         raise files.sampler_lost(e) from None
     try:
@@ -342,6 +351,7 @@ def main(args: Args) -> dict:
         train_seconds = lambda: train_s0 + time.perf_counter() - t_loop - eval_s  # noqa: E731
         # The search teacher: decisions labelled, labelled decisions trained, the samplers' seconds in its search.
         search_labels, search_trained, search_s = 0, 0, 0.0
+        target_hands, target_points = 0, 0.0  # hands against --opponent in this invocation, the learner's points
         pids: set[int] = set()
         exact_tree = None  # built on the first exact measurement (--nash-conv-every)
         rows_per_sampler = -(-args.batch_size // args.samplers)
@@ -370,6 +380,8 @@ def main(args: Args) -> dict:
             hands += sum(st["hands"] for _, st in results)
             opp_hands = sum(st["opponent_hands"] for _, st in results)
             opp_points = sum(st["opponent_points"] for _, st in results)
+            target_hands += sum(st["target_hands"] for _, st in results)
+            target_points += sum(st["target_points"] for _, st in results)
             pending = sum(st["pending"] for _, st in results)
             search_labels += sum(st["search_labels"] for _, st in results)
             search_s += sum(st["search_seconds"] for _, st in results)
@@ -463,7 +475,8 @@ def main(args: Args) -> dict:
                "sampler_nodes": [p["node"] for p in samplers.placement], "decisions_trained": rows_trained,
                "decisions_pending": pending, "sampling_seconds": sampling_s, "update_seconds": update_s,
                "batches_overlapped": overlapped, "train_seconds": train_seconds(), "eval_seconds": eval_s,
-               "search_teacher": search_cost, "history": history,
+               "search_teacher": search_cost, "history": history, "target_hands": target_hands,
+               "target_points_per_hand": target_points / target_hands if target_hands else None,
                "nash_conv": [{"step": h["step"], "nash_conv": h["nash_conv"], "exploitability": h["exploitability"]}
                              for h in history if "nash_conv" in h],
                "evaluation": {}}

@@ -74,7 +74,7 @@ class PPOArgs:
     pool_prob: float = 0.3
     """share of hands played against a pool opponent (once the pool is not empty)"""
     heuristic_prob: float = 0.3
-    """share of hands played against the scripted HeuristicAgent (one seat), besides the pool"""
+    """share of hands against the scripted HeuristicAgent; one seat, besides the pool's"""
     final_eval_deals: int = 1000
     """duplicate deals (2 hands each) per opponent in the final evaluation table (0: skip)"""
     final_eval_opponents: tuple[str, ...] = ("random", "heuristic")

@@ -3,8 +3,10 @@ opponents and hands finished decision chains to the learner.
 
 A **sampler** (:class:`Sampler`) owns ``num_envs`` hands of :class:`~schnapsen_env.vector.SchnapsenVectorEnv`, a
 CPU copy of the learner's network, one opponent network (a pool snapshot) and the scripted ``HeuristicAgent``,
-batched over the hands it plays. Every hand is self-play (both seats are the learner) or, drawn when the hand
-starts, one seat is a pool snapshot (``pool_prob``) or the heuristic (``heuristic_prob``). Each seat's learner
+batched over the hands it plays, and optionally a frozen **target** policy (``train.py --opponent``). Every hand is
+self-play (both seats are the learner) or, drawn when the hand starts, one seat is the heuristic
+(``heuristic_prob``), the target (``target_prob``) or a pool snapshot (``pool_prob``); only the learner's seat is
+trained. With ``target_prob`` 1 every hand is against the target: the learner trains a best response to it. Each seat's learner
 decisions in one hand form a **chain**; the only reward is the hand's game points at its end, so a chain's
 advantages (GAE, Schulman et al. 2016) are computed when the hand ends, with no truncation and no bootstrap.
 :meth:`Sampler.collect` plays until at least ``n_rows`` decisions of finished chains are ready and returns all of
@@ -205,6 +207,10 @@ class Sampler:
         net: the network's config (:meth:`ActorCritic.config`).
         rows_per_call: the rows one :meth:`collect` call aims for (sizes the buffer).
         pool_prob, heuristic_prob: shares of hands against a pool snapshot and against the heuristic.
+        target: the frozen target policy, ``{"net": ActorCritic config, "weights": state dict}`` (its own network
+            size), or None; it plays its masked softmax, sampled with this sampler's generator (Gumbel-max), in
+            float32.
+        target_prob: share of hands against ``target`` (one seat, drawn at the hand's start); 0 without a target.
         gamma, gae_lambda: GAE's discount and lambda.
         threads: torch intra-op threads of this sampler (1 in a sampler process).
         precision: ``"fp32"`` or ``"bf16"``, how the networks compute (:class:`agents.learned.policy_net.ActorCritic`), the
@@ -228,13 +234,21 @@ class Sampler:
     def __init__(self, index: int, rules: RuleSet | dict, num_envs: int, seed: int, net: dict, rows_per_call: int,
                  pool_prob: float, heuristic_prob: float, gamma: float, gae_lambda: float,
                  threads: int | None = None, precision: str = "fp32", endgame_teacher: bool = False,
-                 search_share: float = 0.0, search_nodes: int = 200_000) -> None:
+                 search_share: float = 0.0, search_nodes: int = 200_000, target: dict | None = None,
+                 target_prob: float = 0.0) -> None:
         if threads is not None:
             torch.set_num_threads(threads)
         self.index = index
         self.rules = rules if isinstance(rules, RuleSet) else RuleSet.from_dict(rules)
         self.num_envs = num_envs
         self.pool_prob, self.heuristic_prob = pool_prob, heuristic_prob
+        if target_prob and target is None:
+            raise ValueError("target_prob > 0 needs a target policy")
+        self.target_prob = float(target_prob)
+        self.target = None
+        if target is not None:
+            self.target = ActorCritic(**target["net"]).eval()
+            self.target.load_state_dict(target["weights"])
         self.gamma, self.gae_lambda = gamma, gae_lambda
         self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
         knobs = {k: v for k, v in self.rules.to_dict().items() if k != "ruleset"}
@@ -260,7 +274,7 @@ class Sampler:
         self.buf = ChainBuffer(sampler_capacity(rows_per_call, num_envs), obs_size(self.rules),
                                self.rules.n_actions, max(self.critic_dim, 1))
         self.opp_seat = np.full(num_envs, -1, dtype=np.int64)  # seat played by an opponent this hand, -1: self-play
-        self.opp_kind = np.zeros(num_envs, dtype=np.int64)  # 0: pool snapshot, 1: heuristic
+        self.opp_kind = np.zeros(num_envs, dtype=np.int64)  # 0: pool snapshot, 1: heuristic, 2: the target
 
     def _teach(self, idx: np.ndarray) -> np.ndarray | int:
         """The endgame teacher's labels of the learner's decisions in slots ``idx`` (module doc of ``Sampler``):
@@ -314,8 +328,9 @@ class Sampler:
             ``(batch, stats)``: the batch of every finished decision (:data:`BATCH_KEYS`, numpy arrays of equal
             length >= ``n_rows``) and counts: ``decisions`` (learner decisions taken in this call, finished or
             not), ``pending`` (decisions of unfinished chains kept for the next call), ``hands`` (hands ended),
-            ``opponent_hands`` and ``opponent_points`` (hands against the pool or the heuristic, and the learner's
-            game points in them), ``search_labels`` and ``search_seconds`` (the search teacher's labels in this
+            ``opponent_hands`` and ``opponent_points`` (hands against the pool, the heuristic or the target, and
+            the learner's game points in them), ``target_hands`` and ``target_points`` (those against the target
+            alone), ``search_labels`` and ``search_seconds`` (the search teacher's labels in this
             call and the seconds it searched), ``pid``.
         """
         self.model.load_state_dict(weights)
@@ -323,8 +338,8 @@ class Sampler:
             self.opponent.load_state_dict(opponent)
         rng, venv, buf = self.rng, self.venv, self.buf
         obs, masks, to_move = self.obs, self.masks, self.to_move
-        decisions = hands = opp_hands = 0
-        opp_points = 0.0
+        decisions = hands = opp_hands = target_hands = 0
+        opp_points = target_points = 0.0
         labels0, seconds0 = self.search_labels, self.search_seconds
         actions = np.zeros(self.num_envs, dtype=np.int64)
         while len(buf.ready) < n_rows:
@@ -343,6 +358,7 @@ class Sampler:
                         self._teach(idx_l), self._search_teach(idx_l))
             idx_h = idx_o[self.opp_kind[idx_o] == 1]
             idx_p = idx_o[self.opp_kind[idx_o] == 0]
+            idx_t = idx_o[self.opp_kind[idx_o] == 2]
             if idx_p.size:
                 mask_p = torch.from_numpy(masks[idx_p])
                 logits = self.opponent.act_logits(torch.from_numpy(obs[idx_p]))
@@ -350,6 +366,11 @@ class Sampler:
                                               dim=-1).numpy()
             if idx_h.size:
                 actions[idx_h] = self._heuristic_actions(idx_h)
+            if idx_t.size:
+                mask_t = torch.from_numpy(masks[idx_t])
+                logits = self.target.act_logits(torch.from_numpy(obs[idx_t]))
+                actions[idx_t] = torch.argmax(masked_log_probs(logits, mask_t) + gumbel_noise(rng, mask_t.shape),
+                                              dim=-1).numpy()
             obs, masks, to_move, rewards, dones, _ = venv.step(actions)
             decisions += int(idx_l.size)
             for i in np.flatnonzero(dones).tolist():
@@ -358,17 +379,23 @@ class Sampler:
                 if self.opp_seat[i] >= 0:
                     opp_points += float(rewards[i, 1 - self.opp_seat[i]])
                     opp_hands += 1
+                    if self.opp_kind[i] == 2:
+                        target_points += float(rewards[i, 1 - self.opp_seat[i]])
+                        target_hands += 1
                 u = rng.random()
                 if u < self.heuristic_prob:
                     self.opp_seat[i], self.opp_kind[i] = int(rng.integers(2)), 1
-                elif opponent is not None and u < self.heuristic_prob + self.pool_prob:
+                elif u < self.heuristic_prob + self.target_prob:  # never without a target (target_prob 0)
+                    self.opp_seat[i], self.opp_kind[i] = int(rng.integers(2)), 2
+                elif opponent is not None and u < self.heuristic_prob + self.target_prob + self.pool_prob:
                     self.opp_seat[i], self.opp_kind[i] = int(rng.integers(2)), 0
                 else:
                     self.opp_seat[i] = -1
         self.obs, self.masks, self.to_move = obs, masks, to_move
         batch = buf.take_ready()
         stats = {"decisions": decisions, "pending": buf.size, "hands": hands, "opponent_hands": opp_hands,
-                 "opponent_points": opp_points, "search_labels": self.search_labels - labels0,
+                 "opponent_points": opp_points, "target_hands": target_hands, "target_points": target_points,
+                 "search_labels": self.search_labels - labels0,
                  "search_seconds": self.search_seconds - seconds0, "pid": os.getpid()}
         return batch, stats
 
@@ -408,7 +435,7 @@ def sampler_state_problem(st: Any, num_envs: int, n_obs: int, n_actions: int, ca
     the chain buffer and the generator are checked before any of it is used (the hands when they are loaded)."""
     if not isinstance(st, dict) or set(st) != set(SAMPLER_KEYS):
         return f"a sampler state must be a dict with keys {list(SAMPLER_KEYS)}"
-    for k, allowed in (("opp_seat", (-1, 0, 1)), ("opp_kind", (0, 1))):
+    for k, allowed in (("opp_seat", (-1, 0, 1)), ("opp_kind", (0, 1, 2))):
         problem = tensor_problem(f"sampler {k!r}", st[k], (num_envs,), (torch.int64, torch.int32, torch.int8))
         if problem:
             return problem
@@ -785,21 +812,23 @@ class RaySamplers(_Samplers):
 
 
 # ------------------------------------------------------------------------------------------- the learner's side
-def sampler_kwargs(args, rules: RuleSet, net: dict, index: int) -> dict:
+def sampler_kwargs(args, rules: RuleSet, net: dict, index: int, target: dict | None = None) -> dict:
     """The keyword arguments of the run's sampler ``index`` (:class:`Sampler`), for ``train.py``'s ``args`` as
-    its ``main`` resolves them (``samplers`` set, ``precision`` "fp32" or "bf16")."""
+    its ``main`` resolves them (``samplers`` set, ``precision`` "fp32" or "bf16"), with the target policy of
+    ``--opponent`` (or None)."""
     return dict(index=index, rules=rules.to_dict(), num_envs=args.num_envs, seed=args.seed, net=net,
                 rows_per_call=-(-args.batch_size // args.samplers), pool_prob=args.pool_prob,
                 heuristic_prob=args.heuristic_prob, gamma=args.gamma, gae_lambda=args.gae_lambda,
                 precision=args.precision, endgame_teacher=args.endgame_teacher_coef > 0,
                 search_share=args.search_teacher_share if args.search_teacher_coef > 0 else 0.0,
-                search_nodes=args.search_teacher_nodes)
+                search_nodes=args.search_teacher_nodes, target=target, target_prob=args.opponent_prob)
 
 
-def start_samplers(args, rules: RuleSet, net: dict) -> _Samplers:
+def start_samplers(args, rules: RuleSet, net: dict, target: dict | None = None) -> _Samplers:
     """The run's samplers: in this process (``--inline-samplers``), local processes, or Ray actors
-    (``--ray-address``)."""
-    kwargs = [sampler_kwargs(args, rules, net, i) for i in range(args.samplers)]
+    (``--ray-address``); ``target`` is the frozen target policy of ``--opponent``
+    (:func:`agents.training.trainer_flags.load_target`) or None."""
+    kwargs = [sampler_kwargs(args, rules, net, i, target) for i in range(args.samplers)]
     if args.ray_address is not None:
         return RaySamplers(kwargs, args.ray_address)
     if args.inline_samplers:

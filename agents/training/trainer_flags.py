@@ -11,7 +11,8 @@ import os
 import torch
 
 from agents.evaluation.arena import MAX_DEALS
-from agents.learned.policy_net import PRECISIONS
+from agents.learned.data import SHIPPED_BY_NAME
+from agents.learned.policy_net import PRECISIONS, load_policy
 from agents.training.recipe import check_agents, cores, flag, rules_of, validate_recipe
 from agents.training.self_play import sampler_capacity
 from schnapsen_env.encoding import obs_size, state_size
@@ -58,6 +59,31 @@ def _gib(n: int) -> str:
     return f"{x:,.1f} GiB" if x < 1e6 else f"{x:.1e} GiB"
 
 
+def load_target(args) -> dict | None:
+    """The frozen target policy of ``--opponent`` as the samplers take it: ``{"net": its network config, "weights":
+    its float32 state dict}`` (its own network size, read with ``torch.load(weights_only=True)``), or None without
+    ``--opponent``. A name of :data:`agents.learned.data.SHIPPED_BY_NAME` is that shipped file; anything else is a
+    path.
+
+    Raises:
+        ValueError: naming ``--opponent``: a missing or unreadable file, a checkpoint that is not train.py's, one
+            trained for another ruleset than ``--ruleset`` or with another observation layout.
+    """
+    if args.opponent is None:
+        return None
+    rules = rules_of(args)
+    shipped = SHIPPED_BY_NAME.get(args.opponent)
+    path = shipped.path if shipped is not None else args.opponent
+    if shipped is None and not os.path.isfile(path):
+        raise ValueError(f"--opponent {args.opponent!r}: no such file and no shipped policy of that name: expected a "
+                         f"policy.pt written by train.py or one of {', '.join(sorted(SHIPPED_BY_NAME))}")
+    try:
+        model, _, _ = load_policy(path, rules)
+    except ValueError as e:  # CheckpointError: unreadable, another ruleset or layout, bad weights
+        raise ValueError(f"--opponent {args.opponent!r}: {' '.join(str(e).split())}") from None
+    return {"net": model.config(), "weights": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+
+
 def validate(args) -> None:
     """Check ``train.py``'s arguments (its ``Args``) before any work. Raises ValueError naming the flag, its value
     and what it takes: values out of range, sizes this machine's memory cannot hold (:func:`memory_estimate`), a run
@@ -92,6 +118,18 @@ def validate(args) -> None:
                          f"{args.search_teacher_nodes}")
     if not args.search_teacher_coef >= 0 or not math.isfinite(args.search_teacher_coef):
         raise ValueError(f"--search-teacher-coef must be a number >= 0, got {args.search_teacher_coef}")
+    if not 0 <= args.opponent_prob <= 1:  # also refuses NaN
+        raise ValueError(f"--opponent-prob must be a share from 0 to 1, got {args.opponent_prob}")
+    if args.pool_prob + args.heuristic_prob + args.opponent_prob > 1:
+        raise ValueError(f"--pool-prob {args.pool_prob}, --heuristic-prob {args.heuristic_prob} and --opponent-prob "
+                         f"{args.opponent_prob} sum to {args.pool_prob + args.heuristic_prob + args.opponent_prob:g}: "
+                         "expected at most 1 (self-play is the rest; a best response: --opponent-prob 1 "
+                         "--pool-prob 0 --heuristic-prob 0)")
+    if (args.opponent is None) != (args.opponent_prob == 0):
+        raise ValueError(f"--opponent {args.opponent!r} with --opponent-prob {args.opponent_prob}: expected both "
+                         "(a policy and a share > 0) or neither")
+    if args.opponent is not None:
+        load_target(args)
     if args.eval_every and not args.eval_opponents:
         raise ValueError("--eval-opponents is empty: expected at least one agent (or --eval-every 0)")
     check_agents("eval_opponents", args.eval_opponents, rules_of(args))

@@ -1,0 +1,150 @@
+"""A learned best response: a lower bound on a policy's exploitability by ``train.py``'s PPO trained against it alone.
+
+    python benchmarks/learned_best_response.py --ruleset schnapsen10 --total-steps 6000000 --json benchmarks/learned_best_response_schnapsen10.json
+    python benchmarks/learned_best_response.py --ruleset schnapsen20 --total-steps 15000000 --json benchmarks/learned_best_response_schnapsen20.json
+
+The responder is a fresh network trained by ``train.py --opponent TARGET --opponent-prob 1 --pool-prob 0
+--heuristic-prob 0`` (every hand against the frozen target, which plays its masked softmax, sampled; one seat
+drawn per hand) for ``--total-steps`` learner decisions, then played greedily against the target's softmax on
+``--deals`` duplicate deals of the arena (:func:`agents.evaluation.arena.play_match`; each deal once in each seat).
+Any responder's value is at most the best response's, so its margin bounds the target's exploitability from below
+(up to the CI). The record holds the arena's mean game points a hand with its 95% CI and, in the convention of
+``benchmarks/local_best_response.py`` and ``benchmarks/exploitability_schnapsen10.json``, the NashConv lower bound:
+the sum of the responder's values in the two seats, twice the arena's mean over both seatings (CI likewise); on
+``schnapsen10`` also the exact NashConv of the target's softmax from that file and the ratio of the two.
+"""
+
+from __future__ import annotations
+
+import argparse
+import functools
+import json
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))  # this checkout's packages, not an installed copy
+sys.path.append(str(Path(__file__).resolve().parent))  # the shared harness
+import harness  # noqa: E402
+
+from agents.evaluation.arena import MAX_DEALS, play_match  # noqa: E402
+from agents.learned.data import SHIPPED_BY_NAME, STRONGEST_POLICIES  # noqa: E402
+from agents.learned.shipped import load_checkpoint_agent  # noqa: E402
+
+EXACT = ROOT / "benchmarks" / "exploitability_schnapsen10.json"
+RULESETS = ("schnapsen10", "schnapsen20", "sixtysix24")
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--ruleset", default="schnapsen10", help=f"one of {', '.join(RULESETS)}")
+    p.add_argument("--target", help="the target: a shipped policy's name or a train.py .pt of the ruleset "
+                                    "(default: the ruleset's strongest shipped policy)")
+    p.add_argument("--total-steps", type=int, default=6_000_000, help="learner decisions of the responder's training")
+    p.add_argument("--deals", type=int, default=2000, help="duplicate deals of the final match against the target")
+    p.add_argument("--seed", type=int, default=1, help="--seed of the training; the match plays seed 0's deals")
+    p.add_argument("--samplers", type=int, default=1, help="train.py --samplers")
+    p.add_argument("--run-dir", help="keep the responder's run folder here (default: a temporary folder)")
+    harness.json_option(p)
+    return p.parse_args(argv)
+
+
+def check(args: argparse.Namespace) -> str | None:
+    """What is wrong with the options, in one line (None: nothing)."""
+    if args.ruleset not in RULESETS:
+        return f"--ruleset {args.ruleset!r}: expected one of {', '.join(RULESETS)}"
+    if args.total_steps < 1:
+        return f"--total-steps must be >= 1, got {args.total_steps}"
+    if not 1 <= args.deals <= MAX_DEALS:
+        return f"--deals must be from 1 to {MAX_DEALS:,}, got {args.deals}"
+    if args.samplers < 1:
+        return f"--samplers must be >= 1, got {args.samplers}"
+    if args.target is None:
+        args.target = STRONGEST_POLICIES[args.ruleset]
+    shipped = SHIPPED_BY_NAME.get(args.target)
+    if shipped is None and not Path(args.target).is_file():
+        return (f"--target {args.target!r}: no such file and no shipped policy of that name: expected a .pt written "
+                f"by train.py or one of {', '.join(sorted(SHIPPED_BY_NAME))}")
+    path = shipped.path if shipped is not None else args.target
+    try:
+        load_checkpoint_agent(path, args.ruleset)
+    except ValueError as e:
+        return f"--target {args.target!r}: {' '.join(str(e).split())}"
+    return None
+
+
+def exact_row(target: str) -> dict | None:
+    """The exact NashConv of ``target``'s softmax from ``exploitability_schnapsen10.json`` (None: not there)."""
+    if not EXACT.exists():
+        return None
+    shipped = SHIPPED_BY_NAME.get(target)
+    path = str(shipped.path.relative_to(ROOT)) if shipped is not None else target
+    for row in json.loads(EXACT.read_text())["rows"]:
+        if row["policy"] == f"{path} (softmax)":
+            return row
+    return None
+
+
+def train(args: argparse.Namespace, run_dir: Path) -> dict:
+    """Train the responder with train.py (a subprocess, as a user runs it); returns its summary.json."""
+    cmd = [sys.executable, str(ROOT / "train.py"), "--ruleset", args.ruleset, "--opponent", args.target,
+           "--opponent-prob", "1", "--pool-prob", "0", "--heuristic-prob", "0", "--total-steps",
+           str(args.total_steps), "--seed", str(args.seed), "--samplers", str(args.samplers), "--eval-every", "0",
+           "--final-eval-deals", "0", "--run-dir", str(run_dir.parent), "--run-name", run_dir.name,
+           "--no-progress", "--no-tensorboard"]
+    print(" ".join(cmd), flush=True)
+    subprocess.run(cmd, check=True, cwd=ROOT)
+    return json.loads((run_dir / "summary.json").read_text())
+
+
+def measure(args: argparse.Namespace, run_dir: Path) -> dict:
+    t0 = time.perf_counter()
+    summary = train(args, run_dir)
+    wall = time.perf_counter() - t0
+    shipped = SHIPPED_BY_NAME.get(args.target)
+    target_path = shipped.path if shipped is not None else args.target
+    responder = ("learned BR (greedy)", functools.partial(load_checkpoint_agent, run_dir / "policy.pt", greedy=True))
+    target = (f"{args.target} (softmax)", functools.partial(load_checkpoint_agent, target_path, greedy=False))
+    res = play_match(responder, target, args.deals, ruleset=args.ruleset, seed=0, workers=1, progress=False)
+    row = {"ruleset": args.ruleset, "target": args.target, "total_steps": args.total_steps,
+           "decisions_trained": summary["steps"], "seed": args.seed, "samplers": args.samplers,
+           "train_seconds": summary["train_seconds"], "wall_seconds": wall, "deals": res.deals,
+           "mean": res.mean, "ci_low": res.ci_low, "ci_high": res.ci_high,
+           "nash_conv_lower_bound": 2 * res.mean,
+           "nash_conv_ci": [2 * res.ci_low, 2 * res.ci_high],
+           "training_margin": summary["target_points_per_hand"]}
+    exact = exact_row(args.target) if args.ruleset == "schnapsen10" else None
+    if exact is not None:
+        row |= {"exact_nash_conv": exact["nash_conv"], "ratio": 2 * res.mean / exact["nash_conv"],
+                "ratio_ci": [2 * res.ci_low / exact["nash_conv"], 2 * res.ci_high / exact["nash_conv"]]}
+    return row
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    problem = check(args)
+    if problem is not None:
+        print(f"learned_best_response.py: {problem}", file=sys.stderr)
+        return 2
+    with tempfile.TemporaryDirectory() as tmp:
+        run_dir = Path(args.run_dir) if args.run_dir else Path(tmp) / "learned_br"
+        try:
+            row = measure(args, run_dir)
+        except subprocess.CalledProcessError as e:  # train.py printed its own one-line error above
+            print(f"learned_best_response.py: train.py failed (exit status {e.returncode})", file=sys.stderr)
+            return 1
+    print(f"{row['target']} on {row['ruleset']}: learned BR {row['mean']:+.3f} game points a hand "
+          f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}] over {row['deals']:,} duplicate deals; NashConv >= "
+          f"{row['nash_conv_lower_bound']:.3f} [{row['nash_conv_ci'][0]:.3f}, {row['nash_conv_ci'][1]:.3f}]"
+          + (f"; exact {row['exact_nash_conv']:.3f}, ratio {row['ratio']:.2f}" if "ratio" in row else "")
+          + f"; {row['decisions_trained']:,} decisions in {row['train_seconds'] / 60:.1f} min", flush=True)
+    if args.json:
+        harness.write_json(args.json, row)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+"""train.py --opponent/--opponent-prob: hands against a frozen target policy (a learned best response), their share,
+reproducibility and an exact --resume, one-line refusals; and benchmarks/learned_best_response.py's bad input."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from agents.learned.checkpoint import load_checkpoint, save_atomic
+from agents.learned.policy_net import ActorCritic
+from agents.training.self_play import Sampler
+from helpers.scripts import ROOT, load_script
+from helpers.training import tiny_args, tiny_argv
+from schnapsen_env import RuleSet
+from schnapsen_env.encoding import obs_size
+
+train = load_script("train.py")
+BENCHMARK = ROOT / "benchmarks" / "learned_best_response.py"
+
+
+def _target(rules: RuleSet, hidden: int = 16) -> dict:
+    torch.manual_seed(0)
+    net = ActorCritic(obs_size(rules), rules.n_actions, hidden, 1)
+    return {"net": net.config(), "weights": net.state_dict()}
+
+
+def _sampler(rules: RuleSet, target_prob: float, num_envs: int = 32) -> tuple[Sampler, dict]:
+    learner = ActorCritic(obs_size(rules), rules.n_actions, 32)  # another size than the target's
+    return Sampler(index=0, rules=rules, num_envs=num_envs, seed=5, net=learner.config(), rows_per_call=512,
+                   pool_prob=0.0, heuristic_prob=0.0, gamma=1.0, gae_lambda=0.95, threads=1,
+                   target=_target(rules), target_prob=target_prob), learner.state_dict()
+
+
+def test_every_hand_after_the_first_is_against_the_target_at_share_one():
+    """A hand's opponent is drawn when the previous hand in its slot ends; the first hand of each slot is
+    self-play, every later one is against the target, in one seat or the other."""
+    rules = RuleSet.make("schnapsen10")
+    sampler, weights = _sampler(rules, 1.0)
+    hands = target = 0
+    for _ in range(6):
+        _, st = sampler.collect(weights, None, 512)
+        hands, target = hands + st["hands"], target + st["target_hands"]
+    assert hands - target == sampler.num_envs  # every slot's first hand has ended, and only those were self-play
+    assert set(sampler.opp_kind.tolist()) == {2} and set(sampler.opp_seat.tolist()) == {0, 1}
+
+
+def test_the_target_plays_its_stated_share_of_hands_and_only_the_learner_seat_is_trained():
+    rules = RuleSet.make("schnapsen10")
+    sampler, weights = _sampler(rules, 0.25)
+    hands = target = 0
+    decisions = rows = 0
+    for _ in range(20):
+        batch, st = sampler.collect(weights, None, 512)
+        hands, target = hands + st["hands"], target + st["target_hands"]
+        decisions, rows = decisions + st["decisions"], rows + len(batch["actions"])
+    drawn = hands - sampler.num_envs  # hands whose opponent was drawn (the slots' first hands were not)
+    sd = np.sqrt(drawn * 0.25 * 0.75)
+    assert drawn > 1000 and abs(target - 0.25 * drawn) < 4 * sd, (target, drawn)
+    assert rows <= decisions  # the batch holds the learner's decisions only (the target's are not rows)
+
+
+def test_target_share_zero_draws_as_before():
+    """--opponent-prob 0 consumes the generator as a run without the flag: the same hands, the same draws."""
+    rules = RuleSet.make("schnapsen10")
+    a, weights = _sampler(rules, 0.0)
+    b = Sampler(index=0, rules=rules, num_envs=32, seed=5, net=ActorCritic(obs_size(rules), rules.n_actions,
+                                                                             32).config(), rows_per_call=512,
+                pool_prob=0.0, heuristic_prob=0.0, gamma=1.0, gae_lambda=0.95, threads=1)
+    for _ in range(3):
+        (ba, sa), (bb, sb) = a.collect(weights, None, 512), b.collect(weights, None, 512)
+        assert sa["hands"] == sb["hands"] and sa["target_hands"] == 0
+        np.testing.assert_array_equal(ba["actions"], bb["actions"])
+
+
+@pytest.fixture(scope="module")
+def target_pt(tmp_path_factory):
+    """A tiny schnapsen20 policy of another network size than the learner's (hidden 16 against 32)."""
+    tmp = tmp_path_factory.mktemp("target")
+    train.main(tiny_args(tmp, run_name="target", total_steps=1000, hidden=16, layers=1))
+    return str(tmp / "target" / "policy.pt")
+
+
+def _br(tmp_path, target_pt, **kw):
+    return tiny_args(tmp_path, opponent=target_pt, opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0, **kw)
+
+
+def test_a_best_response_run_is_reproducible_and_resumes_exactly(tmp_path, target_pt):
+    a = train.main(_br(tmp_path, target_pt, run_name="a", total_steps=3000))
+    b = train.main(_br(tmp_path, target_pt, run_name="b", total_steps=3000))
+    assert a["target_hands"] > 0 and a["target_hands"] == b["target_hands"]
+    assert a["target_points_per_hand"] == b["target_points_per_hand"]
+    stopped = train.main(_br(tmp_path, target_pt, run_name="split", total_steps=3000, stop_after_updates=1))
+    assert stopped["steps"] < 3000
+    path = tmp_path / "split" / "checkpoint.pt"
+    assert load_checkpoint(path)["args"]["opponent"] == target_pt  # the checkpoint records the flag
+    train.main(train.Args(resume=str(path)))
+    ma, mb = load_checkpoint(tmp_path / "a" / "policy.pt")["model"], load_checkpoint(tmp_path / "b" / "policy.pt")
+    ms = load_checkpoint(tmp_path / "split" / "policy.pt")["model"]
+    for k in ma:
+        torch.testing.assert_close(ma[k], mb["model"][k], rtol=0, atol=0)
+        torch.testing.assert_close(ma[k], ms[k], rtol=0, atol=0)
+    c = load_checkpoint(tmp_path / "split" / "checkpoint.pt")["trainer"]
+    assert c["hands"] == load_checkpoint(tmp_path / "a" / "checkpoint.pt")["trainer"]["hands"]
+
+
+def test_a_checkpoint_from_before_the_flag_resumes_without_a_target(tmp_path):
+    train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1))
+    path = tmp_path / "tiny" / "checkpoint.pt"
+    ck = load_checkpoint(path)
+    del ck["args"]["opponent"], ck["args"]["opponent_prob"]  # as train.py wrote it before --opponent existed
+    save_atomic(ck, path)
+    out = train.main(train.Args(resume=str(path), tensorboard=False, progress=False))
+    assert out["steps"] >= 3000 and out["target_hands"] == 0
+    assert load_checkpoint(path)["args"]["opponent"] is None
+
+
+@pytest.mark.parametrize("flags, message", [
+    (dict(opponent="no/such.pt", opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0),
+     "--opponent 'no/such.pt': no such file and no shipped policy of that name"),
+    (dict(opponent="trained-schnapsen10", opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0),
+     "--opponent 'trained-schnapsen10': checkpoint"),  # a policy of another ruleset than schnapsen20
+    (dict(opponent="trained-220m", opponent_prob=1.5, pool_prob=0.0, heuristic_prob=0.0),
+     "--opponent-prob must be a share from 0 to 1, got 1.5"),
+    (dict(opponent="trained-220m", opponent_prob=-0.1), "--opponent-prob must be a share from 0 to 1"),
+    (dict(opponent="trained-220m", opponent_prob=0.5, pool_prob=0.3, heuristic_prob=0.3), "sum to 1.1"),
+    (dict(opponent="trained-220m"), "expected both"),
+    (dict(opponent_prob=0.5, pool_prob=0.0), "expected both"),
+])
+def test_bad_opponent_flags_are_one_line_before_any_work(tmp_path, capsys, flags, message):
+    status = train.cli(tiny_argv(tmp_path, **flags))
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert message in err, err
+    assert not (tmp_path / "tiny").exists()
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--target", "missing.pt"], "--target 'missing.pt': no such file and no shipped policy"),
+    (["--ruleset", "schnapsen10", "--target", "trained-220m"], "--target 'trained-220m': "),
+    (["--ruleset", "bridge"], "--ruleset 'bridge': expected one of"),
+    (["--deals", "0"], "--deals must be from 1"),
+    (["--total-steps", "0"], "--total-steps must be >= 1"),
+])
+def test_learned_best_response_bad_input_is_one_line(argv, expected, tmp_path):
+    out = subprocess.run([sys.executable, str(BENCHMARK), *argv], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
+    assert expected in out.stderr, out.stderr
