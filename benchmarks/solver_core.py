@@ -139,7 +139,8 @@ def speed(args) -> dict:
         "goal_node_rate_ratio": GOAL_NODE_RATE, "goal_trick1_ms": GOAL_TRICK1_MS}
 
 
-def expert_moves(n: int, ruleset: str = "schnapsen20", agent: str = "expert") -> dict:
+def expert_moves(n: int, ruleset: str = "schnapsen20", agent: str = "expert", options: dict | None = None) -> dict:
+    """The move times of ``agent`` (with its ``options``, e.g. ``{"postpone": 1}``) as the module docstring says."""
     from agents import make_agent
     from schnapsen_env import encoding
 
@@ -149,10 +150,10 @@ def expert_moves(n: int, ruleset: str = "schnapsen20", agent: str = "expert") ->
     for seed in [-1] + list(range(n)):  # first an untimed hand with another expert: numba's compilation or cache
         warm_up = seed == -1            # load is not a move, and the timed expert's draws stay those of seed 0
         if warm_up:
-            expert = make_agent(agent, rules, seed=1)
+            expert = make_agent(agent, rules, seed=1, **(options or {}))
             seed = 10 ** 6
         elif seed == 0:
-            expert = make_agent(agent, rules, seed=0)
+            expert = make_agent(agent, rules, seed=0, **(options or {}))
         expert.reset()
         g = GameState.new_hand(rules, rng=np.random.default_rng(seed))
         other = make_agent("heuristic", rules, seed=seed)
