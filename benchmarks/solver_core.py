@@ -175,10 +175,11 @@ def expert_moves(n: int, ruleset: str = "schnapsen20", agent: str = "expert", op
             g.push(a)
     search = (f"; median {np.median(worlds):.0f} worlds, {np.median(nodes):,.0f} nodes, at most {max(nodes):,}; "
               f"{horizon} moves searched to a horizon") if searches else ""
-    print(f"{agent} (defaults) vs heuristic, {ruleset}, {n} hands, {len(ms)} timed moves: median {np.median(ms):.1f} "
+    label = agent + (":" + ",".join(f"{k}={v}" for k, v in options.items()) if options else "")
+    print(f"{label} ({'options' if options else 'defaults'}) vs heuristic, {ruleset}, {n} hands, {len(ms)} timed moves: median {np.median(ms):.1f} "
           f"ms, p90 {np.percentile(ms, 90):.1f} ms, max {max(ms):.1f} ms a move{search} "
           f"(goal: median <= {GOAL_EXPERT_MS:g} ms, max <= {GOAL_EXPERT_MAX_MS:g} ms)")
-    figures = {"agent": agent, "ruleset": ruleset, "hands": n, "moves": len(ms), "median_ms": float(np.median(ms)),
+    figures = {"agent": label, "ruleset": ruleset, "hands": n, "moves": len(ms), "median_ms": float(np.median(ms)),
                "p90_ms": float(np.percentile(ms, 90)), "max_ms": max(ms), "goal_median_ms": GOAL_EXPERT_MS,
                "goal_max_ms": GOAL_EXPERT_MAX_MS}
     if searches:

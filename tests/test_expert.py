@@ -17,7 +17,7 @@ from agents.search.solver_core import CoreSolver
 from agents.search.worlds import world_state
 from helpers.knob_cases import CASES, case_seed
 from helpers.play import obs_of
-from schnapsen_env import encoding, rules_core
+from schnapsen_env import encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 

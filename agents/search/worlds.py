@@ -16,11 +16,11 @@ import math
 import numpy as np
 from numba import njit
 
+from schnapsen_env import encoding
 from schnapsen_env.jit import drop_stale_cache
+from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.sampler import Determinizer
-from schnapsen_env import encoding
-from schnapsen_env.rules import GameState
 from schnapsen_env.state_layout import F, from_game_state, to_game_state
 
 
