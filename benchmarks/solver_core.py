@@ -139,7 +139,8 @@ def speed(args) -> dict:
         "goal_node_rate_ratio": GOAL_NODE_RATE, "goal_trick1_ms": GOAL_TRICK1_MS}
 
 
-def expert_moves(n: int, ruleset: str = "schnapsen20", agent: str = "expert") -> dict:
+def expert_moves(n: int, ruleset: str = "schnapsen20", agent: str = "expert", options: dict | None = None) -> dict:
+    """The move times of ``agent`` (with its ``options``, e.g. ``{"postpone": 1}``) as the module docstring says."""
     from agents import make_agent
     from schnapsen_env import encoding
 
@@ -149,10 +150,10 @@ def expert_moves(n: int, ruleset: str = "schnapsen20", agent: str = "expert") ->
     for seed in [-1] + list(range(n)):  # first an untimed hand with another expert: numba's compilation or cache
         warm_up = seed == -1            # load is not a move, and the timed expert's draws stay those of seed 0
         if warm_up:
-            expert = make_agent(agent, rules, seed=1)
+            expert = make_agent(agent, rules, seed=1, **(options or {}))
             seed = 10 ** 6
         elif seed == 0:
-            expert = make_agent(agent, rules, seed=0)
+            expert = make_agent(agent, rules, seed=0, **(options or {}))
         expert.reset()
         g = GameState.new_hand(rules, rng=np.random.default_rng(seed))
         other = make_agent("heuristic", rules, seed=seed)
@@ -174,10 +175,11 @@ def expert_moves(n: int, ruleset: str = "schnapsen20", agent: str = "expert") ->
             g.push(a)
     search = (f"; median {np.median(worlds):.0f} worlds, {np.median(nodes):,.0f} nodes, at most {max(nodes):,}; "
               f"{horizon} moves searched to a horizon") if searches else ""
-    print(f"{agent} (defaults) vs heuristic, {ruleset}, {n} hands, {len(ms)} timed moves: median {np.median(ms):.1f} "
+    label = agent + (":" + ",".join(f"{k}={v}" for k, v in options.items()) if options else "")
+    print(f"{label} ({'options' if options else 'defaults'}) vs heuristic, {ruleset}, {n} hands, {len(ms)} timed moves: median {np.median(ms):.1f} "
           f"ms, p90 {np.percentile(ms, 90):.1f} ms, max {max(ms):.1f} ms a move{search} "
           f"(goal: median <= {GOAL_EXPERT_MS:g} ms, max <= {GOAL_EXPERT_MAX_MS:g} ms)")
-    figures = {"agent": agent, "ruleset": ruleset, "hands": n, "moves": len(ms), "median_ms": float(np.median(ms)),
+    figures = {"agent": label, "ruleset": ruleset, "hands": n, "moves": len(ms), "median_ms": float(np.median(ms)),
                "p90_ms": float(np.percentile(ms, 90)), "max_ms": max(ms), "goal_median_ms": GOAL_EXPERT_MS,
                "goal_max_ms": GOAL_EXPERT_MAX_MS}
     if searches:

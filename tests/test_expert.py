@@ -14,9 +14,10 @@ from scipy.stats import chisquare
 from agents import make_agent
 from agents.search.expert import ExpertAgent
 from agents.search.solver_core import CoreSolver
+from agents.search.worlds import world_state
 from helpers.knob_cases import CASES, case_seed
 from helpers.play import obs_of
-from schnapsen_env import encoding, rules_core
+from schnapsen_env import encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 
@@ -38,14 +39,6 @@ def random_positions(rules: RuleSet, rng: np.random.Generator, count: int, speci
         if g.result is None:
             out.append(g)
     return out
-
-
-def world_state(template: np.ndarray, world: np.ndarray, k: int, rules: RuleSet) -> GameState:
-    st = template.copy()
-    for c in world[:k]:
-        st[rules_core.F.hands + 1] |= 1 << int(c)
-    st[rules_core.F.stock:rules_core.F.stock + len(world) - k] = world[k:]
-    return rules_core.to_game_state(st, rules)
 
 
 @pytest.mark.parametrize("case", CASES[::3], ids=lambda c: c[0] + "-" + "-".join(f"{k}={v}" for k, v in c[1].items()))

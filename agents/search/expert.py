@@ -29,6 +29,13 @@ trick ahead, then two, ... (the horizon scored by the solver's ``evaluate``), ea
 keeping the values of the deepest pass that finished. A move thus searches at most about twice ``max_nodes`` nodes
 (the one-trick pass always finishes; it costs a few thousand nodes a world).
 ``max_time`` (seconds a decision) adds a wall-clock budget checked the same way, at the cost of reproducibility. Once the stock is exhausted there is one world, the true position, and the agent plays perfectly.
+
+With ``postpone=1`` (default 0, plain PIMC) the values are EPIMC's (Arjonilla, Saffidine and Cazenave,
+arXiv:2408.02380; :mod:`agents.search.postponed`): the same worlds and weights, but the perfect-information reasoning
+postponed by one of the agent's decisions, at which the worlds it cannot tell apart share one action, against PIMC's
+strategy fusion. The walk's solver nodes are bounded by ``max_nodes``; where they do not fit, the move falls back to
+the plain PIMC values above (so such a move searches up to about three times ``max_nodes``). With one world there
+is nothing to postpone and the values are PIMC's.
 """
 
 from __future__ import annotations
@@ -42,6 +49,7 @@ import numpy as np
 from agents.base import as_rules, legal_ids
 from agents.search.inference import MODEL_NAMES, HandHistory, WorldInference, opponent_model
 from agents.search.options import check_int
+from agents.search.postponed import postponed_values
 from agents.search.solver_core import CoreSolver
 from agents.search.worlds import draw_worlds, world_setup
 from schnapsen_env.rules_core import legal_bits
@@ -69,19 +77,23 @@ class ExpertAgent:
             spec).
         inference_epsilon: the share of the uniform policy mixed into the model (not tuned), so that no world is
             ruled out by a model that misjudges the opponent; worlds contradicting the rules still get weight 0.
+        postpone: 0 (default: plain PIMC) or 1 (EPIMC, the agent's next decision shared across the worlds it cannot
+            tell apart; module docstring).
 
     Raises:
         ValueError: ``worlds`` below 1, ``max_nodes`` below 1, an unknown ``decision``, ``max_time`` not positive,
-            an unknown ``inference`` model or ``inference_epsilon`` outside [0, 1].
+            an unknown ``inference`` model, ``inference_epsilon`` outside [0, 1] or ``postpone`` not 0 or 1.
     """
 
     name = "expert"
 
     def __init__(self, rules, seed: int | None = None, worlds: int = 48, max_nodes: int | None = 1_500_000,
                  decision: str = "mean", max_time: float | None = None, inference: str | None = None,
-                 inference_epsilon: float = 0.1) -> None:
+                 inference_epsilon: float = 0.1, postpone: int = 0) -> None:
         self.rules = as_rules(rules)
         check_int("worlds", worlds, 1, 1_000_000)
+        check_int("postpone", postpone, 0, 1)
+        self.postpone = int(postpone)
         if max_nodes is not None and (not isinstance(max_nodes, (int, np.integer)) or isinstance(max_nodes, bool)
                                       or max_nodes < 1):
             raise ValueError(f"max_nodes must be an int >= 1 or None, got {max_nodes!r}")
@@ -190,8 +202,15 @@ class ExpertAgent:
             raise ValueError(f"action_mask must have shape ({self.rules.n_actions},) and mark exactly the legal "
                              f"actions of the observation ({self.rules.name}), got shape {mask.shape} with "
                              f"{actions.tolist()}")
+        walked = 0
+        if self.postpone and len(worlds) > 1:
+            values, walked = postponed_values(self.solver, template, worlds, k, weights, actions, self.max_nodes)
+            if values is not None:
+                self.last_depth, self.last_worlds, self.last_nodes = None, len(values), walked
+                self._weights = weights
+                return actions, values
         start = time.perf_counter()
-        parts, nodes, solved = [], 0, 0
+        parts, nodes, solved = [], 0, 0  # the fallback has its own budget
         for at in range(0, len(worlds), _CHUNK):
             left = None if self.max_nodes is None else max(1, self.max_nodes - nodes)
             part = self.solver.world_values(template, worlds[at:at + _CHUNK], k, actions, max_nodes=left)
@@ -208,7 +227,7 @@ class ExpertAgent:
         else:  # the exact search of the first chunk did not fit the budget: deepen a horizon over every world
             values, spent = self._deepen(template, worlds, k, actions, start)
             nodes += spent
-        self.last_worlds, self.last_nodes = len(values), nodes
+        self.last_worlds, self.last_nodes = len(values), nodes + walked
         self._weights = weights[:len(values)]
         return actions, values
 

@@ -32,6 +32,7 @@ from agents.base import as_rules, legal_ids
 from agents.search.inference import HandHistory, OpponentModel, WorldInference, world_rows
 from agents.search.options import check_int
 from agents.search.solver_core import CoreSolver
+from agents.search.worlds import observation_groups
 from schnapsen_env import encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.sampler import Determinizer
@@ -130,11 +131,8 @@ class LocalBestResponse:
             return float(sum(w * self._leaf(s) for s, w in zip(states, weights)))
         if s0.to_move != ME:
             return self._target_walk(states, weights, budget)
-        groups: dict[bytes, list[int]] = {}  # the worlds the responder cannot tell apart share one choice
-        for i, s in enumerate(states):
-            groups.setdefault(encoding.observation(s, ME).tobytes(), []).append(i)
         total = 0.0
-        for members in groups.values():
+        for members in observation_groups(states, ME):  # worlds the responder cannot tell apart share one choice
             values = self._my_values([states[i] for i in members], weights[members], budget)
             total += max(values.values())
         return total

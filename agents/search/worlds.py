@@ -16,10 +16,12 @@ import math
 import numpy as np
 from numba import njit
 
+from schnapsen_env import encoding
 from schnapsen_env.jit import drop_stale_cache
+from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.sampler import Determinizer
-from schnapsen_env.state_layout import F, from_game_state
+from schnapsen_env.state_layout import F, from_game_state, to_game_state
 
 
 def world_setup(observation, rules: RuleSet) -> tuple[np.ndarray, np.ndarray, int, int]:
@@ -66,4 +68,25 @@ def fill_world(st, template, worlds, w, k, size):
 drop_stale_cache(fill_world)  # before any cached function loads (see drop_stale_cache)
 
 
-__all__ = ["draw_worlds", "fill_world", "world_setup"]
+def world_state(template: np.ndarray, world: np.ndarray, k: int, rules: RuleSet) -> GameState:
+    """World ``world`` (int64 ``(u,)``, as a row of :func:`world_setup`'s worlds) of ``template`` as a whole
+    :class:`GameState` (seat 0 the observer): ``world[:k]`` added to seat 1's hand, ``world[k:]`` the face-down
+    stock, top first. The Python engine's twin of :func:`fill_world`, for walks that push actions."""
+    st = np.array(template, dtype=np.int64, copy=True)
+    for c in world[:k]:
+        st[F.hands + 1] |= 1 << int(c)
+    st[F.stock:F.stock + len(world) - k] = world[k:]
+    return to_game_state(st, rules)
+
+
+def observation_groups(states: list[GameState], seat: int) -> list[list[int]]:
+    """The indices of ``states`` grouped by what ``seat`` observes (``encoding.observation(s, seat)``): the worlds
+    that player cannot tell apart, which must share one choice (an information set), in order of first
+    appearance."""
+    groups: dict[bytes, list[int]] = {}
+    for i, s in enumerate(states):
+        groups.setdefault(encoding.observation(s, seat).tobytes(), []).append(i)
+    return list(groups.values())
+
+
+__all__ = ["draw_worlds", "fill_world", "observation_groups", "world_setup", "world_state"]
