@@ -271,6 +271,35 @@ def ratio_figures(ours: list[float], peer: list[float], goal: float | None = Non
     return {"ratio": r, "low": low, "high": high, "goal": goal}
 
 
+def arena_parser(description: str, seed: int, deals: int = 200) -> argparse.ArgumentParser:
+    """The options of a benchmark that plays one agent against another on duplicate deals: ``--deals``, ``--seed``,
+    ``--ruleset``, ``--workers`` and ``--json``."""
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--deals", type=int, default=deals, help=f"duplicate deals (default {deals})")
+    parser.add_argument("--seed", type=int, default=seed, help=f"seed of the deals and agents (default {seed})")
+    parser.add_argument("--ruleset", default="schnapsen20", help="ruleset (default schnapsen20)")
+    parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
+    json_option(parser)
+    return parser
+
+
+def arena_pair(a: str, b: str, args: argparse.Namespace, extra: dict | None = None) -> int:
+    """Play ``a`` against ``b`` on ``args.deals`` duplicate deals (:func:`agents.evaluation.arena.play_match`),
+    print the arena's table and the seconds, and with ``args.json`` write the result, the seconds and ``extra``
+    with the command, commit and machine. Returns 0."""
+    from agents.evaluation.arena import play_match
+
+    start = time.perf_counter()
+    result = play_match(a, b, n_deals=args.deals, ruleset=args.ruleset, seed=args.seed, workers=args.workers,
+                        progress=False)
+    seconds = time.perf_counter() - start
+    print(result.table())
+    print(f"{seconds:.0f} s")
+    if args.json:
+        write_json(args.json, {"result": result.to_dict(), "seconds": seconds, **(extra or {})})
+    return 0
+
+
 def json_option(parser: argparse.ArgumentParser) -> None:
     """The ``--json PATH`` option: also write the figures, with :func:`record`'s command, commit, machine and load,
     to PATH (the documentation renders its figures from these files under ``benchmarks/``)."""

@@ -13,9 +13,7 @@ deal twice, seats swapped): the mean game points a hand of the postponed expert 
 
 from __future__ import annotations
 
-import argparse
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -25,32 +23,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import harness  # noqa: E402
 import solver_core  # noqa: E402
 
-from agents.evaluation.arena import play_match  # noqa: E402
-
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--deals", type=int, default=200, help="duplicate deals (default 200)")
-    parser.add_argument("--seed", type=int, default=9101, help="seed of the deals and agents (default 9101)")
+    parser = harness.arena_parser(__doc__.splitlines()[0], seed=9101)
     parser.add_argument("--hands", type=int, default=3, help="hands of the move timing (default 3; 0: none)")
-    parser.add_argument("--ruleset", default="schnapsen20", help="ruleset (default schnapsen20)")
-    parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
-    harness.json_option(parser)
     args = parser.parse_args(argv)
     if args.deals < 1 or args.hands < 0:
         parser.error("--deals must be at least 1 and --hands at least 0")
     figures = {}
     if args.hands:
         figures["move_time"] = solver_core.expert_moves(args.hands, args.ruleset, "expert", {"postpone": 1})
-    t = time.perf_counter()
-    result = play_match("expert:postpone=1", "expert", n_deals=args.deals, ruleset=args.ruleset, seed=args.seed,
-                        workers=args.workers, progress=False)
-    seconds = time.perf_counter() - t
-    print(result.table())
-    print(f"{seconds:.0f} s")
-    if args.json:
-        harness.write_json(args.json, {"result": result.to_dict(), "seconds": seconds, **figures})
-    return 0
+    return harness.arena_pair("expert:postpone=1", "expert", args, figures)
 
 
 if __name__ == "__main__":

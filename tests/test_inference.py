@@ -26,6 +26,7 @@ from agents.search.inference import (
 )
 from agents.search.worlds import draw_worlds
 from helpers.knob_cases import CASES
+from helpers.play import redeal
 from schnapsen_env import encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.ruleset import RuleSet
@@ -200,12 +201,8 @@ def _hidden_swap(g: GameState, unseen: np.ndarray, rng: np.random.Generator) -> 
         return None
     i, j = rng.choice(hidden, size=2, replace=False)
     order[i], order[j] = order[j], order[i]
-    other = GameState.from_deck(g.rules, [g.rules.deck.codes[c] for c in order], g.deal[1])
-    for a in g.actions:
-        if not other.is_legal(a):
-            return None
-        other.push(a)
-    return None if other.hands == g.hands and other.stock == g.stock else other
+    other = redeal(g, order)
+    return None if other is None or (other.hands == g.hands and other.stock == g.stock) else other
 
 
 @pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])

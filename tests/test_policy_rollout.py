@@ -12,7 +12,7 @@ import pytest
 from agents import STRONGEST_POLICIES, make_agent
 from agents.learned.rollouts import PolicyRolloutAgent
 from agents.search.solver_core import CoreSolver
-from helpers.play import obs_of
+from helpers.play import obs_of, redeal
 from schnapsen_env.rules import GameState
 from schnapsen_env.rules_core import apply_all
 from schnapsen_env.ruleset import RuleSet
@@ -91,12 +91,7 @@ def _hidden_swap(g: GameState, rng: np.random.Generator) -> GameState | None:
         return None
     i, j = int(rng.choice(opp)), int(rng.choice(down))
     order[i], order[j] = order[j], order[i]
-    other = GameState.from_deck(g.rules, [g.rules.deck.codes[c] for c in order], g.deal[1])
-    for a in g.actions:
-        if not other.is_legal(a):
-            return None
-        other.push(a)
-    return other
+    return redeal(g, order)
 
 
 @pytest.mark.parametrize("ruleset", ["schnapsen20", "schnapsen10"])

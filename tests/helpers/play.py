@@ -55,3 +55,16 @@ def assert_legal_hands(agent, hands: int, env=None) -> None:
             a = agent.act(obs)
             assert obs["action_mask"][a] == 1
             env.step(a)
+
+
+def redeal(g, order: list[int]):
+    """The hand ``g`` dealt from the card ids ``order`` (``g.deal``'s layout, same dealer) with ``g``'s actions
+    replayed, or None where one of them is not legal there (for tests that swap cards a player never saw)."""
+    from schnapsen_env.rules import GameState
+
+    other = GameState.from_deck(g.rules, [g.rules.deck.codes[c] for c in order], g.deal[1])
+    for a in g.actions:
+        if not other.is_legal(a):
+            return None
+        other.push(a)
+    return other
