@@ -57,6 +57,7 @@ import asyncio
 import ctypes
 import logging
 import multiprocessing
+import multiprocessing.connection
 import os
 import pickle
 import signal
@@ -665,7 +666,7 @@ class SearchPool:
                 alive = True
                 while not self._closed and (task := self._pick(lane)) is None:
                     self._cond.wait(self.IDLE_CHECK_SECONDS)
-                    if not self._closed and not slot.proc.is_alive():  # it died idle (killed, out of memory):
+                    if not self._closed and _gone(slot.proc):  # it died idle (killed, out of memory):
                         alive = False  # replace it now (a worker the closing killed is not replaced)
                         break
                 self._idle[lane] -= 1
@@ -695,7 +696,7 @@ class SearchPool:
         """Hand ``task`` to the worker, wait for its answer until its deadline and settle it; False when the worker
         is gone (died, killed at the deadline or by a cancel) and must be replaced. A worker found dead before it
         got the task (it died idle) hands the task back to the front of the queue, for its fresh replacement."""
-        if not slot.proc.is_alive():
+        if _gone(slot.proc):
             return self._requeue(slot, task)
         try:
             slot.conn.send((task.fn, task.args))
@@ -774,6 +775,12 @@ def _settle(task: _Task, result: Any = None, error: BaseException | None = None)
             task.future.set_result(result)
     except Exception:  # InvalidStateError: settled before (a cancel that raced the answer)
         pass
+
+
+def _gone(proc) -> bool:
+    """Whether a worker process has ended: its sentinel is ready (the kernel closes it with the process's other files
+    at exit, a moment before ``is_alive`` can see the exit) or it is no longer alive."""
+    return bool(multiprocessing.connection.wait([proc.sentinel], 0)) or not proc.is_alive()
 
 
 def _kill(proc) -> None:
