@@ -319,3 +319,15 @@ print("ok")
 """
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
     assert out.returncode == 0 and out.stdout.strip() == "ok", out.stderr[-3000:]
+
+
+def test_importing_the_agents_package_loads_no_torch():
+    """``import agents`` (the registry, every agent's class) loads no torch: torch is imported where a policy plays,
+    so the env's named opponents, the arena's search agents and the command-line programs start without it."""
+    import subprocess
+    import sys
+
+    code = "import sys, agents, schnapsen_env; print(sorted(m for m in ('torch',) if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=600)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.strip() == "[]"

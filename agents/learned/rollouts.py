@@ -23,10 +23,8 @@ The playouts are deterministic given the worlds: the agent's seeded generator dr
 from __future__ import annotations
 
 import numpy as np
-import torch
 
 from agents.base import as_rules, legal_ids
-from agents.learned.policy_net import masked_logits
 from agents.learned.shipped import STRONGEST_POLICIES
 from agents.search.expert import ExpertAgent
 from agents.search.options import check_int
@@ -121,6 +119,10 @@ class PolicyRolloutAgent:
     def _play_out(self, states: np.ndarray) -> int:
         """Advance every playout with the policy's greedy actions while its hand runs and a card is hidden; the
         number of plies."""
+        import torch  # imported where a policy plays, not by ``import agents``
+
+        from agents.learned.policy_net import masked_logits  # torch, as above
+
         plies = 0
         n_actions = self.rules.n_actions
         while True:
