@@ -277,7 +277,8 @@ def arena_parser(description: str, seed: int, deals: int = 200) -> argparse.Argu
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--deals", type=int, default=deals, help=f"duplicate deals (default {deals})")
     parser.add_argument("--seed", type=int, default=seed, help=f"seed of the deals and agents (default {seed})")
-    parser.add_argument("--ruleset", default="schnapsen20", help="ruleset (default schnapsen20)")
+    parser.add_argument("--ruleset", default="schnapsen20", choices=("schnapsen20", "sixtysix24", "schnapsen10"),
+                        help="ruleset (default schnapsen20)")
     parser.add_argument("--workers", type=int, default=1, help="processes (default 1)")
     json_option(parser)
     return parser
@@ -286,12 +287,17 @@ def arena_parser(description: str, seed: int, deals: int = 200) -> argparse.Argu
 def arena_pair(a: str, b: str, args: argparse.Namespace, extra: dict | None = None) -> int:
     """Play ``a`` against ``b`` on ``args.deals`` duplicate deals (:func:`agents.evaluation.arena.play_match`),
     print the arena's table and the seconds, and with ``args.json`` write the result, the seconds and ``extra``
-    with the command, commit and machine. Returns 0."""
-    from agents.evaluation.arena import play_match
+    with the command, commit and machine. Returns 0, or 2 after one line on standard error for a bad agent,
+    ruleset or deal count."""
+    from agents.evaluation.arena import play_match  # the agents package: only where a pair is played
 
     start = time.perf_counter()
-    result = play_match(a, b, n_deals=args.deals, ruleset=args.ruleset, seed=args.seed, workers=args.workers,
-                        progress=False)
+    try:
+        result = play_match(a, b, n_deals=args.deals, ruleset=args.ruleset, seed=args.seed, workers=args.workers,
+                            progress=False)
+    except ValueError as e:  # RulesError is a ValueError too
+        print(f"{Path(sys.argv[0]).name}: {str(e).splitlines()[0]}", file=sys.stderr)
+        return 2
     seconds = time.perf_counter() - start
     print(result.table())
     print(f"{seconds:.0f} s")

@@ -186,3 +186,13 @@ def test_ladder_refit_reproduces_the_records_elo_and_a_pair_replaces_its_twin(tm
     out = subprocess.run([sys.executable, str(LADDER_SCRIPT), str(path), str(pair)], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and "cannot read it as JSON" in out.stderr and "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("argv, expected", [(["--deals", "0"], "n_deals must be an int from 1"),
+                                            (["--model", "nosuch", "--deals", "1"], "unknown agent 'nosuch'"),
+                                            (["--ruleset", "foo"], "invalid choice: 'foo'")])
+def test_arena_pair_benchmark_bad_input_is_one_line(argv, expected, tmp_path):
+    script = Path(__file__).resolve().parent.parent / "benchmarks" / "inference_arena.py"
+    out = subprocess.run([sys.executable, str(script), *argv], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
