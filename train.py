@@ -82,6 +82,7 @@ from agents.training.self_play import (  # noqa: E402
     SAMPLER_NICE,
     SamplerError,
     batch_tensors,
+    equilibrium_table,
     sampler_capacity,
     start_samplers,
 )
@@ -135,6 +136,13 @@ class Args(PPOArgs):
     """the search teacher's node budget a decision; the expert's max_nodes (1,500,000 when it plays)"""
     search_teacher_coef: float = 1.0
     """weight of the search teacher's loss; -log P(the search's best actions) on the labelled decisions"""
+    search_teacher: str = "expert"
+    """who labels the search teacher's decisions: "expert" (full-depth PIMC, its best actions) or, --ruleset
+    schnapsen10 only, "cfr": the game's CFR+ equilibrium (agents/game_theory/exact.py, --cfr-iterations, solved
+    once at the start, a minute or two, and kept in the run folder as equilibrium.npz), one action sampled from its
+    mixed strategy on the learner's observation, so the loss is in expectation the cross-entropy to it"""
+    cfr_iterations: int = 100
+    """--search-teacher cfr: CFR+ iterations of the equilibrium it teaches (100: NashConv about 0.0015)"""
     opponent: str | None = None
     """frozen target policy (a train.py .pt or a shipped policy's name); one of this ruleset (trained-220m,
     trained-schnapsen10, ...), any network size; it plays its masked softmax, sampled with the samplers' seeded
@@ -323,8 +331,11 @@ def main(args: Args) -> dict:
     if args.progress:  # the bar stays at 0 while the samplers start, which can take a minute the first time
         print(f"starting {args.samplers} sampler(s); on a machine's first run numba compiles the engine first "
               "(up to a minute)", flush=True)
+    equilibrium = None
+    if args.search_teacher == "cfr" and args.search_teacher_share > 0 and args.search_teacher_coef > 0:
+        equilibrium = equilibrium_table(rules, args.cfr_iterations, run_dir / "equilibrium.npz")
     try:
-        samplers = start_samplers(args, rules, model.config(), target)
+        samplers = start_samplers(args, rules, model.config(), target, equilibrium)
     except SamplerError as e:  # one that died or failed while starting
         raise files.sampler_lost(e) from None
     try:

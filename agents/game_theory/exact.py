@@ -811,6 +811,68 @@ class Tree:
                 callback(t, result)
         return {"iterations": t, "curve": curve, "average": average, **result}
 
+    def observation_policy(self, average: np.ndarray, source: str = "", batch_nodes: int = 1 << 20):
+        """The average strategy of :meth:`cfr` (its ``"average"``) written down by observation: an
+        :class:`agents.game_theory.table_policy.ObservationTable` over every decision of the open part; ``source``
+        says what ``average`` came from (kept in the table's file).
+
+        Information sets that share an observation (the observation need not hold every past action) are merged
+        by adding their reach-weighted strategy sums, so the row is the mixture the average strategy plays there
+        (the same strategy wherever the observation is distinct). Rows sharing a hash are checked equal.
+
+        Raises:
+            ValueError: ``average`` not float ``(total actions of the information sets,)``, or two different rows
+                with one hash (then the table cannot key them).
+        """
+        from agents.game_theory.table_policy import ObservationTable
+
+        average = np.asarray(average)
+        if average.shape != (int(self.set_offset[-1]),) or average.dtype.kind != "f":
+            raise ValueError(f"average must be float ({int(self.set_offset[-1])},), cfr()'s \"average\"; got "
+                             f"{average.dtype} {average.shape}")
+        seen = np.zeros(self.n_infosets, dtype=bool)
+        all_obs, all_masks, all_sums = [], [], []
+        d0 = 0
+        while d0 < self.n_deals:
+            d1 = d0 + 1
+            while d1 < self.n_deals and self.deal_first[d1 + 1] - self.deal_first[d0] <= batch_nodes:
+                d1 += 1
+            rows_cap = int(self.deal_first[d1] - self.deal_first[d0])
+            obs = np.zeros((rows_cap, self._obs_size), np.float32)
+            masks = np.zeros((rows_cap, self._n_actions), np.int8)
+            nodes = np.zeros(rows_cap, np.int64)
+            e8, e64 = np.zeros(0, np.int8), np.zeros(0, np.int64)
+            _, _, rows = _open_part(self.roots, self.R, 2, d0, d1, int(self.deal_first[d0]), e8, e8, e64, e64, e64,
+                                    e8, np.zeros(0), e64, np.zeros((0, STATE_SIZE), np.int64), self._new_ids(), e8,
+                                    e64, e64, e64, obs, masks, nodes)
+            sets = self.infoset[nodes[:rows]]
+            uniq, first = np.unique(sets, return_index=True)
+            new = ~seen[uniq]
+            uniq, first = uniq[new], first[new]
+            seen[uniq] = True
+            node = nodes[first]
+            k = self.n_child[node].astype(np.int64)
+            row_of = np.repeat(np.arange(len(first)), k)
+            j = np.arange(int(k.sum())) - np.repeat(np.cumsum(k) - k, k)
+            sums = np.zeros((len(first), self._n_actions))
+            sums[row_of, self.action[self.first_child[node][row_of] + j]] = average[self.set_offset[uniq][row_of] + j]
+            all_obs.append(obs[first])
+            all_masks.append(masks[first])
+            all_sums.append(sums)
+            d0 = d1
+        obs, masks, sums = np.concatenate(all_obs), np.concatenate(all_masks), np.concatenate(all_sums)
+        hashes, first, inverse = np.unique(row_hash(obs, masks), return_index=True, return_inverse=True)
+        shared = np.flatnonzero(np.bincount(inverse)[inverse] > 1)  # rows whose hash another row has too
+        rep = first[inverse[shared]]
+        if not (np.array_equal(obs[rep], obs[shared]) and np.array_equal(masks[rep], masks[shared])):
+            raise ValueError("two different observations share a 64-bit hash: the table cannot key them")
+        merged = np.zeros((len(hashes), self._n_actions))
+        np.add.at(merged, inverse, sums)
+        legal = masks[first].astype(np.float64)
+        total = merged.sum(axis=1, keepdims=True)
+        probs = np.where(total > 0, merged / np.where(total > 0, total, 1.0), legal / legal.sum(axis=1, keepdims=True))
+        return ObservationTable(self.rules, hashes.astype(np.uint64), probs.astype(np.float32), source)
+
     def _average_probabilities(self, average: np.ndarray) -> np.ndarray:
         """Edge probabilities of the normalised average strategy (uniform where an information set was never
         reached)."""
@@ -827,7 +889,7 @@ class Tree:
 
 
 @njit(cache=True)
-def _row_hashes(obs, masks):
+def row_hash(obs, masks):
     """A 64-bit FNV-1a hash of each row's observation and mask (equal rows, equal hashes; :func:`_evaluate` checks
     that rows sharing a hash are equal)."""
     n = obs.shape[0]
@@ -853,7 +915,7 @@ def _evaluate(policy: Policy, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
     if multi.size == 0:
         return out
     o, m = np.ascontiguousarray(obs[multi]), np.ascontiguousarray(masks[multi])
-    _, first, inverse = np.unique(_row_hashes(o, m), return_index=True, return_inverse=True)
+    _, first, inverse = np.unique(row_hash(o, m), return_index=True, return_inverse=True)
     if np.array_equal(o[first][inverse], o) and np.array_equal(m[first][inverse], m):
         out[multi] = _checked(policy(o[first], m[first]), m[first])[inverse]
     else:  # a hash collision: no grouping
@@ -990,5 +1052,5 @@ def tree_size(rules: RuleSet, dealer: int = 1) -> dict[str, int]:
     return out
 
 
-__all__ = ["DECISION", "REVEALED", "TERMINAL", "Tree", "agent_policy", "deals", "network_policy",
+__all__ = ["DECISION", "REVEALED", "TERMINAL", "Tree", "agent_policy", "deals", "network_policy", "row_hash",
            "search_agent_policy", "tree_size", "uniform_policy"]

@@ -48,6 +48,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.game_theory.table_policy import ObservationTable
 from agents.learned.policy_net import ActorCritic, masked_log_probs
 from agents.scripted.heuristic import HeuristicAgent
 from agents.search.expert import ExpertAgent
@@ -225,6 +226,11 @@ class Sampler:
             cards), each decision drawn with this probability from the sampler's generator; 0: off (no draw, no
             search, no per-decision work).
         search_nodes: the search's node budget a decision (``ExpertAgent``'s ``max_nodes``).
+        equilibrium: a ``.npz`` file of an :class:`agents.game_theory.table_policy.ObservationTable` of this
+            ruleset (``schnapsen10``'s CFR+ equilibrium by observation), or None; given, the search teacher labels
+            with it instead of the expert: each drawn decision gets one action sampled from the table's
+            probabilities with the sampler's generator, so that ``-log P(label)`` is in expectation the cross-entropy
+            to the equilibrium's distribution (a mixed strategy, which a best-action label cannot teach).
 
     Attributes:
         search_labels, search_seconds: decisions the search teacher labelled and the seconds it searched, since
@@ -235,7 +241,7 @@ class Sampler:
                  pool_prob: float, heuristic_prob: float, gamma: float, gae_lambda: float,
                  threads: int | None = None, precision: str = "fp32", endgame_teacher: bool = False,
                  search_share: float = 0.0, search_nodes: int = 200_000, target: dict | None = None,
-                 target_prob: float = 0.0) -> None:
+                 target_prob: float = 0.0, equilibrium: str | None = None) -> None:
         if threads is not None:
             torch.set_num_threads(threads)
         self.index = index
@@ -265,7 +271,10 @@ class Sampler:
         self.teacher = CoreSolver(self.rules) if endgame_teacher else None
         self.search_share = float(search_share)
         self.search = None
-        if self.search_share > 0:
+        self.table = None
+        if self.search_share > 0 and equilibrium is not None:
+            self.table = ObservationTable.load(equilibrium, self.rules)
+        elif self.search_share > 0:
             self.search = ExpertAgent(self.rules, max_nodes=search_nodes)
             # Its worlds are drawn from this sampler's generator, whose state the checkpoint holds, so a resumed
             # run draws the same worlds (the solver keeps nothing between searches: a new table generation each).
@@ -295,7 +304,7 @@ class Sampler:
         doc): for each decision with a choice while cards are hidden, drawn with probability ``search_share``, the
         bits of the expert's best actions on the learner's observation (``self.obs``, ``self.masks``: what the
         learner sees); else 0."""
-        if self.search is None:
+        if self.search is None and self.table is None:
             return 0
         st = self.venv.state_arrays[idx]
         hidden = (st[:, F.stock_top] != st[:, F.stock_end]) | (st[:, F.closed_by] >= 0)  # stock open or closed
@@ -304,9 +313,18 @@ class Sampler:
         if candidates.size:
             picked = candidates[self.rng.random(candidates.size) < self.search_share]
             start = time.perf_counter()
-            for j in picked.tolist():
-                i = int(idx[j])
-                labels[j] = self.search.best_action_bits({"observation": self.obs[i], "action_mask": self.masks[i]})
+            if self.table is not None:
+                rows = idx[picked]
+                found, actions = self.table.sample(self.obs[rows], self.masks[rows], self.rng)
+                if not found.all():
+                    raise ValueError(f"the equilibrium table lacks {int((~found).sum())} of the learner's "
+                                     "hidden-card observations: a table of another game than this ruleset's")
+                labels[picked] = np.left_shift(1, actions)
+            else:
+                for j in picked.tolist():
+                    i = int(idx[j])
+                    labels[j] = self.search.best_action_bits({"observation": self.obs[i],
+                                                              "action_mask": self.masks[i]})
             self.search_seconds += time.perf_counter() - start
             self.search_labels += len(picked)
         return labels
@@ -812,28 +830,53 @@ class RaySamplers(_Samplers):
 
 
 # ------------------------------------------------------------------------------------------- the learner's side
-def sampler_kwargs(args, rules: RuleSet, net: dict, index: int, target: dict | None = None) -> dict:
+def sampler_kwargs(args, rules: RuleSet, net: dict, index: int, target: dict | None = None,
+                   equilibrium: str | None = None) -> dict:
     """The keyword arguments of the run's sampler ``index`` (:class:`Sampler`), for ``train.py``'s ``args`` as
     its ``main`` resolves them (``samplers`` set, ``precision`` "fp32" or "bf16"), with the target policy of
-    ``--opponent`` (or None)."""
+    ``--opponent`` (or None) and the equilibrium table file of ``--search-teacher cfr`` (or None)."""
     return dict(index=index, rules=rules.to_dict(), num_envs=args.num_envs, seed=args.seed, net=net,
                 rows_per_call=-(-args.batch_size // args.samplers), pool_prob=args.pool_prob,
                 heuristic_prob=args.heuristic_prob, gamma=args.gamma, gae_lambda=args.gae_lambda,
                 precision=args.precision, endgame_teacher=args.endgame_teacher_coef > 0,
                 search_share=args.search_teacher_share if args.search_teacher_coef > 0 else 0.0,
-                search_nodes=args.search_teacher_nodes, target=target, target_prob=args.opponent_prob)
+                search_nodes=args.search_teacher_nodes, target=target, target_prob=args.opponent_prob,
+                equilibrium=equilibrium)
 
 
-def start_samplers(args, rules: RuleSet, net: dict, target: dict | None = None) -> _Samplers:
+def start_samplers(args, rules: RuleSet, net: dict, target: dict | None = None,
+                   equilibrium: str | None = None) -> _Samplers:
     """The run's samplers: in this process (``--inline-samplers``), local processes, or Ray actors
     (``--ray-address``); ``target`` is the frozen target policy of ``--opponent``
-    (:func:`agents.training.trainer_flags.load_target`) or None."""
-    kwargs = [sampler_kwargs(args, rules, net, i, target) for i in range(args.samplers)]
+    (:func:`agents.training.trainer_flags.load_target`) or None; ``equilibrium`` the table file of
+    ``--search-teacher cfr`` (:func:`equilibrium_table`) or None."""
+    kwargs = [sampler_kwargs(args, rules, net, i, target, equilibrium) for i in range(args.samplers)]
     if args.ray_address is not None:
         return RaySamplers(kwargs, args.ray_address)
     if args.inline_samplers:
         return InProcessSamplers(kwargs)
     return ProcessSamplers(kwargs, nice=args.sampler_nice if args.overlap_sampling else 0)
+
+
+def equilibrium_table(rules: RuleSet, iterations: int, path) -> str:
+    """The file of ``schnapsen10``'s CFR+ equilibrium by observation (:meth:`agents.game_theory.exact.Tree.cfr`
+    for ``iterations``, then :meth:`~agents.game_theory.exact.Tree.observation_policy`), the
+    ``--search-teacher cfr`` labels: solved and written to ``path`` unless a table of these rules is there already
+    (a resumed run's: CFR+ is deterministic, so solving again would give the same table). Returns the path."""
+    from agents.game_theory import exact  # numba walks of the whole tree: only for this teacher
+
+    source = f"cfr+ {iterations} iterations"
+    if os.path.exists(path):
+        table = ObservationTable.load(path, rules)  # raises ValueError naming the file if it is not this game's
+        if table.source != source:
+            raise ValueError(f"{os.fspath(path)} holds a table of {table.source or 'unknown origin'}, expected "
+                             f"{source} (--cfr-iterations): remove it to solve again")
+        return str(path)
+    print(f"solving {rules.name} by CFR+ ({iterations} iterations) for the equilibrium teacher", flush=True)
+    tree = exact.Tree(rules)
+    table = tree.observation_policy(tree.cfr(iterations)["average"], source)
+    table.save(path)
+    return str(path)
 
 
 def batch_tensors(batch: dict, device: torch.device, precision: str, n_actions: int, critic: bool) -> dict:

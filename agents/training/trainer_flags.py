@@ -19,6 +19,8 @@ from schnapsen_env.encoding import obs_size, state_size
 
 #: Largest --search-teacher-nodes (a search of a billion nodes takes minutes).
 MAX_SEARCH_NODES = 1_000_000_000
+#: Largest --cfr-iterations (200 iterations take about 3 minutes on one core).
+MAX_CFR_ITERATIONS = 100_000
 #: Largest --samplers.
 MAX_SAMPLERS = 1024
 #: Bytes of memory per env slot besides its buffer rows: the compiled state row, observation, mask, and its
@@ -118,6 +120,13 @@ def validate(args) -> None:
                          f"{args.search_teacher_nodes}")
     if not args.search_teacher_coef >= 0 or not math.isfinite(args.search_teacher_coef):
         raise ValueError(f"--search-teacher-coef must be a number >= 0, got {args.search_teacher_coef}")
+    if args.search_teacher not in ("expert", "cfr"):
+        raise ValueError(f"--search-teacher {args.search_teacher!r}: expected 'expert' or 'cfr'")
+    if args.search_teacher == "cfr" and args.ruleset != "schnapsen10":
+        raise ValueError(f"--search-teacher cfr needs --ruleset schnapsen10 (the ruleset small enough to solve, "
+                         f"RULES.md section 3a), got --ruleset {args.ruleset}")
+    if not 1 <= args.cfr_iterations <= MAX_CFR_ITERATIONS:
+        raise ValueError(f"--cfr-iterations must be from 1 to {MAX_CFR_ITERATIONS:,}, got {args.cfr_iterations}")
     if not 0 <= args.opponent_prob <= 1:  # also refuses NaN
         raise ValueError(f"--opponent-prob must be a share from 0 to 1, got {args.opponent_prob}")
     if args.pool_prob + args.heuristic_prob + args.opponent_prob > 1:
