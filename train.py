@@ -137,12 +137,12 @@ class Args(PPOArgs):
     search_teacher_coef: float = 1.0
     """weight of the search teacher's loss; -log P(the search's best actions) on the labelled decisions"""
     search_teacher: str = "expert"
-    """who labels the search teacher's decisions: "expert" (full-depth PIMC, its best actions) or, --ruleset
-    schnapsen10 only, "cfr": the game's CFR+ equilibrium (agents/game_theory/exact.py, --cfr-iterations, solved
+    """who labels for the search teacher, "expert" or "cfr"; "expert": full-depth PIMC, its best actions;
+    --ruleset schnapsen10 only, "cfr": the game's CFR+ equilibrium (agents/game_theory/exact.py, --cfr-iterations, solved
     once at the start, a minute or two, and kept in the run folder as equilibrium.npz), one action sampled from its
     mixed strategy on the learner's observation, so the loss is in expectation the cross-entropy to it"""
     cfr_iterations: int = 100
-    """--search-teacher cfr: CFR+ iterations of the equilibrium it teaches (100: NashConv about 0.0015)"""
+    """CFR+ iterations of --search-teacher cfr; 100: NashConv about 0.0015 (0.003 written down by observation)"""
     opponent: str | None = None
     """frozen target policy (a train.py .pt or a shipped policy's name); one of this ruleset (trained-220m,
     trained-schnapsen10, ...), any network size; it plays its masked softmax, sampled with the samplers' seeded
@@ -156,7 +156,7 @@ class Args(PPOArgs):
     """opponents of every periodic evaluation; agent specs, e.g. random heuristic pimc expert; each
     evaluation's results, training seconds and learner decisions go to TensorBoard and summary.json's history"""
     eval_deals: int = 200
-    """duplicate deals (2 hands each) per periodic evaluation and opponent"""
+    """duplicate deals (2 hands each) per evaluation and opponent"""
     eval_rollout_every: int = 3
     """also evaluate against "rollout" every N-th periodic evaluation (0: never; it is slower)"""
     nash_conv_every: int = 0

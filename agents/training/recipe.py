@@ -72,7 +72,7 @@ class PPOArgs:
     pool_every: int = 10
     """updates between snapshots added to the pool"""
     pool_prob: float = 0.3
-    """share of hands played against a pool opponent (once the pool is not empty)"""
+    """share of hands against a pool opponent; once the pool is not empty"""
     heuristic_prob: float = 0.3
     """share of hands against the scripted HeuristicAgent; one seat, besides the pool's"""
     final_eval_deals: int = 1000
