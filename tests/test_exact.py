@@ -256,17 +256,18 @@ def test_whole_schnapsen10_game_figures():
     assert tree.nash_conv(exact.uniform_policy)["nash_conv"] == pytest.approx(3.369185637125, abs=1e-9)
 
 
-@pytest.mark.parametrize("name", ["pimc", "expert"])
+@pytest.mark.parametrize("name", ["pimc", "expert", "policy+expert:policy=trained-schnapsen10,search_stock=0"])
 def test_search_agents_play_the_revealed_subtrees_perfectly(name):
-    """nash_conv(..., revealed="minimax") values the revealed subtrees by minimax for pimc and expert: with the
-    stock exhausted their one world is the true position and they pick an action of the best exact value. Checked
-    on every decision of random playouts from 60 revealed roots."""
-    from agents import make_agent
+    """nash_conv(..., revealed="minimax") values the revealed subtrees by minimax for pimc, expert and
+    policy+expert (which hands the exhausted stock to expert): with the stock exhausted their one world is the true
+    position and they pick an action of the best exact value. Checked on every decision of random playouts from 60
+    revealed roots."""
     from agents.search.solver_core import CoreSolver
+    from agents.specs import resolve_agent
     from helpers.play import obs_of
 
     tree = exact.Tree(RULES, SMALL)
-    agent = make_agent(name, RULES, seed=1)
+    agent = resolve_agent(name, RULES)[1](seed=1)
     solver = CoreSolver(RULES)
     rng = np.random.default_rng(6)
     checked = 0

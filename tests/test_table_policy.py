@@ -86,6 +86,12 @@ def test_table_file_round_trip_and_refusals(tmp_path):
     (tmp_path / "bad.npz").write_bytes(b"not a table")
     with pytest.raises(ValueError, match="bad.npz: not an observation table"):
         ObservationTable.load(tmp_path / "bad.npz")
+    (tmp_path / "cut.npz").write_bytes(path.read_bytes()[:2000])  # a copy cut short
+    with pytest.raises(ValueError, match="cut.npz: not an observation table"):
+        ObservationTable.load(tmp_path / "cut.npz")
+    with pytest.raises(ValueError, match="cannot write the observation table to .*missing"):
+        table.save(tmp_path / "missing" / "t.npz")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.npz", "cut.npz", "t.npz"]
     with pytest.raises(ValueError, match="strictly increasing"):
         ObservationTable(RULES, table.hashes[::-1].copy(), table.probs)
     with pytest.raises(ValueError, match="distributions"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 
 import numpy as np
 
@@ -103,11 +104,23 @@ class ObservationTable:
 
     # ------------------------------------------------------------------------------------------ files
     def save(self, path: str | os.PathLike) -> None:
-        """Write the table to ``path`` (``.npz``), atomically (a temporary file renamed into place)."""
+        """Write the table to ``path`` (``.npz``), atomically (a temporary file renamed into place).
+
+        Raises:
+            ValueError: the file could not be written (a full disk, a read-only folder), naming it; nothing is left
+                at ``path`` but what was there before.
+        """
         tmp = f"{os.fspath(path)}.tmp.npz"
-        np.savez(tmp, hashes=self.hashes, probs=self.probs, rules=np.array(json.dumps(self.rules.to_dict())),
-                 source=np.array(self.source))
-        os.replace(tmp, path)
+        try:
+            np.savez(tmp, hashes=self.hashes, probs=self.probs, rules=np.array(json.dumps(self.rules.to_dict())),
+                     source=np.array(self.source))
+            os.replace(tmp, path)
+        except OSError as e:
+            try:
+                os.remove(tmp)
+            except OSError:
+                pass
+            raise ValueError(f"cannot write the observation table to {os.fspath(path)}: {e.strerror or e}") from None
 
     @classmethod
     def load(cls, path: str | os.PathLike, rules: RuleSet | None = None) -> ObservationTable:
@@ -123,7 +136,7 @@ class ObservationTable:
             with np.load(path, allow_pickle=False) as z:
                 hashes, probs, saved, source = z["hashes"], z["probs"], json.loads(str(z["rules"])), str(z["source"])
             table_rules = RuleSet.from_dict(saved)
-        except (OSError, KeyError, ValueError, TypeError) as e:
+        except (OSError, EOFError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as e:
             raise ValueError(f"{os.fspath(path)}: not an observation table (.npz with hashes, probs and rules): "
                              f"{' '.join(str(e).split())}") from None
         if rules is not None and table_rules.to_dict() != rules.to_dict():
