@@ -53,8 +53,11 @@ def test_registered_and_defaults_to_the_strongest_policy():
     assert isinstance(agent, PolicySearchAgent) and agent.policy_name == STRONGEST_POLICY
     assert agent.expert.worlds == ExpertAgent("schnapsen20").worlds  # None: the expert's own default
     assert agent.search_stock == SEARCH_STOCK == 6  # the arena's choice (agents/learned/hybrid.py)
-    # schnapsen10 deals a stock of 2: the default becomes the whole stock, an explicit value is checked
-    assert PolicySearchAgent("schnapsen10", seed=0, policy="heuristic").search_stock == 2
+    # schnapsen10 deals a stock of 2, within the default's reach: the policy plays while it is open (the measured
+    # choice there), an explicit value is checked
+    assert PolicySearchAgent("schnapsen10", seed=0, policy="heuristic").search_stock == 0
+    assert make_agent("expert+", "schnapsen10", seed=0).search_stock == 0
+    assert make_agent("expert+", "sixtysix24", seed=0).search_stock == SEARCH_STOCK
     with pytest.raises(ValueError, match="search_stock must be an int from 0 to 2"):
         PolicySearchAgent("schnapsen10", seed=0, policy="heuristic", search_stock=6)
 
