@@ -39,6 +39,7 @@ import numpy as np
 from numba import njit, types
 from numba.typed import Dict
 
+from agents.game_theory.table_policy import ObservationTable, row_hash
 from schnapsen_env import rules_core
 from schnapsen_env.encoding import obs_size
 from schnapsen_env.ruleset import RuleSet
@@ -824,8 +825,6 @@ class Tree:
             ValueError: ``average`` not float ``(total actions of the information sets,)``, or two different rows
                 with one hash (then the table cannot key them).
         """
-        from agents.game_theory.table_policy import ObservationTable
-
         average = np.asarray(average)
         if average.shape != (int(self.set_offset[-1]),) or average.dtype.kind != "f":
             raise ValueError(f"average must be float ({int(self.set_offset[-1])},), cfr()'s \"average\"; got "
@@ -886,24 +885,6 @@ class Tree:
             f = self.first_child[h]
             prob[f:f + (e - o)] = a / tot if tot > 0 else 1.0 / (e - o)
         return prob
-
-
-@njit(cache=True)
-def row_hash(obs, masks):
-    """A 64-bit FNV-1a hash of each row's observation and mask (equal rows, equal hashes; :func:`_evaluate` checks
-    that rows sharing a hash are equal)."""
-    n = obs.shape[0]
-    out = np.empty(n, dtype=np.uint64)
-    o = obs.view(np.uint32)
-    prime = np.uint64(1099511628211)
-    for i in range(n):
-        h = np.uint64(14695981039346656037)
-        for j in range(o.shape[1]):
-            h = (h ^ np.uint64(o[i, j])) * prime
-        for j in range(masks.shape[1]):
-            h = (h ^ np.uint64(masks[i, j])) * prime
-        out[i] = h
-    return out
 
 
 def _evaluate(policy: Policy, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -1052,5 +1033,5 @@ def tree_size(rules: RuleSet, dealer: int = 1) -> dict[str, int]:
     return out
 
 
-__all__ = ["DECISION", "REVEALED", "TERMINAL", "Tree", "agent_policy", "deals", "network_policy", "row_hash",
+__all__ = ["DECISION", "REVEALED", "TERMINAL", "Tree", "agent_policy", "deals", "network_policy",
            "search_agent_policy", "tree_size", "uniform_policy"]

@@ -4,7 +4,7 @@ equilibrium teacher (``train.py --search-teacher cfr``) and for measuring what a
 against the information-set strategy it came from.
 
 A row is keyed by the 64-bit FNV-1a hash of its observation (float32) and action mask (int8)
-(:func:`agents.game_theory.exact.row_hash`); building the table checks that rows sharing a hash are equal, so a
+(:func:`row_hash`); building the table checks that rows sharing a hash are equal, so a
 lookup that finds a hash finds that row's probabilities. The file is a NumPy ``.npz`` (no pickled objects) holding
 the hashes, the probabilities, the ruleset with its knobs and what the table was made from.
 """
@@ -16,8 +16,28 @@ import os
 import zipfile
 
 import numpy as np
+from numba import njit
 
 from schnapsen_env.ruleset import RuleSet
+
+
+@njit(cache=True)
+def row_hash(obs, masks):
+    """A 64-bit FNV-1a hash of each row of float32 observations ``(B, obs_size)`` and int8 masks ``(B, n_actions)``:
+    uint64 ``(B,)``, equal rows giving equal hashes (the callers check that rows sharing a hash are equal where
+    they group by it: :meth:`agents.game_theory.exact.Tree.observation_policy`, ``exact._evaluate``)."""
+    n = obs.shape[0]
+    out = np.empty(n, dtype=np.uint64)
+    o = obs.view(np.uint32)
+    prime = np.uint64(1099511628211)
+    for i in range(n):
+        h = np.uint64(14695981039346656037)
+        for j in range(o.shape[1]):
+            h = (h ^ np.uint64(o[i, j])) * prime
+        for j in range(masks.shape[1]):
+            h = (h ^ np.uint64(masks[i, j])) * prime
+        out[i] = h
+    return out
 
 
 class ObservationTable:
@@ -25,7 +45,7 @@ class ObservationTable:
 
     Args:
         rules: the RuleSet (knobs included) whose observations the table answers.
-        hashes: uint64 ``(n,)``, strictly increasing, each row's :func:`~agents.game_theory.exact.row_hash`.
+        hashes: uint64 ``(n,)``, strictly increasing, each row's :func:`row_hash`.
         probs: float32 ``(n, rules.n_actions)``, each row a distribution over its legal actions.
         source: what the table was made from, in words (e.g. ``"cfr+ 100 iterations"``), kept in its file.
 
@@ -64,8 +84,6 @@ class ObservationTable:
             ``(found, probs)``: bool ``(B,)``, whether the table holds the row, and float64 ``(B, n_actions)``, its
             probabilities (0 where not found).
         """
-        from agents.game_theory.exact import row_hash  # numba; the table's users already compiled the tree
-
         h = row_hash(np.ascontiguousarray(obs, dtype=np.float32), np.ascontiguousarray(masks, dtype=np.int8))
         at = np.searchsorted(self.hashes, h)
         at_c = np.minimum(at, max(len(self.hashes) - 1, 0))
@@ -144,4 +162,4 @@ class ObservationTable:
         return cls(table_rules, hashes, probs, source)
 
 
-__all__ = ["ObservationTable"]
+__all__ = ["ObservationTable", "row_hash"]
