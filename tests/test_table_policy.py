@@ -21,23 +21,15 @@ from agents.training.self_play import Sampler, equilibrium_table
 from helpers.training import tiny_args, train
 from schnapsen_env import RuleSet
 from schnapsen_env.encoding import layout, obs_size
-from schnapsen_env.state_layout import STATE_SIZE
 
 RULES = RuleSet.make("schnapsen10")
 SMALL = [o for k, o in enumerate(exact.deals(RULES)) if k % 300 == 11]  # 21 deals
 
 
 def _decision_rows(tree: exact.Tree):
-    """Every decision row of the open part: observation, mask, node (one walk over all deals)."""
-    rows_cap = int(tree.deal_first[-1] - tree.deal_first[0])
-    obs = np.zeros((rows_cap, obs_size(RULES)), np.float32)
-    masks = np.zeros((rows_cap, RULES.n_actions), np.int8)
-    nodes = np.zeros(rows_cap, np.int64)
-    e8, e64 = np.zeros(0, np.int8), np.zeros(0, np.int64)
-    _, _, rows = exact._open_part(tree.roots, tree.R, 2, 0, tree.n_deals, 0, e8, e8, e64, e64, e64, e8, np.zeros(0),
-                                  e64, np.zeros((0, STATE_SIZE), np.int64), tree._new_ids(), e8, e64, e64, e64, obs,
-                                  masks, nodes)
-    return obs[:rows], masks[:rows], nodes[:rows]
+    """Every decision row of the open part: observation, mask, node."""
+    obs, masks, nodes = zip(*tree._decision_rows(1 << 30))
+    return np.concatenate(obs), np.concatenate(masks), np.concatenate(nodes)
 
 
 def test_table_is_the_cfr_average_merged_by_observation():

@@ -683,6 +683,18 @@ class Tree:
     def _open_probabilities(self, policy: Policy, batch_nodes: int) -> np.ndarray:
         """``prob[c]``: the policy's probability of the action leading to each child node ``c`` of the open part."""
         prob = np.zeros(self.n_nodes)
+        for obs, masks, nodes in self._decision_rows(batch_nodes):
+            p = _evaluate(policy, obs, masks)
+            for r in range(len(nodes)):
+                h = nodes[r]
+                f, k = self.first_child[h], self.n_child[h]
+                prob[f:f + k] = p[r, self.action[f:f + k]]
+        return prob
+
+    def _decision_rows(self, batch_nodes: int):
+        """The open part's decision nodes, deal by deal in batches of about ``batch_nodes`` nodes: yields their
+        observations float32 ``(rows, obs_size)``, action masks int8 ``(rows, n_actions)`` and node indices int64
+        ``(rows,)``."""
         d0 = 0
         while d0 < self.n_deals:
             d1 = d0 + 1
@@ -696,13 +708,8 @@ class Tree:
             _, _, rows = _open_part(self.roots, self.R, 2, d0, d1, int(self.deal_first[d0]), e8, e8, e64, e64, e64,
                                     e8, np.zeros(0), e64, np.zeros((0, STATE_SIZE), np.int64), self._new_ids(), e8,
                                     e64, e64, e64, obs, masks, nodes)
-            p = _evaluate(policy, obs[:rows], masks[:rows])
-            for r in range(rows):
-                h = nodes[r]
-                f, k = self.first_child[h], self.n_child[h]
-                prob[f:f + k] = p[r, self.action[f:f + k]]
+            yield obs[:rows], masks[:rows], nodes[:rows]
             d0 = d1
-        return prob
 
     def _revealed_values(self, policy: Policy | None, batch_rows: int) -> np.ndarray:
         """Per revealed subtree, ``[seat 0's best response, seat 1's, policy vs policy]`` (values for seat 0);
@@ -831,20 +838,8 @@ class Tree:
                              f"{average.dtype} {average.shape}")
         seen = np.zeros(self.n_infosets, dtype=bool)
         all_obs, all_masks, all_sums = [], [], []
-        d0 = 0
-        while d0 < self.n_deals:
-            d1 = d0 + 1
-            while d1 < self.n_deals and self.deal_first[d1 + 1] - self.deal_first[d0] <= batch_nodes:
-                d1 += 1
-            rows_cap = int(self.deal_first[d1] - self.deal_first[d0])
-            obs = np.zeros((rows_cap, self._obs_size), np.float32)
-            masks = np.zeros((rows_cap, self._n_actions), np.int8)
-            nodes = np.zeros(rows_cap, np.int64)
-            e8, e64 = np.zeros(0, np.int8), np.zeros(0, np.int64)
-            _, _, rows = _open_part(self.roots, self.R, 2, d0, d1, int(self.deal_first[d0]), e8, e8, e64, e64, e64,
-                                    e8, np.zeros(0), e64, np.zeros((0, STATE_SIZE), np.int64), self._new_ids(), e8,
-                                    e64, e64, e64, obs, masks, nodes)
-            sets = self.infoset[nodes[:rows]]
+        for obs, masks, nodes in self._decision_rows(batch_nodes):
+            sets = self.infoset[nodes]
             uniq, first = np.unique(sets, return_index=True)
             new = ~seen[uniq]
             uniq, first = uniq[new], first[new]
@@ -858,7 +853,6 @@ class Tree:
             all_obs.append(obs[first])
             all_masks.append(masks[first])
             all_sums.append(sums)
-            d0 = d1
         obs, masks, sums = np.concatenate(all_obs), np.concatenate(all_masks), np.concatenate(all_sums)
         hashes, first, inverse = np.unique(row_hash(obs, masks), return_index=True, return_inverse=True)
         shared = np.flatnonzero(np.bincount(inverse)[inverse] > 1)  # rows whose hash another row has too
