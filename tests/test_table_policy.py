@@ -101,6 +101,40 @@ def test_table_file_round_trip_and_refusals(tmp_path):
         table(obs, masks)  # another game's positions
 
 
+def test_table_file_of_wrong_arrays_or_no_npz_is_named(tmp_path):
+    """A file with the table's keys but arrays that are not a table names the file (the constructor's check alone
+    does not); a file that is no .npz at all is called that, not a pickle to load unsafely (numpy's words)."""
+    tree = exact.Tree(RULES, SMALL[:2])
+    table = tree.observation_policy(tree.cfr(1)["average"])
+    table.save(tmp_path / "t.npz")
+    with np.load(tmp_path / "t.npz") as z:
+        arrays = dict(z)
+    np.savez(tmp_path / "short.npz", **{**arrays, "probs": arrays["probs"][:3]})
+    with pytest.raises(ValueError, match="short.npz: not an observation table: probs must be"):
+        ObservationTable.load(tmp_path / "short.npz", RULES)
+    (tmp_path / "text.npz").write_text("garbage\n")
+    with pytest.raises(ValueError, match="text.npz: .*not a .npz file$"):
+        ObservationTable.load(tmp_path / "text.npz", RULES)
+
+
+def test_lookup_checks_the_batch_shapes():
+    """lookup/sample/__call__ take an empty batch and bool masks, and refuse a row or width that is not the table's
+    rules' (a shorter masks array was read past its end before)."""
+    tree = exact.Tree(RULES, SMALL[:2])
+    table = tree.observation_policy(tree.cfr(1)["average"])
+    obs, masks, _ = _decision_rows(tree)
+    found, p = table.lookup(obs[:0], masks[:0])
+    assert found.shape == (0,) and p.shape == (0, RULES.n_actions)
+    assert table.sample(obs[:0], masks[:0], np.random.default_rng(0))[1].shape == (0,)
+    np.testing.assert_array_equal(table(obs[:6], masks[:6].astype(bool)), table(obs[:6], masks[:6]))
+    bad = [(obs[:5], masks[:4]), (obs[0], masks[0]), (np.c_[obs[:5], obs[:5, :1]], masks[:5]),
+           (obs[:5], masks[:5, :-1])]
+    for o, m in bad:
+        for call in (table.lookup, table, lambda o, m: table.sample(o, m, np.random.default_rng(0))):
+            with pytest.raises(ValueError, match=f"expected obs \\(B, {obs.shape[1]}\\) and masks"):
+                call(o, m)
+
+
 def test_table_draws_follow_its_probabilities():
     tree = exact.Tree(RULES, SMALL)
     table = tree.observation_policy(tree.cfr(40)["average"])
