@@ -230,6 +230,10 @@ def test_a_table_of_other_iterations_in_the_run_folder_is_refused(tmp_path, whol
     (dict(search_teacher="oracle"), "--search-teacher 'oracle'"),
     (dict(search_teacher="cfr", search_teacher_share=1.0), "--search-teacher cfr needs --ruleset schnapsen10"),
     (dict(ruleset="schnapsen10", search_teacher="cfr", cfr_iterations=0), "--cfr-iterations"),
+    # a teacher asked for that would label nothing (it ran silently without one)
+    (dict(ruleset="schnapsen10", search_teacher="cfr"), "--search-teacher-share 0 .* labels nothing"),
+    (dict(ruleset="schnapsen10", search_teacher="cfr", search_teacher_share=1.0, search_teacher_coef=0.0),
+     "--search-teacher-coef 0 labels nothing"),
 ])
 def test_bad_equilibrium_teacher_flags_are_refused_before_any_work(tmp_path, flags, message):
     with pytest.raises(ValueError, match=message):
