@@ -226,6 +226,16 @@ def test_a_table_of_other_iterations_in_the_run_folder_is_refused(tmp_path, whol
                              cfr_iterations=7))
 
 
+def test_a_broken_equilibrium_file_in_the_run_folder_is_named_with_the_way_out(tmp_path):
+    """A cut-short equilibrium.npz (a run stopped while another wrote it, a copy cut short) is refused before any
+    solving, naming the file and what to do."""
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "equilibrium.npz").write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(ValueError, match="tiny/equilibrium.npz: not an observation table.*: remove it to solve again$"):
+        train.main(tiny_args(tmp_path, ruleset="schnapsen10", search_teacher="cfr", search_teacher_share=1.0,
+                             cfr_iterations=1))
+
+
 @pytest.mark.parametrize("flags, message", [
     (dict(search_teacher="oracle"), "--search-teacher 'oracle'"),
     (dict(search_teacher="cfr", search_teacher_share=1.0), "--search-teacher cfr needs --ruleset schnapsen10"),
