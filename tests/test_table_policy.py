@@ -81,8 +81,10 @@ def test_table_file_round_trip_and_refusals(tmp_path):
     assert back.source == "cfr+ 5 iterations"
     np.testing.assert_array_equal(back.hashes, table.hashes)
     np.testing.assert_array_equal(back.probs, table.probs)
-    with pytest.raises(ValueError, match="expected"):
-        ObservationTable.load(path, RuleSet.make("schnapsen10", close_min_stock=1))
+    other = RuleSet.make("schnapsen10", marriage_on_opening_lead=False)  # valid knobs (close_min_stock=1 is not)
+    with pytest.raises(ValueError, match="t.npz: a table of .*'marriage_on_opening_lead': True.*, expected .*"
+                                         "'marriage_on_opening_lead': False"):
+        ObservationTable.load(path, other)
     (tmp_path / "bad.npz").write_bytes(b"not a table")
     with pytest.raises(ValueError, match="bad.npz: not an observation table"):
         ObservationTable.load(tmp_path / "bad.npz")
