@@ -189,6 +189,28 @@ def test_equilibrium_labels_are_table_draws_on_the_learners_hidden_card_decision
     assert 0.3 < len(labelled) / sum(hidden) < 0.7
 
 
+def test_each_equilibrium_label_is_the_table_row_of_the_learners_own_decision(whole_table, tmp_path):
+    """With a pure table (each row's last action with support: no draw can hide a wrong row), every label is the
+    action of the row of the learner's own observation and mask (R27: nothing else is read); one CFR+ iteration's
+    table is uniform, where any legal label would pass."""
+    table = ObservationTable.load(whole_table, RULES)
+    last = RULES.n_actions - 1 - np.argmax(table.probs[:, ::-1] > 0, axis=1)
+    pure = np.zeros_like(table.probs)
+    pure[np.arange(len(pure)), last] = 1.0
+    ObservationTable(RULES, table.hashes, pure, table.source).save(tmp_path / "pure.npz")
+    net = ActorCritic(obs_size(RULES), RULES.n_actions, hidden=32)
+    sampler = Sampler(0, RULES, 16, 9, net.config(), 400, 0.3, 0.3, 1.0, 0.95, search_share=1.0,
+                      equilibrium=str(tmp_path / "pure.npz"))
+    batch, _ = sampler.collect(net.state_dict(), None, 400)
+    labelled = np.flatnonzero(batch["search"])
+    assert len(labelled) > 20
+    found, p = table.lookup(batch["obs"][labelled], batch["masks"][labelled])
+    assert found.all()
+    want = RULES.n_actions - 1 - np.argmax(p[:, ::-1] > 0, axis=1)
+    np.testing.assert_array_equal(batch["search"][labelled], np.left_shift(1, want))
+    assert len(set(want.tolist())) > 1  # not one action for every row
+
+
 def test_a_table_of_another_game_is_refused_by_the_sampler(tmp_path):
     tree = exact.Tree(RULES, SMALL[:3])
     path = tmp_path / "small.npz"
