@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -301,3 +303,25 @@ def test_search_agent_policy_is_a_function_of_the_observation():
     assert len(calls) == 1 and (p == p[0]).all() and p[0].sum() == 1 and p[0][masks[0] == 0].sum() == 0
     fresh = exact.search_agent_policy(make_agent("pimc", RULES, seed=123))  # another seed, the same answer
     assert (fresh(obs[:1], masks[:1]) == p[:1]).all()
+
+
+@pytest.mark.parametrize("spec, message", [
+    ("expert:max_nodes=1", "max_nodes bounds the search"),  # misplays revealed positions that minimax values
+    ("expert:max_time=0.5", "max_time bounds the search"),
+    ("heuristic", "expected a spec of pimc, expert, policy\\+expert"),
+    ("expert:worlds=0", "worlds must be"),
+    (None, "--perfect-endgame adds a row to each of --policies, and none was given"),  # it was ignored
+])
+def test_exploitability_script_refuses_agents_not_valued_by_minimax_and_idle_flags(spec, message, capsys):
+    """benchmarks/exploitability.py values the search agents' revealed subtrees by minimax, so it takes only agents
+    that play them perfectly: a node or time budget makes expert misplay some (max_nodes=1: 7 of the 463 revealed
+    decisions of test_search_agents_play_the_revealed_subtrees_perfectly), and is refused in one line before any
+    work; so is --perfect-endgame without --policies, which it would ignore."""
+    from helpers.scripts import load_script
+
+    script = load_script("benchmarks/exploitability.py")
+    with pytest.raises(SystemExit) as e:
+        script.main(["--no-baselines", "--perfect-endgame"] if spec is None else ["--no-baselines", "--agents", spec])
+    assert e.value.code == 2
+    err = capsys.readouterr().err.strip().splitlines()[-1]
+    assert re.search(message, err) and (spec is None or f": error: --agents {spec}: " in err), err

@@ -73,8 +73,10 @@ def test_table_file_round_trip_and_refusals(tmp_path):
     assert back.source == "cfr+ 5 iterations"
     np.testing.assert_array_equal(back.hashes, table.hashes)
     np.testing.assert_array_equal(back.probs, table.probs)
-    with pytest.raises(ValueError, match="expected"):
-        ObservationTable.load(path, RuleSet.make("schnapsen10", close_min_stock=1))
+    other = RuleSet.make("schnapsen10", marriage_on_opening_lead=False)  # valid knobs (close_min_stock=1 is not)
+    with pytest.raises(ValueError, match="t.npz: a table of .*'marriage_on_opening_lead': True.*, expected .*"
+                                         "'marriage_on_opening_lead': False"):
+        ObservationTable.load(path, other)
     (tmp_path / "bad.npz").write_bytes(b"not a table")
     with pytest.raises(ValueError, match="bad.npz: not an observation table"):
         ObservationTable.load(tmp_path / "bad.npz")
@@ -91,6 +93,40 @@ def test_table_file_round_trip_and_refusals(tmp_path):
     obs, masks, _ = _decision_rows(exact.Tree(RULES, SMALL[5:6]))
     with pytest.raises(ValueError, match="not in the table"):
         table(obs, masks)  # another game's positions
+
+
+def test_table_file_of_wrong_arrays_or_no_npz_is_named(tmp_path):
+    """A file with the table's keys but arrays that are not a table names the file (the constructor's check alone
+    does not); a file that is no .npz at all is called that, not a pickle to load unsafely (numpy's words)."""
+    tree = exact.Tree(RULES, SMALL[:2])
+    table = tree.observation_policy(tree.cfr(1)["average"])
+    table.save(tmp_path / "t.npz")
+    with np.load(tmp_path / "t.npz") as z:
+        arrays = dict(z)
+    np.savez(tmp_path / "short.npz", **{**arrays, "probs": arrays["probs"][:3]})
+    with pytest.raises(ValueError, match="short.npz: not an observation table: probs must be"):
+        ObservationTable.load(tmp_path / "short.npz", RULES)
+    (tmp_path / "text.npz").write_text("garbage\n")
+    with pytest.raises(ValueError, match="text.npz: .*not a .npz file$"):
+        ObservationTable.load(tmp_path / "text.npz", RULES)
+
+
+def test_lookup_checks_the_batch_shapes():
+    """lookup/sample/__call__ take an empty batch and bool masks, and refuse a row or width that is not the table's
+    rules' (a shorter masks array was read past its end before)."""
+    tree = exact.Tree(RULES, SMALL[:2])
+    table = tree.observation_policy(tree.cfr(1)["average"])
+    obs, masks, _ = _decision_rows(tree)
+    found, p = table.lookup(obs[:0], masks[:0])
+    assert found.shape == (0,) and p.shape == (0, RULES.n_actions)
+    assert table.sample(obs[:0], masks[:0], np.random.default_rng(0))[1].shape == (0,)
+    np.testing.assert_array_equal(table(obs[:6], masks[:6].astype(bool)), table(obs[:6], masks[:6]))
+    bad = [(obs[:5], masks[:4]), (obs[0], masks[0]), (np.c_[obs[:5], obs[:5, :1]], masks[:5]),
+           (obs[:5], masks[:5, :-1])]
+    for o, m in bad:
+        for call in (table.lookup, table, lambda o, m: table.sample(o, m, np.random.default_rng(0))):
+            with pytest.raises(ValueError, match=f"expected obs \\(B, {obs.shape[1]}\\) and masks"):
+                call(o, m)
 
 
 def test_table_draws_follow_its_probabilities():
@@ -145,6 +181,28 @@ def test_equilibrium_labels_are_table_draws_on_the_learners_hidden_card_decision
     assert 0.3 < len(labelled) / sum(hidden) < 0.7
 
 
+def test_each_equilibrium_label_is_the_table_row_of_the_learners_own_decision(whole_table, tmp_path):
+    """With a pure table (each row's last action with support: no draw can hide a wrong row), every label is the
+    action of the row of the learner's own observation and mask (R27: nothing else is read); one CFR+ iteration's
+    table is uniform, where any legal label would pass."""
+    table = ObservationTable.load(whole_table, RULES)
+    last = RULES.n_actions - 1 - np.argmax(table.probs[:, ::-1] > 0, axis=1)
+    pure = np.zeros_like(table.probs)
+    pure[np.arange(len(pure)), last] = 1.0
+    ObservationTable(RULES, table.hashes, pure, table.source).save(tmp_path / "pure.npz")
+    net = ActorCritic(obs_size(RULES), RULES.n_actions, hidden=32)
+    sampler = Sampler(0, RULES, 16, 9, net.config(), 400, 0.3, 0.3, 1.0, 0.95, search_share=1.0,
+                      equilibrium=str(tmp_path / "pure.npz"))
+    batch, _ = sampler.collect(net.state_dict(), None, 400)
+    labelled = np.flatnonzero(batch["search"])
+    assert len(labelled) > 20
+    found, p = table.lookup(batch["obs"][labelled], batch["masks"][labelled])
+    assert found.all()
+    want = RULES.n_actions - 1 - np.argmax(p[:, ::-1] > 0, axis=1)
+    np.testing.assert_array_equal(batch["search"][labelled], np.left_shift(1, want))
+    assert len(set(want.tolist())) > 1  # not one action for every row
+
+
 def test_a_table_of_another_game_is_refused_by_the_sampler(tmp_path):
     tree = exact.Tree(RULES, SMALL[:3])
     path = tmp_path / "small.npz"
@@ -184,10 +242,24 @@ def test_a_table_of_other_iterations_in_the_run_folder_is_refused(tmp_path, whol
                              cfr_iterations=7))
 
 
+def test_a_broken_equilibrium_file_in_the_run_folder_is_named_with_the_way_out(tmp_path):
+    """A cut-short equilibrium.npz (a run stopped while another wrote it, a copy cut short) is refused before any
+    solving, naming the file and what to do."""
+    (tmp_path / "tiny").mkdir()
+    (tmp_path / "tiny" / "equilibrium.npz").write_bytes(b"PK\x03\x04 cut short")
+    with pytest.raises(ValueError, match="tiny/equilibrium.npz: not an observation table.*: remove it to solve again$"):
+        train.main(tiny_args(tmp_path, ruleset="schnapsen10", search_teacher="cfr", search_teacher_share=1.0,
+                             cfr_iterations=1))
+
+
 @pytest.mark.parametrize("flags, message", [
     (dict(search_teacher="oracle"), "--search-teacher 'oracle'"),
     (dict(search_teacher="cfr", search_teacher_share=1.0), "--search-teacher cfr needs --ruleset schnapsen10"),
     (dict(ruleset="schnapsen10", search_teacher="cfr", cfr_iterations=0), "--cfr-iterations"),
+    # a teacher asked for that would label nothing (it ran silently without one)
+    (dict(ruleset="schnapsen10", search_teacher="cfr"), "--search-teacher-share 0 .* labels nothing"),
+    (dict(ruleset="schnapsen10", search_teacher="cfr", search_teacher_share=1.0, search_teacher_coef=0.0),
+     "--search-teacher-coef 0 labels nothing"),
 ])
 def test_bad_equilibrium_teacher_flags_are_refused_before_any_work(tmp_path, flags, message):
     with pytest.raises(ValueError, match=message):

@@ -18,6 +18,7 @@ import zipfile
 import numpy as np
 from numba import njit
 
+from schnapsen_env.encoding import obs_size
 from schnapsen_env.ruleset import RuleSet
 
 
@@ -25,8 +26,11 @@ from schnapsen_env.ruleset import RuleSet
 def row_hash(obs, masks):
     """A 64-bit FNV-1a hash of each row of float32 observations ``(B, obs_size)`` and int8 masks ``(B, n_actions)``:
     uint64 ``(B,)``, equal rows giving equal hashes (the callers check that rows sharing a hash are equal where
-    they group by it: :meth:`agents.game_theory.exact.Tree.observation_policy`, ``exact._evaluate``)."""
+    they group by it: :meth:`agents.game_theory.exact.Tree.observation_policy`, ``exact._evaluate``).
+    ValueError: ``obs`` and ``masks`` of different row counts."""
     n = obs.shape[0]
+    if masks.shape[0] != n:  # the loop below would read past the masks
+        raise ValueError("row_hash: obs and masks must have the same number of rows")
     out = np.empty(n, dtype=np.uint64)
     o = obs.view(np.uint32)
     prime = np.uint64(1099511628211)
@@ -83,7 +87,15 @@ class ObservationTable:
         Returns:
             ``(found, probs)``: bool ``(B,)``, whether the table holds the row, and float64 ``(B, n_actions)``, its
             probabilities (0 where not found).
+
+        Raises:
+            ValueError: ``obs`` not ``(B, obs_size)`` or ``masks`` not ``(B, n_actions)`` of the table's rules.
         """
+        obs, masks = np.asarray(obs), np.asarray(masks)
+        want = (obs_size(self.rules), self.rules.n_actions)
+        if obs.ndim != 2 or masks.ndim != 2 or len(obs) != len(masks) or (obs.shape[1], masks.shape[1]) != want:
+            raise ValueError(f"expected obs (B, {want[0]}) and masks (B, {want[1]}) of {self.rules.name}, got "
+                             f"{obs.shape} and {masks.shape}")
         h = row_hash(np.ascontiguousarray(obs, dtype=np.float32), np.ascontiguousarray(masks, dtype=np.int8))
         at = np.searchsorted(self.hashes, h)
         at_c = np.minimum(at, max(len(self.hashes) - 1, 0))
@@ -148,18 +160,25 @@ class ObservationTable:
             rules: when given, the table's ruleset and knobs must be these.
 
         Raises:
-            ValueError: an unreadable or malformed file (named), or a table of other rules than ``rules``.
+            ValueError: naming the file: an unreadable or malformed file, arrays that are not a table (the
+                constructor's checks), or a table of other rules than ``rules``.
         """
         try:
             with np.load(path, allow_pickle=False) as z:
                 hashes, probs, saved, source = z["hashes"], z["probs"], json.loads(str(z["rules"])), str(z["source"])
             table_rules = RuleSet.from_dict(saved)
         except (OSError, EOFError, KeyError, ValueError, TypeError, zipfile.BadZipFile) as e:
+            # np.load takes a file that is neither .npz nor .npy for a pickle and says so (allow_pickle=False): no
+            # pickle was written here, so name what the file is not instead of suggesting to unpickle it.
+            why = "not a .npz file" if "pickle" in str(e) else " ".join(str(e).split())
             raise ValueError(f"{os.fspath(path)}: not an observation table (.npz with hashes, probs and rules): "
-                             f"{' '.join(str(e).split())}") from None
+                             f"{why}") from None
         if rules is not None and table_rules.to_dict() != rules.to_dict():
             raise ValueError(f"{os.fspath(path)}: a table of {table_rules.to_dict()}, expected {rules.to_dict()}")
-        return cls(table_rules, hashes, probs, source)
+        try:
+            return cls(table_rules, hashes, probs, source)
+        except ValueError as e:  # readable arrays that are not a table: name the file
+            raise ValueError(f"{os.fspath(path)}: not an observation table: {e}") from None
 
 
 __all__ = ["ObservationTable", "row_hash"]

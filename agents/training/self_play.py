@@ -867,7 +867,10 @@ def equilibrium_table(rules: RuleSet, iterations: int, path) -> str:
 
     source = f"cfr+ {iterations} iterations"
     if os.path.exists(path):
-        table = ObservationTable.load(path, rules)  # raises ValueError naming the file if it is not this game's
+        try:
+            table = ObservationTable.load(path, rules)
+        except ValueError as e:  # names the file: cut short, not a table, or another game's
+            raise ValueError(f"{e}: remove it to solve again") from None
         if table.source != source:
             raise ValueError(f"{os.fspath(path)} holds a table of {table.source or 'unknown origin'}, expected "
                              f"{source} (--cfr-iterations): remove it to solve again")

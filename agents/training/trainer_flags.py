@@ -127,6 +127,10 @@ def validate(args) -> None:
                          f"RULES.md section 3a), got --ruleset {args.ruleset}")
     if not 1 <= args.cfr_iterations <= MAX_CFR_ITERATIONS:
         raise ValueError(f"--cfr-iterations must be from 1 to {MAX_CFR_ITERATIONS:,}, got {args.cfr_iterations}")
+    if args.search_teacher == "cfr" and not (args.search_teacher_share > 0 and args.search_teacher_coef > 0):
+        raise ValueError(f"--search-teacher cfr with --search-teacher-share {args.search_teacher_share:g} and "
+                         f"--search-teacher-coef {args.search_teacher_coef:g} labels nothing (the equilibrium would "
+                         "not even be solved): expected a share and a coefficient > 0, e.g. --search-teacher-share 1.0")
     if not 0 <= args.opponent_prob <= 1:  # also refuses NaN
         raise ValueError(f"--opponent-prob must be a share from 0 to 1, got {args.opponent_prob}")
     if args.pool_prob + args.heuristic_prob + args.opponent_prob > 1:
