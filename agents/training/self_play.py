@@ -303,7 +303,8 @@ class Sampler:
         """The search teacher's labels of the learner's decisions in slots ``idx`` (``search_share`` in the class
         doc): for each decision with a choice while cards are hidden, drawn with probability ``search_share``, the
         bits of the expert's best actions on the learner's observation (``self.obs``, ``self.masks``: what the
-        learner sees); else 0."""
+        learner sees), or with an equilibrium table the bit of one action drawn from its row for that observation;
+        else 0."""
         if self.search is None and self.table is None:
             return 0
         st = self.venv.state_arrays[idx]
