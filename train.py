@@ -19,8 +19,9 @@
   process (debugging).
 * Self-play: one network plays both seats. With probability ``pool_prob`` a hand instead pits it against an
   **opponent pool** of earlier snapshots (one seat, drawn at the hand's start), so the policy does not chase its
-  own tail; ``heuristic_prob`` adds hands against the scripted ``HeuristicAgent``, and ``--opponent`` with
-  ``--opponent-prob`` hands against a frozen target policy (1.0: a learned best response to it).
+  own tail; ``heuristic_prob`` adds hands against the scripted ``HeuristicAgent``, ``random_prob`` hands against a
+  uniformly random player (exploration: the teachers then label positions self-play never reaches), and
+  ``--opponent`` with ``--opponent-prob`` hands against a frozen target policy (1.0: a learned best response to it).
 * Each seat's decisions in one hand form a chain; the only reward is the hand's game points at its end, so
   advantages are computed per chain when the hand ends (no truncated chains, no bootstrap).
 * Teachers: once the stock is exhausted, the exact solver's best actions (``--endgame-teacher-coef``); while cards
@@ -113,7 +114,7 @@ class Args(PPOArgs):
     """torch.use_deterministic_algorithms (on CUDA it also sets CUBLAS_WORKSPACE_CONFIG=:4096:8 when unset, as
     cuBLAS requires); --no-torch-deterministic may be faster on a GPU"""
     privileged_critic: bool = False
-    """value head also sees the omniscient state vector (PerfectDou-style)"""
+    """value head also sees the omniscient state vector; as in PerfectDou (Yang et al. 2022)"""
     overlap_sampling: bool = True
     """the samplers play the next batch while the learner updates, acting with the weights from before the
     update (one update of lag: PPO's ratio is taken to the log-probabilities the samplers recorded, so the clipped
@@ -147,9 +148,13 @@ class Args(PPOArgs):
     """frozen target policy (a train.py .pt or a shipped policy's name); one of this ruleset (trained-220m,
     trained-schnapsen10, ...), any network size; it plays its masked softmax, sampled with the samplers' seeded
     generators, and is never trained (benchmarks/learned_best_response.py)"""
+    random_prob: float = 0.0
+    """share of hands against a uniformly random player; one seat, drawn at the hand's start: exploration, the
+    teachers label the positions its moves lead to, which self-play never reaches and a best responder does"""
     opponent_prob: float = 0.0
     """share of hands against --opponent; one seat, drawn at the hand's start; 1.0: every hand, a best response to
-    it (then also --pool-prob 0 --heuristic-prob 0); the three shares sum to at most 1, self-play is the rest"""
+    it (then also --pool-prob 0 --heuristic-prob 0); the four shares (pool, heuristic, random, opponent) sum to at
+    most 1, self-play is the rest"""
     eval_every: int = 200
     """updates between evaluations (0: only the final one)"""
     eval_opponents: tuple[str, ...] = ("random", "heuristic")

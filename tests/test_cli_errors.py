@@ -215,7 +215,7 @@ def _cases(p: dict[str, str], tmp: Path) -> list[tuple[str, list[str]]]:
         for v in ["abc", "1.5", "", "0x1", "-5", "1e3"] + ([too_big[name]] if name in too_big else []):
             cases.append(("train", tbase + [flag, v]))
     for name in ("learning_rate", "gamma", "gae_lambda", "clip_coef", "ent_coef", "vf_coef", "max_grad_norm",
-                 "pool_prob", "heuristic_prob"):
+                 "pool_prob", "heuristic_prob", "random_prob"):
         flag = "--" + name.replace("_", "-")
         for v in ["abc", "nan", "inf", "-1", "", "1,5", "1e999"]:
             cases.append(("train", tbase + [flag, v]))

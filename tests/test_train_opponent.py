@@ -1,5 +1,6 @@
 """train.py --opponent/--opponent-prob: hands against a frozen target policy (a learned best response), their share,
-reproducibility and an exact --resume, one-line refusals; and benchmarks/learned_best_response.py's bad input."""
+reproducibility and an exact --resume, one-line refusals; --random-prob: hands against a uniformly random player
+(exploration for the teachers); and benchmarks/learned_best_response.py's bad input."""
 
 from __future__ import annotations
 
@@ -12,11 +13,13 @@ import torch
 
 from agents.learned.checkpoint import load_checkpoint, save_atomic
 from agents.learned.policy_net import ActorCritic
-from agents.training.self_play import Sampler
+from agents.search.solver_core import CoreSolver
+from agents.training.self_play import OPPONENT_KINDS, Sampler, uniform_actions
 from helpers.scripts import ROOT, load_script
 from helpers.training import tiny_args, tiny_argv
 from schnapsen_env import RuleSet
 from schnapsen_env.encoding import obs_size
+from schnapsen_env.state_layout import F
 
 train = load_script("train.py")
 BENCHMARK = ROOT / "benchmarks" / "learned_best_response.py"
@@ -111,11 +114,13 @@ def test_a_checkpoint_from_before_the_flag_resumes_without_a_target(tmp_path):
     train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1))
     path = tmp_path / "tiny" / "checkpoint.pt"
     ck = load_checkpoint(path)
-    del ck["args"]["opponent"], ck["args"]["opponent_prob"]  # as train.py wrote it before --opponent existed
+    for name in ("opponent", "opponent_prob", "random_prob"):  # as train.py wrote it before these flags existed
+        del ck["args"][name]
     save_atomic(ck, path)
     out = train.main(train.Args(resume=str(path), tensorboard=False, progress=False))
     assert out["steps"] >= 3000 and out["target_hands"] == 0
-    assert load_checkpoint(path)["args"]["opponent"] is None
+    args = load_checkpoint(path)["args"]
+    assert args["opponent"] is None and args["random_prob"] == 0.0
 
 
 @pytest.mark.parametrize("flags, message", [
@@ -129,6 +134,9 @@ def test_a_checkpoint_from_before_the_flag_resumes_without_a_target(tmp_path):
     (dict(opponent="trained-220m", opponent_prob=0.5, pool_prob=0.3, heuristic_prob=0.3), "sum to 1.1"),
     (dict(opponent="trained-220m"), "expected both"),
     (dict(opponent_prob=0.5, pool_prob=0.0), "expected both"),
+    (dict(random_prob=1.5, pool_prob=0.0, heuristic_prob=0.0), "--random-prob must be a share from 0 to 1, got 1.5"),
+    (dict(random_prob=float("nan")), "--random-prob must be a share from 0 to 1, got nan"),
+    (dict(random_prob=0.5, pool_prob=0.3, heuristic_prob=0.3), "--random-prob 0.5 and --opponent-prob 0.0 sum to 1.1"),
 ])
 def test_bad_opponent_flags_are_one_line_before_any_work(tmp_path, capsys, flags, message):
     status = train.cli(tiny_argv(tmp_path, **flags))
@@ -136,6 +144,77 @@ def test_bad_opponent_flags_are_one_line_before_any_work(tmp_path, capsys, flags
     assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert message in err, err
     assert not (tmp_path / "tiny").exists()
+
+
+# ------------------------------------------------------------------------------------------- --random-prob
+def test_uniform_actions_are_legal_and_uniform():
+    """Each legal action of a row is drawn with probability 1 / (legal actions): chi-square over 30,000 draws."""
+    masks = np.zeros((30_000, 6), np.int8)
+    masks[:, [0, 2, 5]] = 1
+    masks[::2, 3] = 1  # half the rows have a fourth legal action
+    a = uniform_actions(np.random.default_rng(0), masks)
+    assert masks[np.arange(len(a)), a].all()
+    for rows, legal in ((a[1::2], [0, 2, 5]), (a[::2], [0, 2, 3, 5])):
+        counts = np.array([(rows == k).sum() for k in legal])
+        expected = len(rows) / len(legal)
+        chi2 = ((counts - expected) ** 2 / expected).sum()
+        assert chi2 < 16.3, counts  # p = 0.001 at 3 degrees of freedom
+    np.testing.assert_array_equal(a, uniform_actions(np.random.default_rng(0), masks))  # seeded
+
+
+def _random_sampler(random_prob: float, **kw) -> tuple[Sampler, dict]:
+    rules = RuleSet.make("schnapsen10")
+    learner = ActorCritic(obs_size(rules), rules.n_actions, 32)
+    return Sampler(index=0, rules=rules, num_envs=32, seed=5, net=learner.config(), rows_per_call=512, pool_prob=0.0,
+                   heuristic_prob=0.0, gamma=1.0, gae_lambda=0.95, threads=1, random_prob=random_prob,
+                   **kw), learner.state_dict()
+
+
+def test_the_random_player_plays_its_share_of_hands_and_only_the_learner_seat_is_trained():
+    sampler, weights = _random_sampler(0.25)
+    hands = random_hands = decisions = rows = 0
+    for _ in range(20):
+        batch, st = sampler.collect(weights, None, 512)
+        hands, random_hands = hands + st["hands"], random_hands + st["opponent_hands"]
+        decisions, rows = decisions + st["decisions"], rows + len(batch["actions"])
+    drawn = hands - sampler.num_envs  # the slots' first hands are self-play
+    sd = np.sqrt(drawn * 0.25 * 0.75)
+    assert drawn > 1000 and abs(random_hands - 0.25 * drawn) < 4 * sd, (random_hands, drawn)
+    assert set(sampler.opp_kind[sampler.opp_seat >= 0].tolist()) <= {OPPONENT_KINDS.index("random")}
+    assert rows <= decisions
+
+
+def test_against_the_random_player_the_endgame_teacher_labels_the_learner_exactly():
+    """Every hand after the first against the random player: the learner's exhausted-stock decisions with a choice
+    carry the solver's best actions, recomputed here on the positions the sampler saw."""
+    sampler, weights = _random_sampler(1.0, endgame_teacher=True)
+    solver = CoreSolver(sampler.rules)
+    checked = 0
+    for _ in range(30):
+        idx = np.arange(sampler.num_envs)
+        st = sampler.venv.state_arrays.copy()
+        learner = sampler.opp_seat != sampler.to_move
+        teach = sampler._teach(idx)
+        exhausted = (st[:, F.stock_top] == st[:, F.stock_end]) & (st[:, F.closed_by] < 0)
+        rows = np.flatnonzero(learner & exhausted & (sampler.masks.sum(axis=1) > 1) & (sampler.opp_seat >= 0))
+        if len(rows):
+            np.testing.assert_array_equal(teach[rows], solver.best_action_bits(st, rows))
+            checked += len(rows)
+        sampler.collect(weights, None, 32)
+    assert checked > 100
+
+
+def test_a_run_with_the_random_player_is_reproducible_and_resumes_exactly(tmp_path):
+    kw = dict(total_steps=3000, random_prob=0.5, pool_prob=0.0, heuristic_prob=0.0)
+    train.main(tiny_args(tmp_path, run_name="a", **kw))
+    train.main(tiny_args(tmp_path, run_name="split", stop_after_updates=1, **kw))
+    path = tmp_path / "split" / "checkpoint.pt"
+    kinds = {k for s in load_checkpoint(path)["trainer"]["samplers"] for k in s["opp_kind"].tolist()}
+    assert OPPONENT_KINDS.index("random") in kinds  # the checkpoint holds hands against the random player
+    train.main(train.Args(resume=str(path)))
+    ma, ms = (load_checkpoint(tmp_path / r / "policy.pt")["model"] for r in ("a", "split"))
+    for k in ma:
+        torch.testing.assert_close(ma[k], ms[k], rtol=0, atol=0)
 
 
 @pytest.mark.parametrize("argv, expected", [

@@ -5,8 +5,9 @@ A **sampler** (:class:`Sampler`) owns ``num_envs`` hands of :class:`~schnapsen_e
 CPU copy of the learner's network, one opponent network (a pool snapshot) and the scripted ``HeuristicAgent``,
 batched over the hands it plays, and optionally a frozen **target** policy (``train.py --opponent``). Every hand is
 self-play (both seats are the learner) or, drawn when the hand starts, one seat is the heuristic
-(``heuristic_prob``), the target (``target_prob``) or a pool snapshot (``pool_prob``); only the learner's seat is
-trained. With ``target_prob`` 1 every hand is against the target: the learner trains a best response to it. Each seat's learner
+(``heuristic_prob``), a uniformly random player (``random_prob``: exploration, its moves lead the learner into
+positions self-play never reaches, where the teachers label its decisions all the same), the target
+(``target_prob``) or a pool snapshot (``pool_prob``); only the learner's seat is trained. With ``target_prob`` 1 every hand is against the target: the learner trains a best response to it. Each seat's learner
 decisions in one hand form a **chain**; the only reward is the hand's game points at its end, so a chain's
 advantages (GAE, Schulman et al. 2016) are computed when the hand ends, with no truncation and no bootstrap.
 :meth:`Sampler.collect` plays until at least ``n_rows`` decisions of finished chains are ready and returns all of
@@ -61,6 +62,8 @@ from schnapsen_env.vector import SchnapsenVectorEnv
 
 #: Keys of one sampler's checkpoint state (:meth:`Sampler.get_state`).
 SAMPLER_KEYS = ("venv", "buffer", "rng", "opp_seat", "opp_kind")
+#: Who plays the opponent's seat in a hand that is not self-play, by ``opp_kind`` (a sampler state's values).
+OPPONENT_KINDS = ("pool", "heuristic", "target", "random")
 #: Keys of the chain buffer's state (:meth:`ChainBuffer.state`); a state from before the endgame teacher lacks
 #: ``"teach"``, one from before the search teacher ``"search"`` (each read as no labels).
 BUFFER_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "teach", "search", "chains")
@@ -103,6 +106,14 @@ def chain_gae(values: np.ndarray, final_reward: float, gamma: float, lam: float)
 def gumbel_noise(rng: np.random.Generator, shape: tuple[int, ...]) -> torch.Tensor:
     """Standard Gumbel noise, float32 ``shape``, from ``rng`` (for the Gumbel-max trick)."""
     return torch.from_numpy(-np.log(-np.log(rng.random(shape) + 1e-20) + 1e-20).astype(np.float32))
+
+
+def uniform_actions(rng: np.random.Generator, masks: np.ndarray) -> np.ndarray:
+    """One legal action per row drawn uniformly from ``rng`` (one draw a row): int64 ``(N,)`` of masks int8
+    ``(N, A)`` with at least one legal action each."""
+    legal = masks > 0
+    k = np.floor(rng.random(len(masks)) * legal.sum(axis=1)).astype(np.int64)  # the k-th legal action, from 0
+    return np.argmax(np.cumsum(legal, axis=1) > k[:, None], axis=1).astype(np.int64)
 
 
 class ChainBuffer:
@@ -208,6 +219,8 @@ class Sampler:
         net: the network's config (:meth:`ActorCritic.config`).
         rows_per_call: the rows one :meth:`collect` call aims for (sizes the buffer).
         pool_prob, heuristic_prob: shares of hands against a pool snapshot and against the heuristic.
+        random_prob: share of hands against a uniformly random player (its actions drawn with this sampler's
+            generator).
         target: the frozen target policy, ``{"net": ActorCritic config, "weights": state dict}`` (its own network
             size), or None; it plays its masked softmax, sampled with this sampler's generator (Gumbel-max), in
             float32.
@@ -241,13 +254,13 @@ class Sampler:
                  pool_prob: float, heuristic_prob: float, gamma: float, gae_lambda: float,
                  threads: int | None = None, precision: str = "fp32", endgame_teacher: bool = False,
                  search_share: float = 0.0, search_nodes: int = 200_000, target: dict | None = None,
-                 target_prob: float = 0.0, equilibrium: str | None = None) -> None:
+                 target_prob: float = 0.0, equilibrium: str | None = None, random_prob: float = 0.0) -> None:
         if threads is not None:
             torch.set_num_threads(threads)
         self.index = index
         self.rules = rules if isinstance(rules, RuleSet) else RuleSet.from_dict(rules)
         self.num_envs = num_envs
-        self.pool_prob, self.heuristic_prob = pool_prob, heuristic_prob
+        self.pool_prob, self.heuristic_prob, self.random_prob = pool_prob, heuristic_prob, float(random_prob)
         if target_prob and target is None:
             raise ValueError("target_prob > 0 needs a target policy")
         self.target_prob = float(target_prob)
@@ -283,7 +296,7 @@ class Sampler:
         self.buf = ChainBuffer(sampler_capacity(rows_per_call, num_envs), obs_size(self.rules),
                                self.rules.n_actions, max(self.critic_dim, 1))
         self.opp_seat = np.full(num_envs, -1, dtype=np.int64)  # seat played by an opponent this hand, -1: self-play
-        self.opp_kind = np.zeros(num_envs, dtype=np.int64)  # 0: pool snapshot, 1: heuristic, 2: the target
+        self.opp_kind = np.zeros(num_envs, dtype=np.int64)  # OPPONENT_KINDS: 0 pool, 1 heuristic, 2 target, 3 random
 
     def _teach(self, idx: np.ndarray) -> np.ndarray | int:
         """The endgame teacher's labels of the learner's decisions in slots ``idx`` (module doc of ``Sampler``):
@@ -378,6 +391,7 @@ class Sampler:
             idx_h = idx_o[self.opp_kind[idx_o] == 1]
             idx_p = idx_o[self.opp_kind[idx_o] == 0]
             idx_t = idx_o[self.opp_kind[idx_o] == 2]
+            idx_r = idx_o[self.opp_kind[idx_o] == 3]
             if idx_p.size:
                 mask_p = torch.from_numpy(masks[idx_p])
                 logits = self.opponent.act_logits(torch.from_numpy(obs[idx_p]))
@@ -390,6 +404,8 @@ class Sampler:
                 logits = self.target.act_logits(torch.from_numpy(obs[idx_t]))
                 actions[idx_t] = torch.argmax(masked_log_probs(logits, mask_t) + gumbel_noise(rng, mask_t.shape),
                                               dim=-1).numpy()
+            if idx_r.size:
+                actions[idx_r] = uniform_actions(rng, masks[idx_r])
             obs, masks, to_move, rewards, dones, _ = venv.step(actions)
             decisions += int(idx_l.size)
             for i in np.flatnonzero(dones).tolist():
@@ -406,7 +422,10 @@ class Sampler:
                     self.opp_seat[i], self.opp_kind[i] = int(rng.integers(2)), 1
                 elif u < self.heuristic_prob + self.target_prob:  # never without a target (target_prob 0)
                     self.opp_seat[i], self.opp_kind[i] = int(rng.integers(2)), 2
-                elif opponent is not None and u < self.heuristic_prob + self.target_prob + self.pool_prob:
+                elif u < self.heuristic_prob + self.target_prob + self.random_prob:
+                    self.opp_seat[i], self.opp_kind[i] = int(rng.integers(2)), 3
+                elif opponent is not None and u < (self.heuristic_prob + self.target_prob + self.random_prob
+                                                   + self.pool_prob):
                     self.opp_seat[i], self.opp_kind[i] = int(rng.integers(2)), 0
                 else:
                     self.opp_seat[i] = -1
@@ -454,7 +473,7 @@ def sampler_state_problem(st: Any, num_envs: int, n_obs: int, n_actions: int, ca
     the chain buffer and the generator are checked before any of it is used (the hands when they are loaded)."""
     if not isinstance(st, dict) or set(st) != set(SAMPLER_KEYS):
         return f"a sampler state must be a dict with keys {list(SAMPLER_KEYS)}"
-    for k, allowed in (("opp_seat", (-1, 0, 1)), ("opp_kind", (0, 1, 2))):
+    for k, allowed in (("opp_seat", (-1, 0, 1)), ("opp_kind", tuple(range(len(OPPONENT_KINDS))))):
         problem = tensor_problem(f"sampler {k!r}", st[k], (num_envs,), (torch.int64, torch.int32, torch.int8))
         if problem:
             return problem
@@ -842,7 +861,7 @@ def sampler_kwargs(args, rules: RuleSet, net: dict, index: int, target: dict | N
                 precision=args.precision, endgame_teacher=args.endgame_teacher_coef > 0,
                 search_share=args.search_teacher_share if args.search_teacher_coef > 0 else 0.0,
                 search_nodes=args.search_teacher_nodes, target=target, target_prob=args.opponent_prob,
-                equilibrium=equilibrium)
+                equilibrium=equilibrium, random_prob=args.random_prob)
 
 
 def start_samplers(args, rules: RuleSet, net: dict, target: dict | None = None,
