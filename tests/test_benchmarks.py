@@ -196,3 +196,32 @@ def test_arena_pair_benchmark_bad_input_is_one_line(argv, expected, tmp_path):
     out = subprocess.run([sys.executable, str(script), *argv], cwd=tmp_path, capture_output=True, text=True,
                          timeout=300)
     assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+ENDGAME = Path(__file__).resolve().parent.parent / "benchmarks" / "endgame_errors.py"
+
+
+def test_endgame_errors_counts_the_policys_misses_in_both_settings(tmp_path):
+    """A small run on schnapsen10: every row's misses are among its decisions, the rate lies in its Wilson interval,
+    and the shipped policy (trained with the random player in the mix) errs rarely in both settings."""
+    out = subprocess.run([sys.executable, str(ENDGAME), "--policies", "trained-schnapsen10", "--hands", "600",
+                          "--json", str(tmp_path / "e.json")], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=300)
+    assert out.returncode == 0, out.stderr
+    rows = json.loads((tmp_path / "e.json").read_text())["rows"]
+    assert [r["opponent"] for r in rows] == ["self-play", "random"]
+    for r in rows:
+        assert r["hands"] >= 600 and r["decisions"] > 500 and 0 <= r["misses"] <= r["decisions"]
+        assert r["ci"][0] <= r["rate"] <= r["ci"][1] < 0.02
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--policies", "missing.pt"], "--policies missing.pt: no such file and no shipped policy"),
+    (["--policies", "trained-220m"], "was trained for schnapsen20, not schnapsen10"),
+    (["--policies", "trained-schnapsen10", "--hands", "0"], "--hands must be from 1"),
+])
+def test_endgame_errors_bad_input_is_one_line(argv, expected, tmp_path):
+    out = subprocess.run([sys.executable, str(ENDGAME), *argv], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
+    assert out.stderr.strip().splitlines()[-1].startswith("endgame_errors.py: error:")
