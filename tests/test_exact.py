@@ -310,6 +310,9 @@ def test_search_agent_policy_is_a_function_of_the_observation():
     ("expert:max_time=0.5", "max_time bounds the search"),
     ("heuristic", "expected a spec of pimc, expert, policy\\+expert"),
     ("expert:worlds=0", "worlds must be"),
+    ("expert:inference=trained-schnapsen10", "inference weighs the worlds by the opponent's earlier actions"),  # history-dependent
+    ("policy+expert:policy=trained-schnapsen10,search_stock=0,inference=trained-schnapsen10", "inference weighs"),
+    ("expert+", "expert\\+ weighs its worlds by the opponent's earlier actions"),
     (None, "--perfect-endgame adds a row to each of --policies, and none was given"),  # it was ignored
 ])
 def test_exploitability_script_refuses_agents_not_valued_by_minimax_and_idle_flags(spec, message, capsys):

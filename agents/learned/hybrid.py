@@ -48,9 +48,9 @@ class PolicySearchAgent:
         search_stock: the expert also decides while the open stock holds at most this many cards (0: only once it
             is closed or exhausted); None: :data:`SEARCH_STOCK` (the arena's best, module docstring), or 0 where a
             ruleset deals no larger a stock (schnapsen10: the policy plays trick 1, the expert every hand after the
-            draw and every closed hand; with ``trained-schnapsen10`` an exact NashConv of 0.042 where ``expert``
-            alone has 0.095, and +0.035 [+0.019, +0.050] game points a hand against it over 1,000 duplicate deals,
-            ``benchmarks/exploitability_schnapsen10.json`` and ``benchmarks/ladder_schnapsen10.json``).
+            draw and every closed hand; its exact NashConv with ``trained-schnapsen10`` is in
+            ``benchmarks/exploitability_schnapsen10.json``, its margin over ``expert`` in
+            ``benchmarks/ladder_schnapsen10.json``).
         inference: the expert's world inference (:class:`ExpertAgent`'s ``inference``: None, the default, uniform
             worlds; ``"policy"`` or another opponent model weighs them by the opponent's actions of the hand). The
             expert is then shown every decision of the hand, the policy's too, so that its history is whole.
