@@ -76,12 +76,13 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
          "--final-eval-deals 500 --run-name sixtysix24_36m",)),  # 36M decisions, 28 minutes on 2 shared cores
     ShippedPolicy(
         "trained-schnapsen10", "schnapsen10_policy.pt", "schnapsen10",
-        "69b427c45e3eea5c509312c1598fe33d3bd8ad2c52e4a61ab386f61a479b36c2", "0cc79e5",
-        ("python train.py --ruleset schnapsen10 --total-steps 16000000 --hidden 512 --search-teacher cfr "
+        "a55244d1423baa361f819e204adc0bb2efc9a57bec07a0b9d0910f805173451e", "4cfb6e7",
+        ("python train.py --ruleset schnapsen10 --total-steps 20000000 --hidden 1024 --search-teacher cfr "
          "--search-teacher-share 1.0 --search-teacher-coef 10 --endgame-teacher-coef 10 --heuristic-prob 0 "
-         "--eval-every 0 --final-eval-deals 0 --nash-conv-every 250 --samplers 1 --run-name s10_cfr_b",)),
-    # 16M decisions with the equilibrium teacher (CFR+) on every hidden-card decision, 15 minutes of training on 2
-    # shared cores (22 with the exact NashConv measurements)
+         "--random-prob 0.4 --eval-every 0 --final-eval-deals 0 --nash-conv-every 250 --samplers 1 "
+         "--run-name s10_w1024_rand40",)),
+    # 20M decisions with the equilibrium teacher (CFR+) on every hidden-card decision and 40% of the hands against a
+    # uniformly random player, 34 minutes of training on 2 cores shared with other work
 )
 
 #: The strongest shipped policy of each ruleset that has one: the default opponent of ``schnapsen-play`` and the
