@@ -212,7 +212,7 @@ def test_endgame_errors_counts_the_policys_misses_in_both_settings(tmp_path):
     assert [r["opponent"] for r in rows] == ["self-play", "random"]
     for r in rows:
         assert r["hands"] >= 600 and r["decisions"] > 500 and 0 <= r["misses"] <= r["decisions"]
-        assert r["ci"][0] <= r["rate"] <= r["ci"][1] < 0.02
+        assert r["ci"][0] <= r["rate"] <= r["ci"][1] < 0.01  # the policy before it missed 1.5% against random
 
 
 @pytest.mark.parametrize("argv, expected", [
