@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -144,6 +145,13 @@ def test_bad_opponent_flags_are_one_line_before_any_work(tmp_path, capsys, flags
     assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
     assert message in err, err
     assert not (tmp_path / "tiny").exists()
+
+
+def test_shares_written_to_total_one_are_accepted_whatever_the_float_rounding():
+    from agents.training.trainer_flags import validate
+    assert 0.2 + 0.4 + 0.3 + 0.1 > 1  # the float sum rounds above 1
+    validate(tiny_args(Path("/nonexistent"), opponent="trained-220m", pool_prob=0.2, heuristic_prob=0.4,
+                       random_prob=0.3, opponent_prob=0.1))
 
 
 # ------------------------------------------------------------------------------------------- --random-prob

@@ -136,11 +136,11 @@ def validate(args) -> None:
     if not 0 <= args.random_prob <= 1:  # also refuses NaN
         raise ValueError(f"--random-prob must be a share from 0 to 1, got {args.random_prob}")
     shares = args.pool_prob + args.heuristic_prob + args.random_prob + args.opponent_prob
-    if shares > 1:
+    if shares > 1 + 1e-9:  # a float sum of shares written to total 1 may round above it (0.2+0.4+0.3+0.1)
         raise ValueError(f"--pool-prob {args.pool_prob}, --heuristic-prob {args.heuristic_prob}, --random-prob "
                          f"{args.random_prob} and --opponent-prob {args.opponent_prob} sum to {shares:g}: expected at "
                          "most 1 (self-play is the rest; a best response: --opponent-prob 1 --pool-prob 0 "
-                         "--heuristic-prob 0)")
+                         "--heuristic-prob 0 --random-prob 0)")
     if (args.opponent is None) != (args.opponent_prob == 0):
         raise ValueError(f"--opponent {args.opponent!r} with --opponent-prob {args.opponent_prob}: expected both "
                          "(a policy and a share > 0) or neither")
