@@ -99,7 +99,8 @@ class Args(PPOArgs):
     num_envs: int = 256
     """hands played in parallel by each sampler"""
     inline_samplers: bool = False
-    """run the samplers in the learner's process, one after another (same results as processes; for debugging)"""
+    """run the samplers in the learner's process, one after another (same results as processes at the same
+    --threads, whose default differs between the two; for debugging)"""
     ray_address: str | None = None
     """run the samplers as Ray actors (one CPU each) on this Ray: "local" starts one here, "auto" or
     "HOST:PORT" joins a running cluster (extra "rllib")"""
