@@ -18,7 +18,8 @@ interval (scipy).
 What it shows: the endgame teacher (``train.py --endgame-teacher-coef``) labels the positions the samplers visit;
 a policy can fit those and still err in the positions a better opponent leads it to, which is what an exact best
 response finds (``benchmarks/exploitability.py``) and what ``train.py --random-prob`` adds to the training data.
-Bad input (an unknown policy, a policy of another ruleset, a count out of range) is one line and exit 2.
+Bad input (an unknown policy, a policy of another ruleset, a count out of range, a --json path that cannot be
+written) is one line and exit 2.
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ def main(argv=None) -> int:
         parser.error(f"--hands must be from 1 to 10,000,000, got {args.hands}")
     if not 1 <= args.num_envs <= 65_536:
         parser.error(f"--num-envs must be from 1 to 65,536, got {args.num_envs}")
+    harness.check_json(parser, args)
 
     import torch
 

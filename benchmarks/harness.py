@@ -313,6 +313,18 @@ def json_option(parser: argparse.ArgumentParser) -> None:
                         help="also write the figures, the command, commit, machine and load average to this file")
 
 
+def check_json(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+    """Refuse, before any work, a ``--json`` path that cannot be written (a missing or read-only folder, a folder
+    itself): one line through ``parser.error`` rather than a traceback after the minutes of measuring."""
+    from schnapsen_env.files import check_output_file
+
+    if args.json is not None:
+        try:
+            check_output_file(args.json, f"--json {args.json!r}")
+        except ValueError as e:
+            parser.error(str(e))
+
+
 def write_json(path: str | Path, figures: dict, machine_text: str | None = None) -> None:
     """Write :func:`record` of ``figures`` to ``path``, indented, one object."""
     Path(path).write_text(json.dumps(record(figures, machine_text), indent=2) + "\n")

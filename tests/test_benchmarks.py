@@ -219,6 +219,9 @@ def test_endgame_errors_counts_the_policys_misses_in_both_settings(tmp_path):
     (["--policies", "missing.pt"], "--policies missing.pt: no such file and no shipped policy"),
     (["--policies", "trained-220m"], "was trained for schnapsen20, not schnapsen10"),
     (["--policies", "trained-schnapsen10", "--hands", "0"], "--hands must be from 1"),
+    (["--policies", "trained-schnapsen10", "--hands", "1", "--json", "no/such/folder/e.json"],
+     "--json 'no/such/folder/e.json': "),  # before the play, not a traceback after it
+    (["--policies", "trained-schnapsen10", "--hands", "1", "--json", "."], "--json '.' is a folder"),
 ])
 def test_endgame_errors_bad_input_is_one_line(argv, expected, tmp_path):
     out = subprocess.run([sys.executable, str(ENDGAME), *argv], cwd=tmp_path, capture_output=True, text=True,
