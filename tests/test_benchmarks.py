@@ -228,3 +228,62 @@ def test_endgame_errors_bad_input_is_one_line(argv, expected, tmp_path):
                          timeout=120)
     assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
     assert out.stderr.strip().splitlines()[-1].startswith("endgame_errors.py: error:")
+
+
+def test_endgame_errors_misses_match_an_independent_recount(monkeypatch):
+    """Every decision the script counts is recounted from the positions the policy saw: the policy's argmax on its
+    observation against the best of the solver's per-action values (action_values, another entry than the
+    script's best_action_bits), at every decision of the policy's seats with the stock exhausted, not closed, and
+    a choice."""
+    import numpy as np
+    import torch
+
+    import schnapsen_env.vector as vector
+    from agents.learned.policy_net import ActorCritic
+    from agents.search.solver_core import CoreSolver
+    from schnapsen_env import RuleSet
+    from schnapsen_env.encoding import obs_size
+    from schnapsen_env.state_layout import F
+
+    spec = importlib.util.spec_from_file_location("endgame_errors", ENDGAME)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    rules = RuleSet.make("schnapsen10")
+    torch.manual_seed(0)  # an untrained network: misses to count (the shipped policy has almost none)
+    model = ActorCritic(obs_size(rules), rules.n_actions, 32, 1).eval()
+    seen = []  # (state arrays, obs, masks, to_move) before each step
+
+    class Recording(vector.SchnapsenVectorEnv):
+        def reset(self, *a, **kw):
+            out = super().reset(*a, **kw)
+            self._last = out[:3]
+            return out
+
+        def step(self, actions):
+            obs, masks, to_move = self._last
+            seen.append((self.state_arrays.copy(), obs.copy(), masks.copy(), to_move.copy()))
+            out = super().step(actions)
+            self._last = out[:3]
+            return out
+
+    monkeypatch.setattr(vector, "SchnapsenVectorEnv", Recording)
+    solver = CoreSolver(rules)
+    for opponent in script.OPPONENTS:
+        seen.clear()
+        row = script.endgame_misses(model, rules, opponent, hands=120, num_envs=16, seed=11)
+        decisions = misses = 0
+        for st, obs, masks, to_move in seen:
+            with torch.no_grad():
+                logits = model.act_logits(torch.from_numpy(obs)).float().numpy()
+            for i in range(len(st)):
+                legal = np.flatnonzero(masks[i])
+                if opponent == "random" and to_move[i] != 0:
+                    continue
+                if st[i, F.stock_top] != st[i, F.stock_end] or st[i, F.closed_by] >= 0 or len(legal) < 2:
+                    continue
+                values = solver.action_values(st[i])
+                greedy = int(legal[np.argmax(logits[i, legal])])
+                decisions += 1
+                misses += values[greedy] < max(values.values())
+        assert decisions > 50 and misses > 10 and (row["decisions"], row["misses"]) == (decisions, misses), (
+            opponent, row)
