@@ -313,6 +313,11 @@ def test_search_agent_policy_is_a_function_of_the_observation():
     ("expert:inference=trained-schnapsen10", "inference weighs the worlds by the opponent's earlier actions"),  # history-dependent
     ("policy+expert:policy=trained-schnapsen10,search_stock=0,inference=trained-schnapsen10", "inference weighs"),
     ("expert+", "expert\\+ weighs its worlds by the opponent's earlier actions"),
+    # the agent policy+expert plays the open part with is any spec: expert+ or inference there is history too
+    ("policy+expert:policy=expert+", "its policy expert\\+: expert\\+ weighs its worlds"),
+    ("policy+expert:policy=pimc:inference=consistent", "its policy pimc:inference=consistent: inference weighs"),
+    ("policy+expert:policy=policy+expert:policy=expert+", "its policy expert\\+: expert\\+ weighs"),
+    ("expert:inference=policy", "inference weighs"),  # the reason, not the default policy's ruleset (built after)
     (None, "--perfect-endgame adds a row to each of --policies, and none was given"),  # it was ignored
 ])
 def test_exploitability_script_refuses_agents_not_valued_by_minimax_and_idle_flags(spec, message, capsys):
