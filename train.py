@@ -369,6 +369,7 @@ def main(args: Args) -> dict:
         # The search teacher: decisions labelled, labelled decisions trained, the samplers' seconds in its search.
         search_labels, search_trained, search_s = 0, 0, 0.0
         target_hands, target_points = 0, 0.0  # hands against --opponent in this invocation, the learner's points
+        random_hands, random_points = 0, 0.0  # the same against the random player (--random-prob)
         pids: set[int] = set()
         exact_tree = None  # built on the first exact measurement (--nash-conv-every)
         rows_per_sampler = -(-args.batch_size // args.samplers)
@@ -398,6 +399,8 @@ def main(args: Args) -> dict:
             opp_hands = sum(st["opponent_hands"] for _, st in results)
             opp_points = sum(st["opponent_points"] for _, st in results)
             target_hands += sum(st["target_hands"] for _, st in results)
+            random_hands += sum(st["random_hands"] for _, st in results)
+            random_points += sum(st["random_points"] for _, st in results)
             target_points += sum(st["target_points"] for _, st in results)
             pending = sum(st["pending"] for _, st in results)
             search_labels += sum(st["search_labels"] for _, st in results)
@@ -494,6 +497,8 @@ def main(args: Args) -> dict:
                "batches_overlapped": overlapped, "train_seconds": train_seconds(), "eval_seconds": eval_s,
                "search_teacher": search_cost, "history": history, "target_hands": target_hands,
                "target_points_per_hand": target_points / target_hands if target_hands else None,
+               "random_hands": random_hands,
+               "random_points_per_hand": random_points / random_hands if random_hands else None,
                "nash_conv": [{"step": h["step"], "nash_conv": h["nash_conv"], "exploitability": h["exploitability"]}
                              for h in history if "nash_conv" in h],
                "evaluation": {}}

@@ -183,7 +183,8 @@ def test_the_random_player_plays_its_share_of_hands_and_only_the_learner_seat_is
     hands = random_hands = decisions = rows = 0
     for _ in range(20):
         batch, st = sampler.collect(weights, None, 512)
-        hands, random_hands = hands + st["hands"], random_hands + st["opponent_hands"]
+        assert st["random_hands"] == st["opponent_hands"] and st["target_hands"] == 0  # counted as its own kind
+        hands, random_hands = hands + st["hands"], random_hands + st["random_hands"]
         decisions, rows = decisions + st["decisions"], rows + len(batch["actions"])
     drawn = hands - sampler.num_envs  # the slots' first hands are self-play
     sd = np.sqrt(drawn * 0.25 * 0.75)
@@ -214,7 +215,8 @@ def test_against_the_random_player_the_endgame_teacher_labels_the_learner_exactl
 
 def test_a_run_with_the_random_player_is_reproducible_and_resumes_exactly(tmp_path):
     kw = dict(total_steps=3000, random_prob=0.5, pool_prob=0.0, heuristic_prob=0.0)
-    train.main(tiny_args(tmp_path, run_name="a", **kw))
+    a = train.main(tiny_args(tmp_path, run_name="a", **kw))
+    assert a["random_hands"] > 0 and a["target_hands"] == 0 and -3 <= a["random_points_per_hand"] <= 3
     train.main(tiny_args(tmp_path, run_name="split", stop_after_updates=1, **kw))
     path = tmp_path / "split" / "checkpoint.pt"
     kinds = {k for s in load_checkpoint(path)["trainer"]["samplers"] for k in s["opp_kind"].tolist()}

@@ -360,8 +360,9 @@ class Sampler:
             ``(batch, stats)``: the batch of every finished decision (:data:`BATCH_KEYS`, numpy arrays of equal
             length >= ``n_rows``) and counts: ``decisions`` (learner decisions taken in this call, finished or
             not), ``pending`` (decisions of unfinished chains kept for the next call), ``hands`` (hands ended),
-            ``opponent_hands`` and ``opponent_points`` (hands against the pool, the heuristic or the target, and
-            the learner's game points in them), ``target_hands`` and ``target_points`` (those against the target
+            ``opponent_hands`` and ``opponent_points`` (hands against the pool, the heuristic, the target or the
+            random player, and the learner's game points in them), ``target_hands`` and ``target_points`` (those
+            against the target alone), ``random_hands`` and ``random_points`` (those against the random player
             alone), ``search_labels`` and ``search_seconds`` (the search teacher's labels in this
             call and the seconds it searched), ``pid``.
         """
@@ -370,8 +371,8 @@ class Sampler:
             self.opponent.load_state_dict(opponent)
         rng, venv, buf = self.rng, self.venv, self.buf
         obs, masks, to_move = self.obs, self.masks, self.to_move
-        decisions = hands = opp_hands = target_hands = 0
-        opp_points = target_points = 0.0
+        decisions = hands = opp_hands = target_hands = random_hands = 0
+        opp_points = target_points = random_points = 0.0
         labels0, seconds0 = self.search_labels, self.search_seconds
         actions = np.zeros(self.num_envs, dtype=np.int64)
         while len(buf.ready) < n_rows:
@@ -417,6 +418,9 @@ class Sampler:
                     if self.opp_kind[i] == 2:
                         target_points += float(rewards[i, 1 - self.opp_seat[i]])
                         target_hands += 1
+                    elif self.opp_kind[i] == 3:
+                        random_points += float(rewards[i, 1 - self.opp_seat[i]])
+                        random_hands += 1
                 u = rng.random()
                 if u < self.heuristic_prob:
                     self.opp_seat[i], self.opp_kind[i] = int(rng.integers(2)), 1
@@ -433,6 +437,7 @@ class Sampler:
         batch = buf.take_ready()
         stats = {"decisions": decisions, "pending": buf.size, "hands": hands, "opponent_hands": opp_hands,
                  "opponent_points": opp_points, "target_hands": target_hands, "target_points": target_points,
+                 "random_hands": random_hands, "random_points": random_points,
                  "search_labels": self.search_labels - labels0,
                  "search_seconds": self.search_seconds - seconds0, "pid": os.getpid()}
         return batch, stats
