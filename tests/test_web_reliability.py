@@ -117,10 +117,12 @@ def test_the_pool_stops_a_task_at_its_deadline_and_serves_other_owners_first():
         a1 = asyncio.ensure_future(pool.run("analysis", time.sleep, 30, owner="A", seconds=1.0))
         a2 = asyncio.ensure_future(pool.run("analysis", time.sleep, 30, owner="A", seconds=60))
         await asyncio.sleep(0.2)
+        # Read before B's task: once it ends, its worker is free and A's second may start at any moment (a race
+        # that once failed this test under load).
+        stats = pool.stats()["lanes"]["analysis"]
         start = time.monotonic()
         b = await pool.run("analysis", os.getpid, owner="B", seconds=60)
         b_took = time.monotonic() - start
-        stats = pool.stats()["lanes"]["analysis"]
         with pytest.raises(SearchTimeout):
             await a1
         while pool.stats()["lanes"]["analysis"]["queued"]:  # a2 starts once a1 is stopped
