@@ -32,6 +32,7 @@ from agents.learned.shipped import (
 from agents.scripted.heuristic import HeuristicAgent
 from agents.scripted.random_agent import RandomAgent
 from agents.search.expert import ExpertAgent
+from agents.search.lbr import LocalBestResponse
 from agents.search.openspiel_bots import INSTALL_HINT, OpenSpielISMCTSAgent, OpenSpielMCTSAgent, openspiel_available
 from agents.search.pimc import PIMCAgent
 from agents.search.rollout import RolloutAgent
@@ -50,10 +51,15 @@ BUILT_IN: dict[str, Callable[..., Any]] = {
     "policy+expert": PolicySearchAgent,
     "expert+": ExpertPlusAgent,
     "policy-rollout": PolicyRolloutAgent,
+    "lbr": LocalBestResponse,
 }
 #: Registered agents that play one ruleset only with their default options: name -> that ruleset (the shipped
 #: policies, each its own; ``policy+expert``, which plays the strongest ``schnapsen20`` policy).
 ONE_RULESET: dict[str, str] = {**{p.name: p.ruleset for p in SHIPPED}, "policy+expert": "schnapsen20"}
+#: Registered agents that cannot be built without an option: name -> that option (``lbr`` responds to a target
+#: named by ``target=``). They play no ruleset with their default options (:func:`can_play`), so opponent lists
+#: (the web app's) leave them out; the arena takes them with the option.
+NEEDS_OPTION: dict[str, str] = {"lbr": "target"}
 #: OpenSpiel's search bots (:mod:`agents.search.openspiel_bots`), registered only where ``pyspiel`` imports (the
 #: optional extra ``openspiel``); elsewhere they are declared unavailable, and asking for one names the extra.
 OPENSPIEL_AGENTS: dict[str, Callable[..., Any]] = {
@@ -108,14 +114,17 @@ def make_agent(name: str, rules: RuleSet | str, seed: int | None = None, **kwarg
 
 def can_play(name: str, rules: RuleSet | str) -> bool:
     """Whether the registered agent ``name`` plays ``rules`` with its default options (a shipped policy plays its own
-    ruleset only, and ``policy+expert`` ``schnapsen20`` only: :data:`ONE_RULESET`).
+    ruleset only, and ``policy+expert`` ``schnapsen20`` only: :data:`ONE_RULESET`; an agent of :data:`NEEDS_OPTION`
+    none).
 
     Raises:
         ValueError: an unknown name.
     """
     agent_registry.agent_factory(name)  # ValueError for an unknown name
+    if name in NEEDS_OPTION:
+        return False
     return ONE_RULESET.get(name, as_rules(rules).name) == as_rules(rules).name
 
 
-__all__ = ["ONE_RULESET", "SHIPPED", "SHIPPED_POLICIES", "STRONGEST_POLICIES", "STRONGEST_POLICY", "Agent", "ExpertAgent", "ExpertPlusAgent", "HeuristicAgent", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "PolicyRolloutAgent", "PolicySearchAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
+__all__ = ["NEEDS_OPTION", "ONE_RULESET", "SHIPPED", "SHIPPED_POLICIES", "STRONGEST_POLICIES", "STRONGEST_POLICY", "Agent", "ExpertAgent", "ExpertPlusAgent", "HeuristicAgent", "LocalBestResponse", "OpenSpielISMCTSAgent", "OpenSpielMCTSAgent", "PIMCAgent", "PolicyRolloutAgent", "PolicySearchAgent", "RandomAgent", "RolloutAgent", "agent_names", "can_play",
            "legal_ids", "make_agent", "shipped_policies"]

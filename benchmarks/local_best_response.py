@@ -13,6 +13,12 @@ the responder's exact value. A row holds the responder's game points a hand in e
 over the deals played), their sum (the lower bound on NashConv), the exact NashConv and the ratio of the two;
 ``--exact-missing`` computes the exact NashConv of a target the file does not hold (a new checkpoint). ``--json``
 keeps the rows of other targets already in the file.
+
+``--worlds W --lookahead L`` play the responder with the budget of the larger decks instead (``W`` drawn worlds a
+decision, the walk stopped after ``L`` target decisions; the agent ``lbr`` on ``schnapsen20`` draws 32 and stops
+after 0): how close that budget's bound comes to the exact NashConv here calibrates it where nothing is exact.
+
+    python benchmarks/local_best_response.py --targets expert pimc heuristic --policies runs/s10_lbr/policy.pt --worlds 32 --lookahead 0 --stride 3 --json benchmarks/local_best_response_schnapsen10_drawn.json
 """
 
 from __future__ import annotations
@@ -68,10 +74,19 @@ def main(argv=None) -> int:
     parser.add_argument("--stride", type=int, default=1, help="play every stride-th deal (default 1: all 6,300)")
     parser.add_argument("--exact-missing", action="store_true",
                         help=f"compute the exact NashConv of targets without a row in {EXACT.name} (minutes)")
+    parser.add_argument("--worlds", type=int, default=None,
+                        help="worlds drawn a decision (default: every world, enumerated)")
+    parser.add_argument("--lookahead", type=int, default=None,
+                        help="target decisions the walk expands before the solver (default 8: all)")
     harness.json_option(parser)
     args = parser.parse_args(argv)
     if args.stride < 1:
         parser.error("--stride must be >= 1")
+    if args.worlds is not None and not 1 <= args.worlds <= 10_000:
+        parser.error(f"--worlds must be from 1 to 10000, got {args.worlds}")
+    if args.lookahead is not None and not 0 <= args.lookahead <= 32:
+        parser.error(f"--lookahead must be from 0 to 32, got {args.lookahead}")
+    harness.check_json(parser, args)
     rules = RuleSet.make("schnapsen10")
     orders = [o.tolist() for o in exact.deals(rules)][::args.stride]
     known = {r["policy"]: r for r in json.loads(EXACT.read_text())["rows"]} if EXACT.exists() else {}
@@ -80,7 +95,7 @@ def main(argv=None) -> int:
     for name in [*args.targets, *args.policies]:
         t = time.perf_counter()
         target = target_policy(name, rules)
-        lbr = LocalBestResponse(rules, target, seed=0)
+        lbr = LocalBestResponse(rules, target, seed=0, worlds=args.worlds, lookahead=args.lookahead)
         seats = []
         for seat in (0, 1):
             values = np.array([play_hand(lbr, target, o, seat) for o in orders])
@@ -92,7 +107,8 @@ def main(argv=None) -> int:
                                               "minimax")
             exact_row = {"nash_conv": res["nash_conv"], "best_response": res["best_response"]}
         nash = exact_row["nash_conv"] if exact_row else None
-        row = {"target": name, "deals": len(orders), "stride": args.stride, "lbr": seats, "lbr_nash_conv": lower,
+        row = {"target": name, "deals": len(orders), "stride": args.stride, "worlds": args.worlds,
+               "lookahead": lbr.lookahead, "lbr": seats, "lbr_nash_conv": lower,
                "exact_nash_conv": nash, "exact_best_response": exact_row["best_response"] if exact_row else None,
                "ratio": lower / nash if nash else None, "seconds": time.perf_counter() - t}
         rows.append(row)

@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 import schnapsen_env  # noqa: F401  (registers "schnapsen_env/Schnapsen-v0")
-from agents import ONE_RULESET, agent_names, can_play, make_agent
+from agents import NEEDS_OPTION, ONE_RULESET, agent_names, can_play, make_agent
 from agents.scripted.heuristic import HeuristicAgent
 from agents.scripted.random_agent import RandomAgent
 from agents.search.pimc import PIMCAgent
@@ -38,7 +38,8 @@ KNOB_SETS = [
 ]
 #: Cheap options for the search agents, so the whole file stays fast.
 CHEAP = {"pimc": dict(n_samples=2, depth=1), "rollout": dict(n_samples=2, depth=1), "expert": dict(worlds=2),
-         "policy+expert": dict(worlds=2), "expert+": dict(worlds=2), "policy-rollout": dict(worlds=2)}
+         "policy+expert": dict(worlds=2), "expert+": dict(worlds=2), "policy-rollout": dict(worlds=2),
+         "lbr": dict(target="heuristic", worlds=2, depth=1)}  # lbr needs its target (NEEDS_OPTION): it plays with it
 HANDS = 3
 
 
@@ -63,7 +64,7 @@ def play(env, hands: int, seed: int) -> int:
 def _cases():
     for case in KNOB_SETS:
         for name in agent_names():
-            if can_play(name, case[0]):
+            if can_play(name, case[0]) or name in NEEDS_OPTION:
                 yield pytest.param(name, case, id=f"{name}-{case_id(case)}")
 
 

@@ -19,7 +19,7 @@ import statistics
 import numpy as np
 import pytest
 
-from agents import ONE_RULESET, agent_names, make_agent, shipped_policies
+from agents import NEEDS_OPTION, ONE_RULESET, agent_names, make_agent, shipped_policies
 from agents.evaluation.arena import fit_elo, play_match, resolve_agent, round_robin
 from agents.scripted.heuristic import HeuristicAgent
 from agents.scripted.random_agent import RandomAgent
@@ -153,8 +153,12 @@ def test_make_agent_builds_every_registered_agent():
     assert {"random", "heuristic", "rollout", "pimc"} <= set(agent_names())
     for name in agent_names():
         ruleset = ONE_RULESET.get(name, "schnapsen20")  # a shipped policy of another ruleset plays that one
-        agent = make_agent(name, RuleSet.make(ruleset), seed=0)
+        options = {NEEDS_OPTION[name]: "random"} if name in NEEDS_OPTION else {}  # lbr:target=random
+        agent = make_agent(name, RuleSet.make(ruleset), seed=0, **options)
         assert hasattr(agent, "act")
+        if name in NEEDS_OPTION:
+            with pytest.raises(ValueError, match=NEEDS_OPTION[name]):
+                make_agent(name, RuleSet.make(ruleset), seed=0)
 
 
 def test_agents_are_reproducible_from_seed():

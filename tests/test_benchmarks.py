@@ -287,3 +287,32 @@ def test_endgame_errors_misses_match_an_independent_recount(monkeypatch):
                 misses += values[greedy] < max(values.values())
         assert decisions > 50 and misses > 10 and (row["decisions"], row["misses"]) == (decisions, misses), (
             opponent, row)
+
+
+LBR = Path(__file__).resolve().parent.parent / "benchmarks" / "local_best_response.py"
+
+
+def test_local_best_response_with_drawn_worlds_records_its_budget(tmp_path):
+    """A small calibration run on schnapsen10 (21 deals, both seats) with the larger decks' budget: the row records
+    the budget and the exact NashConv it is compared with, and the responder wins against the heuristic in both
+    seats (its exact best response wins +1.48 and +0.87 a hand)."""
+    out = subprocess.run([sys.executable, str(LBR), "--targets", "heuristic", "--stride", "300", "--worlds", "8",
+                          "--lookahead", "0", "--json", str(tmp_path / "l.json")], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300)
+    assert out.returncode == 0, out.stderr
+    (row,) = json.loads((tmp_path / "l.json").read_text())["rows"]
+    assert (row["target"], row["deals"], row["worlds"], row["lookahead"]) == ("heuristic", 21, 8, 0)
+    assert row["lbr"][0]["mean"] > 0 and row["lbr"][1]["mean"] > 0
+    assert row["exact_nash_conv"] == pytest.approx(2.355, abs=1e-3)
+    assert row["ratio"] == pytest.approx(row["lbr_nash_conv"] / row["exact_nash_conv"])
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--worlds", "0"], "--worlds must be from 1 to 10000"),
+    (["--lookahead", "33"], "--lookahead must be from 0 to 32"),
+    (["--json", "no/such/folder/l.json"], "--json 'no/such/folder/l.json': "),  # before the play
+])
+def test_local_best_response_bad_input_is_one_line(argv, expected, tmp_path):
+    out = subprocess.run([sys.executable, str(LBR), "--targets", "heuristic", *argv], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr

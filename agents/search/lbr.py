@@ -19,9 +19,17 @@ value. Where the target plays perfectly once the cards are known (``pimc`` and `
 response's at every information set, and its value is the best-response value itself (``tests/test_lbr.py`` checks it
 against :meth:`agents.game_theory.exact.Tree.nash_conv` on ``schnapsen10``).
 
-The responder plays ``schnapsen10`` only: its walk covers the hand's hidden part there (trick 1 and hands closed
-before it), and the exact solver values the rest in microseconds; on the larger decks both would need budgets that
-this module does not have.
+Budgets for the larger decks. On ``schnapsen10`` every world is enumerated (a few dozen) and the walk reaches every
+decision with hidden cards. On ``schnapsen20`` and ``sixtysix24`` the worlds are too many and the hand too long, so
+``worlds=N`` draws ``N`` worlds uniformly among those of the decision's unseen cards and weighs each by the target's
+likelihood of its actions (one uniformly drawn completion each, :meth:`WorldInference.weighed_states`: importance
+sampling of the same posterior); worlds the target's actions rule out (a deterministic target rules out most) are
+replaced by further draws, up to ``max_draws`` batches (where none is allowed, the drawn worlds consistent with the
+history count alike, and where none is consistent, the drawn worlds alike, as plain PIMC). With a small ``lookahead`` (0: the target's reply) the walk
+stops early and the solver values each world as if the cards were known from there on. The responder is still a real
+strategy (it reads only its own observations, RULES.md R27, and the target's policy), so its measured result remains
+a lower bound; only how close the bound gets depends on the budgets (``benchmarks/local_best_response.py``
+calibrates the sampled responder on ``schnapsen10`` against the exact values).
 """
 
 from __future__ import annotations
@@ -32,44 +40,114 @@ from agents.base import as_rules, legal_ids
 from agents.search.inference import HandHistory, OpponentModel, WorldInference, world_rows
 from agents.search.options import check_int
 from agents.search.solver_core import CoreSolver
-from agents.search.worlds import observation_groups
+from agents.search.worlds import draw_worlds, observation_groups, world_setup, world_state
 from schnapsen_env import encoding
 from schnapsen_env.rules import GameState
 from schnapsen_env.sampler import Determinizer
 
 ME, TARGET = 0, 1
+#: Worlds a decision weighs on the rulesets whose worlds are not enumerated, where ``worlds`` is not given.
+DEFAULT_WORLDS = 32
+
+
+def target_policy(target, rules) -> OpponentModel:
+    """The target's policy as the responder models it: a callable policy as it is; an agent spec (a registered name,
+    ``name:key=value``, a ``.pt`` checkpoint) built with seed 0 and read as it plays: a learned policy that plays
+    greedily (the shipped ones do) by the argmax of its probabilities over the legal actions (one-hot), one that
+    samples by its probabilities; an agent with batched decisions (``heuristic``) by them
+    (:func:`agents.game_theory.exact.agent_policy`); any other agent (``pimc``, ``expert``) one observation at a
+    time, with its generator seeded from the observation (:func:`agents.game_theory.exact.search_agent_policy`). Where
+    the agent as played differs from the model (``expert`` in the arena draws its worlds from one running
+    generator), the responder's model of it is inexact, but its result against the agent is still a lower bound on
+    that agent's exploitability, as any strategy's is.
+
+    Raises:
+        ValueError: ``target`` None, or an agent spec that cannot be built for ``rules``.
+    """
+    if target is None:
+        raise ValueError("the local best response needs its target: target=AGENT (a registered name or a .pt "
+                         "checkpoint), e.g. lbr:target=trained-220m")
+    if callable(target) and not hasattr(target, "act"):
+        return target
+    from agents.game_theory import exact  # the tree's module: only where an agent is read as a policy
+    from schnapsen_env.agent_specs import build, resolve_agent
+
+    label, factory = resolve_agent(target, rules)
+    agent = build(factory, label, seed=0)
+    probabilities = getattr(agent, "probabilities_batch", None)
+    if callable(probabilities):
+        if not getattr(agent, "greedy", False):
+            return probabilities
+
+        def greedy(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
+            p = np.where(np.asarray(masks) > 0, np.asarray(probabilities(obs, masks), dtype=np.float64), -1.0)
+            out = np.zeros(p.shape)
+            out[np.arange(len(p)), p.argmax(axis=1)] = 1.0  # the first of equal ones, as PolicyAgent.act
+            return out
+        return greedy
+    if callable(getattr(agent, "act_batch", None)):
+        return exact.agent_policy(agent)
+    return exact.search_agent_policy(agent)
 
 
 class LocalBestResponse:
     """The local best response to ``target`` (module docstring).
 
+    Registered as the agent ``lbr`` (``schnapsen-arena lbr:target=trained-220m trained-220m``): the arena's result
+    of the pair is the lower bound, with its 95% CI.
+
     Args:
-        rules: a ``schnapsen10`` RuleSet (or the name).
-        target: the target's policy, an :data:`agents.search.inference.OpponentModel` (observations and masks ->
-            probabilities; e.g. :func:`agents.game_theory.exact.search_agent_policy` of an agent).
+        rules: a RuleSet (or the name) of any ruleset.
+        target: the target: an agent spec (a registered name such as ``"trained-220m"`` or ``"expert"``, or a ``.pt``
+            checkpoint), modelled by :func:`target_policy`, or its policy itself, an
+            :data:`agents.search.inference.OpponentModel` (observations and masks -> probabilities).
         seed: seed of the generator (the reading of an ambiguous trick-1 lead, :mod:`agents.search.inference`).
-        lookahead: the most target decisions a walk expands before the solver values the position (default 8:
-            every decision while cards are hidden in ``schnapsen10``).
+        lookahead: the most target decisions a walk expands before the solver values the position; None
+            (default): 8 on ``schnapsen10`` (every decision while cards are hidden), 0 on the larger decks (the
+            target's reply), where the walk's cost grows with the product of both players' legal actions.
+        worlds: how many worlds with positive posterior weight a decision weighs, drawn as the module docstring
+            says; None (default): every world, enumerated, on ``schnapsen10`` (a few dozen at most),
+            :data:`DEFAULT_WORLDS` drawn on the larger decks.
+        max_draws: with ``worlds``, the most batches of ``worlds`` uniform draws made to find worlds the target's
+            actions allow; where none does, the worlds consistent with the history are weighed alike.
+        depth: the horizon of the solver's values at the walk's leaves, in completed tricks (its ``evaluate`` scores
+            the horizon); None (default): to the end of the hand. On ``sixtysix24`` a solve to the end from early in
+            the hand takes up to seconds (millions of nodes), so a hand takes seconds to a minute there without one.
 
     Raises:
-        ValueError: another ruleset than ``schnapsen10``, a target that is not callable, ``lookahead`` not an int
-            from 0 to 32.
+        ValueError: no target, a target that is neither a policy nor an agent spec of these rules, ``lookahead``
+            not None or an int from 0 to 32, ``worlds`` not None or an int from 1 to 10,000, ``max_draws`` not an
+            int from 1 to 1,000, ``depth`` not None or an int from 1 to 12.
     """
 
     name = "lbr"
 
-    def __init__(self, rules, target: OpponentModel, seed: int | None = None, lookahead: int = 8) -> None:
+    def __init__(self, rules, target: str | OpponentModel | None = None, seed: int | None = None,
+                 lookahead: int | None = None, worlds: int | None = None, max_draws: int = 8,
+                 depth: int | None = None) -> None:
         self.rules = as_rules(rules)
-        if self.rules.name != "schnapsen10":
-            raise ValueError(f"the local best response plays schnapsen10 only (see agents/search/lbr.py), got "
-                             f"{self.rules.name!r}")
-        if not callable(target):
-            raise ValueError(f"target must be a policy: observations, masks -> probabilities, got {target!r}")
-        check_int("lookahead", lookahead, 0, 32)
-        self.target = target
-        self.lookahead = int(lookahead)
+        small = self.rules.name == "schnapsen10"
+        if lookahead is not None:
+            check_int("lookahead", lookahead, 0, 32)
+        if worlds is not None:
+            check_int("worlds", worlds, 1, 10_000)
+        check_int("max_draws", max_draws, 1, 1_000)
+        if depth is not None:
+            check_int("depth", depth, 1, 12)
+        self.depth = None if depth is None else int(depth)
+        self.target = target_policy(target, self.rules)
+        self.lookahead = int(lookahead) if lookahead is not None else (8 if small else 0)
+        self.worlds = int(worlds) if worlds is not None else (None if small else DEFAULT_WORLDS)
+        self.max_draws = int(max_draws)
+        #: Per decision of the last hand with worlds drawn: how many uniform draws it took, and how many of them the
+        #: target's actions allowed (the acceptance of the importance sampler).
+        self.draws: list[tuple[int, int]] = []
+        #: Decisions of the last hand whose worlds the target's actions did not weigh: ``"consistent"`` (the worlds
+        #: consistent with the history, alike) and ``"uniform"`` (drawn worlds, alike; :meth:`_drawn`).
+        self.fallbacks = {"consistent": 0, "uniform": 0}
         self.rng = np.random.default_rng(seed)
-        self.inference = WorldInference(self.rules, target)
+        self.inference = WorldInference(self.rules, self.target)
+        self._consistency = WorldInference(self.rules)  # history only: the fallback where the target allows no draw
         self.solver = CoreSolver(self.rules, close_below_root=True)
         self.history = HandHistory(self.rules)
         #: The posterior value (game points) of every legal action at the last decision.
@@ -77,6 +155,8 @@ class LocalBestResponse:
 
     def reset(self) -> None:
         self.history.clear()
+        self.draws = []
+        self.fallbacks = {"consistent": 0, "uniform": 0}
 
     def act(self, observation) -> int:
         """The chosen legal action id (module docstring)."""
@@ -102,18 +182,60 @@ class LocalBestResponse:
 
     def posterior(self, observation) -> tuple[list[GameState], np.ndarray]:
         """The worlds of this decision with positive posterior weight, as whole states (the responder seat 0), and
-        their weights (float64 ``(W,)``, unnormalised): every world is enumerated (``schnapsen10`` has at most a
-        few dozen)."""
-        unseen, k = world_rows(observation, self.rules)
-        rows = _every_world(unseen, k, self.rules.stock0 > 0)
+        their weights (float64 ``(W,)``, unnormalised): with ``worlds`` None every world, enumerated, with exact
+        weights; else at most ``worlds`` drawn worlds with their estimated weights (module docstring).
+
+        Raises:
+            ValueError: the history cannot be read (the responder was not shown every decision of the hand), or
+                (every world enumerated) no world explains the target's actions (it is not the target's policy).
+        """
         replay = self.history.replay()
         if replay is None:
             raise ValueError("the responder's history cannot be read: it must be shown every decision of the hand")
-        weights, states = self.inference.weighed_states(replay, rows, k, self.rng, every=True)
-        keep = [w for w in range(len(rows)) if weights[w] > 0 and states[w] is not None]
-        if not keep:
-            raise ValueError("no world explains the target's actions under its policy: is it the target's policy?")
-        return [states[w] for w in keep], weights[keep]
+        unseen, k = world_rows(observation, self.rules)
+        if self.worlds is None:
+            rows = _every_world(unseen, k, self.rules.stock0 > 0)
+            weights, states = self.inference.weighed_states(replay, rows, k, self.rng, every=True)
+            keep = [w for w in range(len(rows)) if weights[w] > 0 and states[w] is not None]
+            if not keep:
+                raise ValueError("no world explains the target's actions under its policy: is it the target's "
+                                 "policy?")
+            return [states[w] for w in keep], weights[keep]
+        return self._drawn(observation, replay, unseen, k)
+
+    def _drawn(self, observation, replay, unseen: np.ndarray, k: int) -> tuple[list[GameState], np.ndarray]:
+        """Up to ``worlds`` uniformly drawn worlds the target's actions allow, with their likelihoods. Where no draw
+        is allowed (a deterministic target, or a history that few worlds explain: a void shown after the close), the
+        drawn worlds consistent with the history, weighed alike; where none is, the drawn worlds as plain PIMC weighs
+        them, ignoring the history (the responder stays a strategy: it only chooses worse). :attr:`fallbacks`
+        counts the last two."""
+        states: list[GameState] = []
+        weights: list[float] = []
+        consistent: list[GameState] = []
+        drawn = 0
+        batch = unseen[None, :]
+        for _ in range(self.max_draws):  # a world drawn twice is completed twice: two estimates of its weight
+            batch = draw_worlds(unseen, self.worlds, self.rng)
+            drawn += len(batch)
+            w, st = self.inference.weighed_states(replay, batch, k, self.rng)
+            for i in range(len(batch)):
+                if st[i] is not None and w[i] > 0 and len(states) < self.worlds:
+                    states.append(st[i])
+                    weights.append(float(w[i]))
+            if len(states) >= self.worlds:
+                break
+            if not states and len(consistent) < self.worlds:
+                got = self._consistency.weighed_states(replay, batch, k, self.rng)[1]
+                consistent += [g for g in got if g is not None][: self.worlds - len(consistent)]
+        self.draws.append((drawn, len(states)))
+        if states:
+            return states, np.asarray(weights)
+        if consistent:
+            self.fallbacks["consistent"] += 1
+            return consistent, np.ones(len(consistent))
+        self.fallbacks["uniform"] += 1
+        template = world_setup(observation, self.rules)[0]
+        return [world_state(template, row, k, self.rules) for row in batch], np.ones(len(batch))
 
     def _leaf(self, s: GameState) -> float:
         """Game points for the responder: the result, or the solver's value (both play perfectly)."""
@@ -121,7 +243,7 @@ class LocalBestResponse:
             points = s.result.game_points
             return 0.0 if s.result.winner is None else float(points if s.result.winner == ME else -points)
         self.solver.clear()
-        value, _ = self.solver.solve(s)
+        value, _ = self.solver.solve(s, None if _revealed(s) else self.depth)
         return value if s.to_move == ME else -value
 
     def _walk(self, states: list[GameState], weights: np.ndarray, budget: int) -> float:
@@ -220,4 +342,4 @@ def play_hand(responder: LocalBestResponse, target, order, seat: int,
     return 0.0 if r.winner is None else float(r.game_points if r.winner == seat else -r.game_points)
 
 
-__all__ = ["LocalBestResponse", "play_hand"]
+__all__ = ["DEFAULT_WORLDS", "LocalBestResponse", "play_hand", "target_policy"]
