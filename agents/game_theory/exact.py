@@ -721,20 +721,7 @@ class Tree:
             _subtree_values(self.revealed_states, self.R, 0, self.n_revealed, np.zeros((1, 1)), True, out)
             self._minimax = out
             return out
-        obs = np.zeros((batch_rows, self._obs_size), np.float32)
-        masks = np.zeros((batch_rows, self._n_actions), np.int8)
-        ends = np.zeros(self.n_revealed, np.int64)
-        start = 0
-        while start < self.n_revealed:
-            done = _subtree_rows(self.revealed_states, self.R, start, obs, masks, ends)
-            if done == 0:
-                raise ValueError(f"batch_rows={batch_rows} cannot hold one revealed subtree")
-            rows = int(ends[done - 1])
-            probs = _evaluate(policy, obs[:rows], masks[:rows])
-            used = _subtree_values(self.revealed_states, self.R, start, done, probs, False, out)
-            assert used == rows
-            start += done
-        return out
+        return revealed_values(self.revealed_states, self.rules, policy, batch_rows, out, self.R)
 
     def nash_conv(self, policy: Policy | None, batch_rows: int = 1 << 18, revealed: str = "policy") -> dict[str, float]:
         """Exploitability of an observation-based policy on this game.
@@ -879,6 +866,48 @@ class Tree:
             f = self.first_child[h]
             prob[f:f + (e - o)] = a / tot if tot > 0 else 1.0 / (e - o)
         return prob
+
+
+def revealed_values(states: np.ndarray, rules: RuleSet, policy: Policy, batch_rows: int = 1 << 18,
+                    out: np.ndarray | None = None, R: np.ndarray | None = None) -> np.ndarray:
+    """Values of revealed positions (no card hidden from either player: the stock exhausted in a hand never
+    closed) under ``policy``, each by a walk of its whole subtree (any ruleset; the subtrees of the larger decks hold
+    up to some ten thousand decisions).
+
+    Args:
+        states: int64 ``(N, STATE_SIZE)`` state arrays (:mod:`schnapsen_env.state_layout`), each revealed and not
+            over.
+        rules: their RuleSet.
+        policy: a :data:`Policy`, asked about every decision of the subtrees with a choice, each distinct one once,
+            in batches of at most ``batch_rows`` rows.
+        out: float64 ``(N, 3)`` to write into (default: a new array).
+        R: the rule table of ``rules`` (:func:`schnapsen_env.rules_core.rule_table`), if the caller has it.
+
+    Returns:
+        float64 ``(N, 3)``, game points for seat 0: ``[seat 0's best response to seat 1 playing the policy, seat 1's
+        best response to seat 0 playing it, the policy against itself]`` (a best response takes the best action at
+        its own decisions and the policy's expectation at the other seat's).
+
+    Raises:
+        ValueError: ``batch_rows`` cannot hold one subtree's decisions, or the policy's output is not a
+            distribution over the legal actions.
+    """
+    R = rules_core.rule_table(rules) if R is None else R
+    out = np.zeros((len(states), 3)) if out is None else out
+    obs = np.zeros((batch_rows, obs_size(rules)), np.float32)
+    masks = np.zeros((batch_rows, rules.n_actions), np.int8)
+    ends = np.zeros(len(states), np.int64)
+    start = 0
+    while start < len(states):
+        done = _subtree_rows(states, R, start, obs, masks, ends)
+        if done == 0:
+            raise ValueError(f"batch_rows={batch_rows} cannot hold one revealed subtree")
+        rows = int(ends[done - 1])
+        probs = _evaluate(policy, obs[:rows], masks[:rows])
+        used = _subtree_values(states, R, start, done, probs, False, out)
+        assert used == rows
+        start += done
+    return out
 
 
 def _evaluate(policy: Policy, obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -1027,5 +1056,5 @@ def tree_size(rules: RuleSet, dealer: int = 1) -> dict[str, int]:
     return out
 
 
-__all__ = ["DECISION", "REVEALED", "TERMINAL", "Tree", "agent_policy", "deals", "network_policy",
+__all__ = ["DECISION", "REVEALED", "TERMINAL", "Tree", "agent_policy", "deals", "network_policy", "revealed_values",
            "search_agent_policy", "tree_size", "uniform_policy"]

@@ -37,13 +37,16 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import as_rules, legal_ids
+from agents.game_theory.exact import revealed_values
 from agents.search.inference import HandHistory, OpponentModel, WorldInference, world_rows
 from agents.search.options import check_int
 from agents.search.solver_core import CoreSolver
 from agents.search.worlds import draw_worlds, observation_groups, world_setup, world_state
 from schnapsen_env import encoding
 from schnapsen_env.rules import GameState
+from schnapsen_env.rules_core import rule_table
 from schnapsen_env.sampler import Determinizer
+from schnapsen_env.state_layout import from_game_state
 
 ME, TARGET = 0, 1
 #: Worlds a decision weighs on the rulesets whose worlds are not enumerated, where ``worlds`` is not given.
@@ -87,7 +90,9 @@ def target_policy(target, rules) -> OpponentModel:
         return greedy
     if callable(getattr(agent, "act_batch", None)):
         return exact.agent_policy(agent)
-    return exact.search_agent_policy(agent)
+    policy = exact.search_agent_policy(agent)
+    policy.one_at_a_time = True  # asked one observation at a time: too slow for whole revealed subtrees
+    return policy
 
 
 class LocalBestResponse:
@@ -110,6 +115,14 @@ class LocalBestResponse:
             :data:`DEFAULT_WORLDS` drawn on the larger decks.
         max_draws: with ``worlds``, the most batches of ``worlds`` uniform draws made to find worlds the target's
             actions allow; where none does, the worlds consistent with the history are weighed alike.
+        revealed: how the positions with every card known (the stock exhausted, never closed) are valued at the
+            walk's leaves and decided: ``"policy"``: the responder's exact best response to the target's policy
+            there (:func:`agents.game_theory.exact.revealed_values`, the target asked at every decision of the
+            subtree), ``"minimax"``: both play perfectly (the compiled solver; exact against ``pimc`` and
+            ``expert``, which do); None (default): ``"policy"`` for a target asked in batches (a network, the
+            heuristic) on the rulesets of 5-card hands (their revealed subtrees hold at most some ten thousand
+            decisions), else ``"minimax"`` (a search agent, :func:`target_policy`, is asked one observation at a
+            time; ``sixtysix24``'s subtrees hold up to some hundred thousand decisions).
         depth: the horizon of the solver's values at the walk's leaves, in completed tricks (its ``evaluate`` scores
             the horizon); None (default): to the end of the hand. On ``sixtysix24`` a solve to the end from early in
             the hand takes up to seconds (millions of nodes), so a hand takes seconds to a minute there without one.
@@ -117,14 +130,15 @@ class LocalBestResponse:
     Raises:
         ValueError: no target, a target that is neither a policy nor an agent spec of these rules, ``lookahead``
             not None or an int from 0 to 32, ``worlds`` not None or an int from 1 to 10,000, ``max_draws`` not an
-            int from 1 to 1,000, ``depth`` not None or an int from 1 to 12.
+            int from 1 to 1,000, ``depth`` not None or an int from 1 to 12, ``revealed`` not None, ``"policy"``
+            or ``"minimax"``.
     """
 
     name = "lbr"
 
     def __init__(self, rules, target: str | OpponentModel | None = None, seed: int | None = None,
                  lookahead: int | None = None, worlds: int | None = None, max_draws: int = 8,
-                 depth: int | None = None) -> None:
+                 depth: int | None = None, revealed: str | None = None) -> None:
         self.rules = as_rules(rules)
         small = self.rules.name == "schnapsen10"
         if lookahead is not None:
@@ -135,7 +149,14 @@ class LocalBestResponse:
         if depth is not None:
             check_int("depth", depth, 1, 12)
         self.depth = None if depth is None else int(depth)
+        if revealed not in (None, "policy", "minimax"):
+            raise ValueError(f"revealed must be 'policy' or 'minimax', got {revealed!r}")
         self.target = target_policy(target, self.rules)
+        if revealed is None:
+            one_at_a_time = getattr(self.target, "one_at_a_time", False)
+            revealed = "policy" if self.rules.hand_size <= 5 and not one_at_a_time else "minimax"
+        self.revealed = revealed
+        self._R = rule_table(self.rules)
         self.lookahead = int(lookahead) if lookahead is not None else (8 if small else 0)
         self.worlds = int(worlds) if worlds is not None else (None if small else DEFAULT_WORLDS)
         self.max_draws = int(max_draws)
@@ -169,11 +190,21 @@ class LocalBestResponse:
     # ------------------------------------------------------------------ decisions
     def _choose(self, observation) -> int:
         det = Determinizer(observation, self.rules)
-        if det.unseen == 0:  # nothing hidden: the one world is the true position, solved exactly
-            self.solver.clear()
-            value, action = self.solver.solve(det.sample(self.rng))
-            self.last_values = {action: value}
-            return int(action)
+        if det.unseen == 0:  # nothing hidden: the one world is the true position, valued exactly
+            s = det.sample(self.rng)
+            if self.revealed == "minimax" or not _revealed(s):
+                self.solver.clear()
+                value, action = self.solver.solve(s)
+                self.last_values = {action: value}
+                return int(action)
+            children = []
+            for a in s.legal_actions():
+                c = s.copy()
+                c.push(a)
+                children.append(c)
+            values = self._leaves(children)
+            self.last_values = {int(a): float(v) for a, v in zip(s.legal_actions(), values)}
+            return max(self.last_values, key=lambda a: (self.last_values[a], -a))
         states, weights = self.posterior(observation)
         values = self._my_values(states, weights, self.lookahead)
         total = float(np.sum(weights))
@@ -237,20 +268,32 @@ class LocalBestResponse:
         template = world_setup(observation, self.rules)[0]
         return [world_state(template, row, k, self.rules) for row in batch], np.ones(len(batch))
 
-    def _leaf(self, s: GameState) -> float:
-        """Game points for the responder: the result, or the solver's value (both play perfectly)."""
-        if s.result is not None:
-            points = s.result.game_points
-            return 0.0 if s.result.winner is None else float(points if s.result.winner == ME else -points)
-        self.solver.clear()
-        value, _ = self.solver.solve(s, None if _revealed(s) else self.depth)
-        return value if s.to_move == ME else -value
+    def _leaves(self, states: list[GameState]) -> np.ndarray:
+        """Game points for the responder (float64 ``(N,)``): the result of a finished hand; a revealed position's
+        exact best-response value against the target's policy (``revealed="policy"``, all of them in one walk of
+        their subtrees); else the solver's value (both play perfectly, to ``depth``)."""
+        out = np.empty(len(states))
+        subtrees = []
+        for i, s in enumerate(states):
+            if s.result is not None:
+                points = s.result.game_points
+                out[i] = 0.0 if s.result.winner is None else float(points if s.result.winner == ME else -points)
+            elif self.revealed == "policy" and _revealed(s):
+                subtrees.append(i)
+            else:
+                self.solver.clear()
+                value, _ = self.solver.solve(s, None if _revealed(s) else self.depth)
+                out[i] = value if s.to_move == ME else -value
+        if subtrees:
+            rows = np.stack([from_game_state(states[i]) for i in subtrees])
+            out[subtrees] = revealed_values(rows, self.rules, self.target, R=self._R)[:, ME]
+        return out
 
     def _walk(self, states: list[GameState], weights: np.ndarray, budget: int) -> float:
         """The weighted sum of the responder's values of ``states`` (one public history, so one player to move)."""
         s0 = states[0]
         if s0.result is not None or _revealed(s0) or budget < 0:
-            return float(sum(w * self._leaf(s) for s, w in zip(states, weights)))
+            return float(self._leaves(states) @ weights)
         if s0.to_move != ME:
             return self._target_walk(states, weights, budget)
         total = 0.0
@@ -291,8 +334,8 @@ class LocalBestResponse:
 
 
 def _revealed(s: GameState) -> bool:
-    """No card hidden from either player (the stock drawn out): the solver's value is exact for perfect players."""
-    return not s.stock
+    """No card hidden from either player: the stock drawn out in a hand never closed (RS2)."""
+    return not s.stock and s.closed_by < 0
 
 
 def _every_world(unseen: np.ndarray, k: int, _stock: bool) -> np.ndarray:
