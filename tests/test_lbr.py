@@ -206,6 +206,20 @@ def test_lbr_reads_only_its_own_observations():
         assert actions[0] == actions[1]
 
 
+def test_revealed_positions_are_valued_by_the_targets_play_where_it_is_cheap():
+    """The default: a batched target's own play on 5-card hands; the solver for a search agent (asked one
+    observation at a time, and perfect once every card is known) and on sixtysix24 (subtrees too large)."""
+    from agents.specs import build, resolve_agent
+
+    assert LocalBestResponse(RULES, exact.uniform_policy).revealed == "policy"
+    assert LocalBestResponse(RULES, exact.search_agent_policy(ExpertAgent(RULES, seed=0))).revealed == "minimax"
+    assert make_agent("lbr", "schnapsen20", target="trained").revealed == "policy"
+    assert make_agent("lbr", "schnapsen20", target="expert").revealed == "minimax"
+    assert make_agent("lbr", "sixtysix24", target="trained-sixtysix24").revealed == "minimax"
+    label, factory = resolve_agent("lbr:target=trained,revealed=minimax", "schnapsen20")
+    assert build(factory, label, seed=0).revealed == "minimax"
+
+
 def test_bad_arguments():
     with pytest.raises(ValueError, match="needs its target"):
         LocalBestResponse(RuleSet.make("schnapsen20"))
@@ -221,3 +235,5 @@ def test_bad_arguments():
         LocalBestResponse(RULES, exact.uniform_policy, max_draws=0)
     with pytest.raises(ValueError, match="depth"):
         LocalBestResponse(RULES, exact.uniform_policy, depth=0)
+    with pytest.raises(ValueError, match="revealed must be 'policy' or 'minimax'"):
+        LocalBestResponse(RULES, exact.uniform_policy, revealed="exact")

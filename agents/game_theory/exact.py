@@ -974,7 +974,8 @@ def search_agent_policy(agent) -> Policy:
     """An agent that acts one observation at a time (``act({"observation", "action_mask"})``, as ``pimc`` and
     ``expert``) as a deterministic :data:`Policy`: each distinct observation is answered once (remembered), with the
     agent's generator (``agent.rng``, if it has one) seeded from the observation, so that the action is a function
-    of the observation, as a strategy must be."""
+    of the observation, as a strategy must be. The returned function has ``one_at_a_time = True``: each decision costs
+    a search."""
     import zlib
 
     if not callable(getattr(agent, "act", None)):
@@ -999,6 +1000,7 @@ def search_agent_policy(agent) -> Policy:
             out[i, a] = 1.0
         return out
 
+    policy.one_at_a_time = True  # read by callers that would ask it about whole subtrees (agents/search/lbr.py)
     return policy
 
 

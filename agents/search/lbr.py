@@ -8,16 +8,19 @@ arXiv:1612.07547), adapted to Schnapsen. At each decision the responder
    the target's hidden draw may have come): the exact posterior over the worlds;
 2. values each legal action by a walk of the hand in every world, from its information: at the target's decisions
    each action weighted by the target's probability of it in that world; at its own decisions, the best action
-   for each of its observations (worlds it cannot tell apart share one choice); where no card is hidden from it
-   any more (in ``schnapsen10`` after the draw of trick 1) or after ``lookahead`` decisions of the target, the
-   exact value of the position by the compiled solver (:mod:`agents.search.solver_core`: both play perfectly);
+   for each of its observations (worlds it cannot tell apart share one choice); where no card is hidden from
+   either player any more (in ``schnapsen10`` after the draw of trick 1), the exact value of its best response to
+   the target's policy from there (``revealed="policy"``: the target asked at every decision of the subtree) or of
+   perfect play by both (``"minimax"``, the compiled solver of :mod:`agents.search.solver_core`); after
+   ``lookahead`` decisions of the target with cards still hidden, the solver's value of the world;
 3. plays the action of the best posterior value (ties: the lowest id).
 
 It is a real strategy, so its expected result against the target is a lower bound on the target's best-response
-value. Where the target plays perfectly once the cards are known (``pimc`` and ``expert`` do, in ``schnapsen10``:
-``agents/game_theory/exact.py``) and the walk reaches every hidden-card decision, the responder's choice is a best
-response's at every information set, and its value is the best-response value itself (``tests/test_lbr.py`` checks it
-against :meth:`agents.game_theory.exact.Tree.nash_conv` on ``schnapsen10``).
+value. Where the walk reaches every hidden-card decision (``schnapsen10``) and the revealed positions are valued
+as the target plays them (by its policy, or by the solver for a target that plays them perfectly, as ``pimc`` and
+``expert`` do), the responder's choice is a best response's at every information set, and its value is the
+best-response value itself (``tests/test_lbr.py`` checks it against :meth:`agents.game_theory.exact.Tree.nash_conv`
+on ``schnapsen10``, for ``expert``, ``pimc``, the heuristic and the shipped policy).
 
 Budgets for the larger decks. On ``schnapsen10`` every world is enumerated (a few dozen) and the walk reaches every
 decision with hidden cards. On ``schnapsen20`` and ``sixtysix24`` the worlds are too many and the hand too long, so
@@ -90,9 +93,7 @@ def target_policy(target, rules) -> OpponentModel:
         return greedy
     if callable(getattr(agent, "act_batch", None)):
         return exact.agent_policy(agent)
-    policy = exact.search_agent_policy(agent)
-    policy.one_at_a_time = True  # asked one observation at a time: too slow for whole revealed subtrees
-    return policy
+    return exact.search_agent_policy(agent)  # one_at_a_time: too slow to ask about whole revealed subtrees
 
 
 class LocalBestResponse:
