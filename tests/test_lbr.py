@@ -8,10 +8,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from agents import make_agent
 from agents.game_theory import exact
 from agents.scripted.heuristic import HeuristicAgent
 from agents.search.expert import ExpertAgent
-from agents import make_agent
 from agents.search.lbr import DEFAULT_WORLDS, LocalBestResponse, play_hand, target_policy
 from agents.search.pimc import PIMCAgent
 from helpers.knob_cases import CASES, case_seed
