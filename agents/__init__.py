@@ -18,6 +18,7 @@ from typing import Any
 
 from agents import moved
 from agents.base import Agent, as_rules, legal_ids
+from agents.game_theory.lbr import LocalBestResponse
 from agents.learned.hybrid import ExpertPlusAgent, PolicySearchAgent
 from agents.learned.rollouts import PolicyRolloutAgent
 from agents.learned.shipped import (
@@ -32,7 +33,6 @@ from agents.learned.shipped import (
 from agents.scripted.heuristic import HeuristicAgent
 from agents.scripted.random_agent import RandomAgent
 from agents.search.expert import ExpertAgent
-from agents.search.lbr import LocalBestResponse
 from agents.search.openspiel_bots import INSTALL_HINT, OpenSpielISMCTSAgent, OpenSpielMCTSAgent, openspiel_available
 from agents.search.pimc import PIMCAgent
 from agents.search.rollout import RolloutAgent

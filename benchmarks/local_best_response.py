@@ -1,4 +1,4 @@
-"""Lower bounds on exploitability by the local best response (``agents/search/lbr.py``) on ``schnapsen10``, against
+"""Lower bounds on exploitability by the local best response (``agents/game_theory/lbr.py``) on ``schnapsen10``, against
 the exact values of ``benchmarks/exploitability_schnapsen10.json``.
 
 Run:
@@ -39,7 +39,7 @@ import harness  # noqa: E402
 
 from agents import make_agent  # noqa: E402
 from agents.game_theory import exact  # noqa: E402
-from agents.search.lbr import LocalBestResponse, play_hand  # noqa: E402
+from agents.game_theory.lbr import LocalBestResponse, play_hand  # noqa: E402
 from schnapsen_env.ruleset import RuleSet  # noqa: E402
 
 EXACT = ROOT / "benchmarks" / "exploitability_schnapsen10.json"

@@ -107,11 +107,12 @@ ALLOWED: dict[str, set[str]] = {
     "agents.search": {"agents.base"},
     "agents.learned": {"agents.base", "agents.specs", "agents.search"},
     "agents.evaluation": {"agents.base", "agents.specs"},
-    "agents.game_theory": {"agents.base", "agents.learned"},
+    "agents.game_theory": {"agents.base", "agents.learned", "agents.search"},
     "agents.training": {"agents.base", "agents.specs", *PLAYERS, "agents.evaluation", "agents.game_theory"},
     "agents.web": {"agents", "agents.base", "agents.specs", *PLAYERS, "agents.evaluation"},
     "agents.cli": {"agents", "agents.base", "agents.specs", *PLAYERS, "agents.evaluation", "agents.web"},
-    "agents": {"agents.moved", "agents.base", "agents.specs", *PLAYERS},  # the registry (agents/__init__.py)
+    # the registry (agents/__init__.py); it also registers the local best response, a player of game theory's room
+    "agents": {"agents.moved", "agents.base", "agents.specs", *PLAYERS, "agents.game_theory"},
 }
 #: At most this many modules directly in ``agents/`` besides ``__init__.py``; the rest live in rooms named by job.
 MAX_TOP_MODULES = 6

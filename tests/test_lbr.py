@@ -1,4 +1,4 @@
-"""The local best response (agents/search/lbr.py): on ``schnapsen10`` its value against a target equals the exact
+"""The local best response (agents/game_theory/lbr.py): on ``schnapsen10`` its value against a target equals the exact
 best-response value where its assumptions hold (the target plays perfectly once the cards are known) and never
 exceeds it; its drawn worlds (the budget of the larger decks) estimate the exact posterior; it plays only legal
 actions on every ruleset; the registered agent ``lbr`` models its target as the target plays."""
@@ -10,9 +10,9 @@ import pytest
 
 from agents import make_agent
 from agents.game_theory import exact
+from agents.game_theory.lbr import DEFAULT_WORLDS, LocalBestResponse, play_hand, target_policy
 from agents.scripted.heuristic import HeuristicAgent
 from agents.search.expert import ExpertAgent
-from agents.search.lbr import DEFAULT_WORLDS, LocalBestResponse, play_hand, target_policy
 from agents.search.pimc import PIMCAgent
 from helpers.knob_cases import CASES, case_seed
 from schnapsen_env import encoding
@@ -81,16 +81,22 @@ def test_lbr_plays_only_legal_actions(case):
     """Twenty hands a knob set, hundreds over the knob sets, against the uniform policy (every action possible, so every kind of
     history): GameState.step refuses any illegal action."""
     rules = RuleSet.make("schnapsen10", **case[1])
-    rng = np.random.default_rng(case_seed(case))
     lbr = LocalBestResponse(rules, exact.uniform_policy, seed=1)
-    for _ in range(20):
+    for _ in _hands_against_random(lbr, rules, np.random.default_rng(case_seed(case)), 20):
+        pass
+
+
+def _hands_against_random(lbr: LocalBestResponse, rules: RuleSet, rng: np.random.Generator, hands: int):
+    """Play ``hands`` hands of ``lbr`` in a random seat against seeded uniformly random legal actions, yielding after
+    each (GameState.step refuses an illegal action)."""
+    for _ in range(hands):
         s = GameState.new_hand(rules, rng)
         seat = int(rng.integers(2))
         lbr.reset()
         while s.result is None:
             obs = {"observation": encoding.observation(s, s.to_move), "action_mask": s.action_mask()}
-            a = lbr.act(obs) if s.to_move == seat else int(rng.choice(s.legal_actions()))
-            s.step(a)
+            s.step(lbr.act(obs) if s.to_move == seat else int(rng.choice(s.legal_actions())))
+        yield
 
 
 def _stochastic_target(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
@@ -144,17 +150,9 @@ def test_lbr_with_drawn_worlds_plays_only_legal_actions(ruleset):
     fallbacks = decisions = 0
     for name, knobs in (c for c in CASES if c[0] == ruleset):
         rules = RuleSet.make(name, **knobs)
-        rng = np.random.default_rng(case_seed((name, knobs)))
         lbr = LocalBestResponse(rules, exact.uniform_policy, seed=1, worlds=2,
                                 depth=1 if ruleset == "sixtysix24" else None)
-        for _ in range(6):
-            s = GameState.new_hand(rules, rng)
-            seat = int(rng.integers(2))
-            lbr.reset()
-            while s.result is None:
-                obs = {"observation": encoding.observation(s, s.to_move), "action_mask": s.action_mask()}
-                a = lbr.act(obs) if s.to_move == seat else int(rng.choice(s.legal_actions()))
-                s.step(a)
+        for _ in _hands_against_random(lbr, rules, np.random.default_rng(case_seed((name, knobs))), 6):
             assert all(accepted <= 2 <= drawn for drawn, accepted in lbr.draws)
             fallbacks += sum(lbr.fallbacks.values())
             decisions += len(lbr.draws)

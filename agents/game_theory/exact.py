@@ -1000,7 +1000,7 @@ def search_agent_policy(agent) -> Policy:
             out[i, a] = 1.0
         return out
 
-    policy.one_at_a_time = True  # read by callers that would ask it about whole subtrees (agents/search/lbr.py)
+    policy.one_at_a_time = True  # read by callers that would ask it about whole subtrees (agents/game_theory/lbr.py)
     return policy
 
 

@@ -40,7 +40,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import as_rules, legal_ids
-from agents.game_theory.exact import revealed_values
+from agents.game_theory import exact
 from agents.search.inference import HandHistory, OpponentModel, WorldInference, world_rows
 from agents.search.options import check_int
 from agents.search.solver_core import CoreSolver
@@ -75,8 +75,7 @@ def target_policy(target, rules) -> OpponentModel:
                          "checkpoint), e.g. lbr:target=trained-220m")
     if callable(target) and not hasattr(target, "act"):
         return target
-    from agents.game_theory import exact  # the tree's module: only where an agent is read as a policy
-    from schnapsen_env.agent_specs import build, resolve_agent
+    from schnapsen_env.agent_specs import build, resolve_agent  # the registry: only where a spec names the target
 
     label, factory = resolve_agent(target, rules)
     agent = build(factory, label, seed=0)
@@ -287,7 +286,7 @@ class LocalBestResponse:
                 out[i] = value if s.to_move == ME else -value
         if subtrees:
             rows = np.stack([from_game_state(states[i]) for i in subtrees])
-            out[subtrees] = revealed_values(rows, self.rules, self.target, R=self._R)[:, ME]
+            out[subtrees] = exact.revealed_values(rows, self.rules, self.target, R=self._R)[:, ME]
         return out
 
     def _walk(self, states: list[GameState], weights: np.ndarray, budget: int) -> float:
