@@ -197,14 +197,9 @@ class LocalBestResponse:
                 value, action = self.solver.solve(s)
                 self.last_values = {action: value}
                 return int(action)
-            children = []
-            for a in s.legal_actions():
-                c = s.copy()
-                c.push(a)
-                children.append(c)
-            values = self._leaves(children)
-            self.last_values = {int(a): float(v) for a, v in zip(s.legal_actions(), values)}
-            return max(self.last_values, key=lambda a: (self.last_values[a], -a))
+            values = self._my_values([s], np.ones(1), 0)  # each child revealed or over: valued by _leaves
+            self.last_values = dict(values)
+            return max(values, key=lambda a: (values[a], -a))
         states, weights = self.posterior(observation)
         values = self._my_values(states, weights, self.lookahead)
         total = float(np.sum(weights))
@@ -244,7 +239,6 @@ class LocalBestResponse:
         weights: list[float] = []
         consistent: list[GameState] = []
         drawn = 0
-        batch = unseen[None, :]
         for _ in range(self.max_draws):  # a world drawn twice is completed twice: two estimates of its weight
             batch = draw_worlds(unseen, self.worlds, self.rng)
             drawn += len(batch)
