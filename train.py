@@ -146,9 +146,11 @@ class Args(PPOArgs):
     cfr_iterations: int = 100
     """CFR+ iterations of --search-teacher cfr; 100: NashConv about 0.0015 (0.003 written down by observation)"""
     opponent: str | None = None
-    """frozen target policy (a train.py .pt or a shipped policy's name); one of this ruleset (trained-220m,
-    trained-schnapsen10, ...), any network size; it plays its masked softmax, sampled with the samplers' seeded
-    generators, and is never trained (benchmarks/learned_best_response.py)"""
+    """frozen target (a .pt, shipped name or agent spec); a train.py .pt or a shipped policy of this ruleset
+    (trained-220m, trained-schnapsen10, ...), any network size, plays its masked softmax, sampled with the samplers'
+    seeded generators; an agent that searches one observation at a time (expert, pimc, ...) plays as the
+    deterministic strategy whose exploitability agents/game_theory/exact.py measures (its generator seeded from the
+    observation), a search a decision; neither is trained (benchmarks/learned_best_response.py)"""
     random_prob: float = 0.0
     """share of hands against a uniformly random player; one seat, drawn at the hand's start: exploration, the
     teachers label the positions its moves lead to, which self-play never reaches and a best responder does"""
@@ -169,6 +171,10 @@ class Args(PPOArgs):
     """--ruleset schnapsen10 only: updates between exact measurements of the policy's exploitability (NashConv of
     its masked softmax in fp32 over the whole game tree, agents/game_theory/exact.py; about 1.5 minutes each on one core, the
     learner waiting), logged to TensorBoard (exact/nash_conv) and summary.json, and once more at the end; 0: never"""
+    init_from: str | None = None
+    """start from a policy's weights (a .pt or shipped name); a train.py .pt or a shipped policy's name, of this
+    ruleset and network size; the optimizer, pool and step count start afresh: fine-tuning, or a best response that
+    starts at its target; a --resume keeps the weights of its checkpoint"""
     resume: str | None = None
     """checkpoint to continue from (its arguments are used; --total-steps may extend the run)"""
     stop_after_updates: int | None = None
@@ -319,7 +325,9 @@ def main(args: Args) -> dict:
     history: list[dict] = []
     sampler_states = None
     next_request = None  # the samplers' next batch, drawn before the last update (--overlap-sampling)
-    if resume_ckpt is not None:
+    if resume_ckpt is None:
+        trainer_flags.load_init(args, rules, model)
+    else:
         tr = resume.restore(resume_ckpt, args, model, optimizer, rng, obs_size(rules), rules.n_actions, capacity,
                             max(critic_dim, 1))
         pool = list(tr["pool"])

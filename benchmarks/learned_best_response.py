@@ -3,15 +3,19 @@
     python benchmarks/learned_best_response.py --ruleset schnapsen10 --total-steps 6000000 --json benchmarks/learned_best_response_schnapsen10.json
     python benchmarks/learned_best_response.py --ruleset schnapsen20 --total-steps 15000000 --json benchmarks/learned_best_response_schnapsen20.json
 
-The responder is a fresh network trained by ``train.py --opponent TARGET --opponent-prob 1 --pool-prob 0
---heuristic-prob 0`` (every hand against the frozen target, which plays its masked softmax, sampled; one seat
-drawn per hand) for ``--total-steps`` learner decisions, then played greedily against the target's softmax on
-``--deals`` duplicate deals of the arena (:func:`agents.evaluation.arena.play_match`; each deal once in each seat).
+The responder is a network trained by ``train.py --opponent TARGET --opponent-prob 1 --pool-prob 0
+--heuristic-prob 0`` (every hand against the frozen target; one seat drawn per hand) for ``--total-steps`` learner
+decisions, fresh or (``--init-from``) starting from a policy's weights, the target's own (``--init-from target``)
+or another's; then played greedily against the target on ``--deals`` duplicate deals of the arena
+(:func:`agents.evaluation.arena.play_match`; each deal once in each seat). A policy target plays its masked
+softmax, sampled; an agent target (``--target expert``) the deterministic strategy train.py plays it as, its
+generator seeded from each observation (:func:`agents.game_theory.exact.search_agent_policy`), whose exact
+NashConv ``benchmarks/exploitability.py --agents NAME`` measures.
 Any responder's value is at most the best response's, so its margin bounds the target's exploitability from below
 (up to the CI). The record holds the arena's mean game points a hand with its 95% CI and, in the convention of
 ``benchmarks/local_best_response.py`` and ``benchmarks/exploitability_schnapsen10.json``, the NashConv lower bound:
 the sum of the responder's values in the two seats, twice the arena's mean over both seatings (CI likewise); on
-``schnapsen10`` also the exact NashConv of the target's softmax from that file and the ratio of the two.
+``schnapsen10`` also the exact NashConv of the target (a policy's softmax) from that file and the ratio of the two.
 """
 
 from __future__ import annotations
@@ -25,14 +29,19 @@ import tempfile
 import time
 from pathlib import Path
 
+import numpy as np
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))  # this checkout's packages, not an installed copy
 sys.path.append(str(Path(__file__).resolve().parent))  # the shared harness
 import harness  # noqa: E402
 
 from agents.evaluation.arena import MAX_DEALS, play_match  # noqa: E402
+from agents.game_theory.exact import search_agent_policy  # noqa: E402
 from agents.learned.data import SHIPPED_BY_NAME, STRONGEST_POLICIES  # noqa: E402
 from agents.learned.shipped import load_checkpoint_agent  # noqa: E402
+from agents.specs import resolve_agent  # noqa: E402
+from agents.training.self_play import TARGET_MEMO  # noqa: E402
 
 EXACT = ROOT / "benchmarks" / "exploitability_schnapsen10.json"
 RULESETS = ("schnapsen10", "schnapsen20", "sixtysix24")
@@ -47,6 +56,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--deals", type=int, default=2000, help="duplicate deals of the final match against the target")
     p.add_argument("--seed", type=int, default=1, help="--seed of the training; the match plays seed 0's deals")
     p.add_argument("--samplers", type=int, default=1, help="train.py --samplers")
+    p.add_argument("--init-from", help="start the responder from a policy's weights instead of a fresh network "
+                                       "(train.py --init-from, that policy's network size): \"target\" (a policy "
+                                       "target's own), a shipped policy's name or a train.py .pt")
     p.add_argument("--run-dir", help="keep the responder's run folder here (default: a temporary folder)")
     harness.json_option(p)
     return p.parse_args(argv)
@@ -64,15 +76,26 @@ def check(args: argparse.Namespace) -> str | None:
         return f"--samplers must be >= 1, got {args.samplers}"
     if args.target is None:
         args.target = STRONGEST_POLICIES[args.ruleset]
-    shipped = SHIPPED_BY_NAME.get(args.target)
-    if shipped is None and not Path(args.target).is_file():
-        return (f"--target {args.target!r}: no such file and no shipped policy of that name: expected a .pt written "
-                f"by train.py or one of {', '.join(sorted(SHIPPED_BY_NAME))}")
-    path = shipped.path if shipped is not None else args.target
-    try:
-        load_checkpoint_agent(path, args.ruleset)
-    except ValueError as e:
-        return f"--target {args.target!r}: {' '.join(str(e).split())}"
+    if not is_policy(args.target) and not args.target.endswith(".pt"):
+        try:
+            resolve_agent(args.target, args.ruleset)[1](seed=0)
+        except (ValueError, TypeError) as e:
+            return (f"--target {args.target!r}: {' '.join(str(e).split())}: expected a .pt written by train.py, one "
+                    f"of {', '.join(sorted(SHIPPED_BY_NAME))} or an agent spec")
+        if args.init_from == "target":
+            return f"--init-from target: the target {args.target!r} is an agent, not a policy with weights"
+    for flag, name in (("--target", args.target), ("--init-from", args.init_from)):
+        if name is None or (flag == "--init-from" and name == "target"):
+            continue
+        if flag == "--target" and not is_policy(name) and not name.endswith(".pt"):
+            continue
+        if not is_policy(name):
+            return (f"{flag} {name!r}: no such file and no shipped policy of that name: expected a .pt written "
+                    f"by train.py or one of {', '.join(sorted(SHIPPED_BY_NAME))}")
+        try:
+            load_checkpoint_agent(policy_path(name), args.ruleset)
+        except ValueError as e:
+            return f"{flag} {name!r}: {' '.join(str(e).split())}"
     return None
 
 
@@ -82,10 +105,36 @@ def exact_row(target: str) -> dict | None:
         return None
     shipped = SHIPPED_BY_NAME.get(target)
     path = str(shipped.path.relative_to(ROOT)) if shipped is not None else target
+    name = f"{path} (softmax)" if is_policy(target) else target
     for row in json.loads(EXACT.read_text())["rows"]:
-        if row["policy"] == f"{path} (softmax)":
+        if row["policy"] == name:
             return row
     return None
+
+
+def policy_path(name: str):
+    """A policy's file: a shipped policy's, or the path given."""
+    shipped = SHIPPED_BY_NAME.get(name)
+    return shipped.path if shipped is not None else name
+
+
+def is_policy(name: str) -> bool:
+    """A shipped policy's name or an existing file (else an agent spec)."""
+    return name in SHIPPED_BY_NAME or Path(name).is_file()
+
+
+class StrategyAgent:
+    """A searching agent as the deterministic strategy train.py's samplers play it (its generator seeded from each
+    observation, :func:`agents.game_theory.exact.search_agent_policy`): the strategy whose exact NashConv
+    ``exploitability_schnapsen10.json`` holds."""
+
+    def __init__(self, spec: str, ruleset: str, seed: int = 0) -> None:
+        _, factory = resolve_agent(spec, ruleset)
+        self.policy = search_agent_policy(factory(seed=0), max_memo=TARGET_MEMO)
+
+    def act(self, observation: dict) -> int:
+        p = self.policy(observation["observation"][None], observation["action_mask"][None])
+        return int(np.argmax(p[0]))
 
 
 def train(args: argparse.Namespace, run_dir: Path) -> dict:
@@ -95,6 +144,11 @@ def train(args: argparse.Namespace, run_dir: Path) -> dict:
            str(args.total_steps), "--seed", str(args.seed), "--samplers", str(args.samplers), "--eval-every", "0",
            "--final-eval-deals", "0", "--run-dir", str(run_dir.parent), "--run-name", run_dir.name,
            "--no-progress", "--no-tensorboard"]
+    if args.init_from is not None:
+        init = args.target if args.init_from == "target" else args.init_from
+        net = load_checkpoint_agent(policy_path(init), args.ruleset).model.config()
+        cmd += ["--init-from", init, "--hidden", str(net["hidden"]), "--layers", str(net["layers"]),
+                "--privileged-critic" if net["critic_extra"] else "--no-privileged-critic"]
     print(" ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, cwd=ROOT)
     return json.loads((run_dir / "summary.json").read_text())
@@ -104,12 +158,15 @@ def measure(args: argparse.Namespace, run_dir: Path) -> dict:
     t0 = time.perf_counter()
     summary = train(args, run_dir)
     wall = time.perf_counter() - t0
-    shipped = SHIPPED_BY_NAME.get(args.target)
-    target_path = shipped.path if shipped is not None else args.target
     responder = ("learned BR (greedy)", functools.partial(load_checkpoint_agent, run_dir / "policy.pt", greedy=True))
-    target = (f"{args.target} (softmax)", functools.partial(load_checkpoint_agent, target_path, greedy=False))
+    if is_policy(args.target):
+        target = (f"{args.target} (softmax)", functools.partial(load_checkpoint_agent, policy_path(args.target),
+                                                                greedy=False))
+    else:
+        target = (args.target, functools.partial(StrategyAgent, args.target, args.ruleset))
     res = play_match(responder, target, args.deals, ruleset=args.ruleset, seed=0, workers=1, progress=False)
     row = {"ruleset": args.ruleset, "target": args.target, "total_steps": args.total_steps,
+           "init": args.init_from or "fresh",
            "decisions_trained": summary["steps"], "seed": args.seed, "samplers": args.samplers,
            "train_seconds": summary["train_seconds"], "wall_seconds": wall, "deals": res.deals,
            "mean": res.mean, "ci_low": res.ci_low, "ci_high": res.ci_high,

@@ -154,6 +154,90 @@ def test_shares_written_to_total_one_are_accepted_whatever_the_float_rounding():
                        random_prob=0.3, opponent_prob=0.1))
 
 
+# ------------------------------------------------------------------------------------------- a searching target
+def test_a_searching_target_plays_the_strategy_whose_exploitability_is_measured():
+    """An agent target (``pimc``) plays legal actions, those of the deterministic strategy
+    ``exact.search_agent_policy`` makes of a fresh agent (the one ``benchmarks/exploitability.py`` measures): the
+    same action on the same observation, in any sampler."""
+    from agents.game_theory.exact import search_agent_policy
+    from agents.search.pimc import PIMCAgent
+
+    rules = RuleSet.make("schnapsen10")
+    learner = ActorCritic(obs_size(rules), rules.n_actions, 32)
+    sampler = Sampler(index=0, rules=rules, num_envs=16, seed=5, net=learner.config(), rows_per_call=256,
+                      pool_prob=0.0, heuristic_prob=0.0, gamma=1.0, gae_lambda=0.95, threads=1,
+                      target={"spec": "pimc:n_samples=4"}, target_prob=1.0)
+    asked: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    strategy = sampler.target_strategy
+
+    def recording(obs, masks):
+        out = strategy(obs, masks)
+        asked.append((obs.copy(), masks.copy(), out.argmax(axis=1)))
+        return out
+
+    sampler.target_strategy = recording
+    hands = 0
+    for _ in range(4):
+        _, st = sampler.collect(learner.state_dict(), None, 256)
+        hands += st["target_hands"]
+    assert hands > 0 and asked
+    fresh = search_agent_policy(PIMCAgent(rules, n_samples=4, seed=0))
+    obs = np.concatenate([a[0] for a in asked])
+    masks = np.concatenate([a[1] for a in asked])
+    chosen = np.concatenate([a[2] for a in asked])
+    assert (masks[np.arange(len(chosen)), chosen] == 1).all()
+    np.testing.assert_array_equal(fresh(obs, masks).argmax(axis=1), chosen)
+
+
+def test_a_best_response_to_a_searching_target_is_reproducible_and_resumes_exactly(tmp_path):
+    kw = dict(ruleset="schnapsen10", opponent="pimc:n_samples=4", opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0,
+              total_steps=3000)
+    a = train.main(tiny_args(tmp_path, run_name="a", **kw))
+    assert a["target_hands"] > 0
+    train.main(tiny_args(tmp_path, run_name="split", stop_after_updates=1, **kw))
+    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt")))
+    ma, ms = (load_checkpoint(tmp_path / r / "policy.pt")["model"] for r in ("a", "split"))
+    for k in ma:
+        torch.testing.assert_close(ma[k], ms[k], rtol=0, atol=0)
+
+
+# ------------------------------------------------------------------------------------------- --init-from
+def test_a_run_starts_from_the_init_policy_and_resumes_from_its_own_checkpoint(tmp_path, target_pt):
+    """--init-from loads the policy's weights (0 PPO epochs leave them as they were); a resumed run continues from
+    its checkpoint, not from the init policy, exactly as an unbroken run."""
+    kw = dict(init_from=target_pt, hidden=16, layers=1)
+    train.main(tiny_args(tmp_path, run_name="same", update_epochs=0, total_steps=1000, **kw))
+    got, init = (load_checkpoint(p)["model"] for p in (tmp_path / "same" / "policy.pt", target_pt))
+    for k in init:
+        torch.testing.assert_close(got[k], init[k], rtol=0, atol=0)
+    a = train.main(tiny_args(tmp_path, run_name="a", **kw))
+    train.main(tiny_args(tmp_path, run_name="split", stop_after_updates=1, **kw))
+    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt")))
+    ma, ms = (load_checkpoint(tmp_path / r / "policy.pt")["model"] for r in ("a", "split"))
+    assert a["steps"] >= 3000
+    assert any(not torch.equal(ma[k], init[k]) for k in init)  # trained on from the init policy
+    for k in ma:
+        torch.testing.assert_close(ma[k], ms[k], rtol=0, atol=0)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (dict(init_from="no/such.pt"), "--init-from 'no/such.pt': no such file and no shipped policy of that name"),
+    (dict(init_from="trained-schnapsen10"), "--init-from 'trained-schnapsen10': checkpoint"),  # another ruleset
+    (dict(init_from="trained-220m"), "--init-from 'trained-220m': its network is --hidden 256 --layers 2 "
+                                     "--no-privileged-critic, this run's --hidden 32"),
+    (dict(opponent="nosuchagent", opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0),
+     "--opponent 'nosuchagent': "),
+    (dict(opponent="expert:worlds=0", opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0),
+     "--opponent 'expert:worlds=0': "),
+])
+def test_bad_init_and_agent_opponents_are_one_line(tmp_path, capsys, flags, message):
+    status = train.cli(tiny_argv(tmp_path, **flags))
+    err = capsys.readouterr().err
+    assert status == 2 and err.count("\n") == 1 and "Traceback" not in err, err
+    assert message in err, err
+    assert not (tmp_path / "tiny" / "checkpoint.pt").exists()
+
+
 # ------------------------------------------------------------------------------------------- --random-prob
 def test_uniform_actions_are_legal_and_uniform():
     """Each legal action of a row is drawn with probability 1 / (legal actions): chi-square over 30,000 draws."""
@@ -233,6 +317,11 @@ def test_a_run_with_the_random_player_is_reproducible_and_resumes_exactly(tmp_pa
     (["--ruleset", "bridge"], "--ruleset 'bridge': expected one of"),
     (["--deals", "0"], "--deals must be from 1"),
     (["--total-steps", "0"], "--total-steps must be >= 1"),
+    (["--ruleset", "schnapsen10", "--target", "expert", "--init-from", "target"],
+     "--init-from target: the target 'expert' is an agent, not a policy with weights"),
+    (["--ruleset", "schnapsen10", "--target", "nosuchagent"], "--target 'nosuchagent': "),
+    (["--ruleset", "schnapsen10", "--target", "expert", "--init-from", "gone.pt"],
+     "--init-from 'gone.pt': no such file and no shipped policy"),
 ])
 def test_learned_best_response_bad_input_is_one_line(argv, expected, tmp_path):
     out = subprocess.run([sys.executable, str(BENCHMARK), *argv], cwd=tmp_path, capture_output=True, text=True,

@@ -970,12 +970,13 @@ def agent_policy(agent) -> Policy:
     return policy
 
 
-def search_agent_policy(agent) -> Policy:
+def search_agent_policy(agent, max_memo: int | None = None) -> Policy:
     """An agent that acts one observation at a time (``act({"observation", "action_mask"})``, as ``pimc`` and
     ``expert``) as a deterministic :data:`Policy`: each distinct observation is answered once (remembered), with the
     agent's generator (``agent.rng``, if it has one) seeded from the observation, so that the action is a function
     of the observation, as a strategy must be. The returned function has ``one_at_a_time = True``: each decision costs
-    a search."""
+    a search. ``max_memo``: forget the remembered answers once there are that many (None: never); the answers stay
+    the same, asked again they cost a search again."""
     import zlib
 
     if not callable(getattr(agent, "act", None)):
@@ -988,6 +989,8 @@ def search_agent_policy(agent) -> Policy:
             key = obs[i].tobytes() + masks[i].tobytes()
             a = memo.get(key)
             if a is None:
+                if max_memo is not None and len(memo) >= max_memo:
+                    memo.clear()
                 if hasattr(agent, "rng"):
                     agent.rng = np.random.default_rng(zlib.crc32(key))
                 if hasattr(agent, "reset"):

@@ -29,7 +29,7 @@ class PPOArgs:
     """The self-play PPO recipe, shared by ``train.py`` and ``train_rllib.py``."""
 
     seed: int = 1
-    """seed of every generator (env deals, sampling, network init, opponent pool)"""
+    """seed of every generator (deals, sampling, network init, pool)"""
     total_steps: int | None = None
     """learner decisions to train on (each is one action of the trained network; train_rllib.py: env steps, the
     decisions of both seats); default 18,000,000, or the resumed run's value"""

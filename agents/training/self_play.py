@@ -49,12 +49,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.game_theory.exact import search_agent_policy
 from agents.game_theory.table_policy import ObservationTable
 from agents.learned.policy_net import ActorCritic, masked_log_probs
 from agents.scripted.heuristic import HeuristicAgent
 from agents.search.expert import ExpertAgent
 from agents.search.solver_core import CoreSolver
-from agents.specs import fits_hint
+from agents.specs import fits_hint, resolve_agent
 from schnapsen_env.encoding import obs_size, state_size
 from schnapsen_env.ruleset import RuleSet
 from schnapsen_env.state_layout import F
@@ -63,6 +64,9 @@ from schnapsen_env.vector import SchnapsenVectorEnv
 #: Keys of one sampler's checkpoint state (:meth:`Sampler.get_state`).
 SAMPLER_KEYS = ("venv", "buffer", "rng", "opp_seat", "opp_kind")
 #: Who plays the opponent's seat in a hand that is not self-play, by ``opp_kind`` (a sampler state's values).
+#: Answers a searching target (``target={"spec": ...}``) remembers, about 1.5 GB at most (sixtysix24); past it they are
+#: forgotten (the strategy stays the same, a repeated observation costs a search again).
+TARGET_MEMO = 1 << 20
 OPPONENT_KINDS = ("pool", "heuristic", "target", "random")
 #: Keys of the chain buffer's state (:meth:`ChainBuffer.state`); a state from before the endgame teacher lacks
 #: ``"teach"``, one from before the search teacher ``"search"`` (each read as no labels).
@@ -221,9 +225,12 @@ class Sampler:
         pool_prob, heuristic_prob: shares of hands against a pool snapshot and against the heuristic.
         random_prob: share of hands against a uniformly random player (its actions drawn with this sampler's
             generator).
-        target: the frozen target policy, ``{"net": ActorCritic config, "weights": state dict}`` (its own network
-            size), or None; it plays its masked softmax, sampled with this sampler's generator (Gumbel-max), in
-            float32.
+        target: the frozen target, or None: a policy ``{"net": ActorCritic config, "weights": state dict}`` (its
+            own network size), which plays its masked softmax, sampled with this sampler's generator (Gumbel-max), in
+            float32; or an agent ``{"spec": agent spec}`` that acts one observation at a time (``pimc``,
+            ``expert``), played as the deterministic strategy :func:`agents.game_theory.exact.search_agent_policy`
+            makes of it (its generator seeded from each observation: the strategy whose exact exploitability
+            ``benchmarks/exploitability.py`` measures), remembering up to :data:`TARGET_MEMO` answers.
         target_prob: share of hands against ``target`` (one seat, drawn at the hand's start); 0 without a target.
         gamma, gae_lambda: GAE's discount and lambda.
         threads: torch intra-op threads of this sampler (1 in a sampler process).
@@ -264,8 +271,11 @@ class Sampler:
         if target_prob and target is None:
             raise ValueError("target_prob > 0 needs a target policy")
         self.target_prob = float(target_prob)
-        self.target = None
-        if target is not None:
+        self.target = self.target_strategy = None
+        if target is not None and "spec" in target:
+            _, factory = resolve_agent(target["spec"], self.rules)
+            self.target_strategy = search_agent_policy(factory(seed=0), max_memo=TARGET_MEMO)
+        elif target is not None:
             self.target = ActorCritic(**target["net"]).eval()
             self.target.load_state_dict(target["weights"])
         self.gamma, self.gae_lambda = gamma, gae_lambda
@@ -400,7 +410,9 @@ class Sampler:
                                               dim=-1).numpy()
             if idx_h.size:
                 actions[idx_h] = self._heuristic_actions(idx_h)
-            if idx_t.size:
+            if idx_t.size and self.target_strategy is not None:
+                actions[idx_t] = np.argmax(self.target_strategy(obs[idx_t], masks[idx_t]), axis=1)
+            elif idx_t.size:
                 mask_t = torch.from_numpy(masks[idx_t])
                 logits = self.target.act_logits(torch.from_numpy(obs[idx_t]))
                 actions[idx_t] = torch.argmax(masked_log_probs(logits, mask_t) + gumbel_noise(rng, mask_t.shape),

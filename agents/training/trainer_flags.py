@@ -62,14 +62,16 @@ def _gib(n: int) -> str:
 
 
 def load_target(args) -> dict | None:
-    """The frozen target policy of ``--opponent`` as the samplers take it: ``{"net": its network config, "weights":
-    its float32 state dict}`` (its own network size, read with ``torch.load(weights_only=True)``), or None without
-    ``--opponent``. A name of :data:`agents.learned.data.SHIPPED_BY_NAME` is that shipped file; anything else is a
-    path.
+    """The frozen target of ``--opponent`` as the samplers take it (:class:`agents.training.self_play.Sampler`):
+    a policy, ``{"net": its network config, "weights": its float32 state dict}`` (its own network size, read with
+    ``torch.load(weights_only=True)``), an agent, ``{"spec": its spec}``, or None without ``--opponent``. A name of
+    :data:`agents.learned.data.SHIPPED_BY_NAME` is that shipped file, an existing file a policy; anything else is
+    read as an agent spec (:mod:`agents.specs`, e.g. ``expert`` or ``pimc:worlds=16``).
 
     Raises:
-        ValueError: naming ``--opponent``: a missing or unreadable file, a checkpoint that is not train.py's, one
-            trained for another ruleset than ``--ruleset`` or with another observation layout.
+        ValueError: naming ``--opponent``: an unreadable file, a checkpoint that is not train.py's, one trained for
+            another ruleset than ``--ruleset`` or with another observation layout; neither a file nor a policy's
+            name nor an agent that plays ``--ruleset``.
     """
     if args.opponent is None:
         return None
@@ -77,13 +79,51 @@ def load_target(args) -> dict | None:
     shipped = SHIPPED_BY_NAME.get(args.opponent)
     path = shipped.path if shipped is not None else args.opponent
     if shipped is None and not os.path.isfile(path):
-        raise ValueError(f"--opponent {args.opponent!r}: no such file and no shipped policy of that name: expected a "
-                         f"policy.pt written by train.py or one of {', '.join(sorted(SHIPPED_BY_NAME))}")
+        if args.opponent.endswith(".pt"):
+            raise ValueError(f"--opponent {args.opponent!r}: no such file and no shipped policy of that name: "
+                             "expected a policy.pt written by train.py")
+        try:
+            check_agents("opponent", [args.opponent], rules)
+        except ValueError as e:
+            raise ValueError(f"{e} (--opponent takes a policy.pt written by train.py, a shipped policy's name, "
+                             f"{', '.join(sorted(SHIPPED_BY_NAME))}, or an agent spec)") from None
+        return {"spec": args.opponent}
     try:
         model, _, _ = load_policy(path, rules)
     except ValueError as e:  # CheckpointError: unreadable, another ruleset or layout, bad weights
         raise ValueError(f"--opponent {args.opponent!r}: {' '.join(str(e).split())}") from None
     return {"net": model.config(), "weights": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+
+
+def load_init(args, rules, model) -> None:
+    """Start ``model`` from the weights of ``--init-from`` (a shipped policy's name or a train.py ``.pt``); nothing
+    without the flag. A fine-tuning of a policy, or a best response that starts at its target
+    (``benchmarks/learned_best_response.py --init-from-target``): a fresh optimizer, pool and step count.
+
+    Raises:
+        ValueError: naming ``--init-from``: a missing or unreadable file, a checkpoint of another ruleset or
+            observation layout, or a network of another size than ``--hidden``/``--layers``/``--privileged-critic``
+            (the message gives both).
+    """
+    if args.init_from is None:
+        return
+    shipped = SHIPPED_BY_NAME.get(args.init_from)
+    path = shipped.path if shipped is not None else args.init_from
+    if shipped is None and not os.path.isfile(path):
+        raise ValueError(f"--init-from {args.init_from!r}: no such file and no shipped policy of that name: expected "
+                         f"a policy.pt written by train.py or one of {', '.join(sorted(SHIPPED_BY_NAME))}")
+    try:
+        init, _, _ = load_policy(path, rules)
+    except ValueError as e:  # CheckpointError: unreadable, another ruleset or layout, bad weights
+        raise ValueError(f"--init-from {args.init_from!r}: {' '.join(str(e).split())}") from None
+    have, want = init.config(), model.config()
+    if have != want:
+        def size(c: dict) -> str:
+            return (f"--hidden {c['hidden']} --layers {c['layers']} "
+                    f"{'--privileged-critic' if c['critic_extra'] else '--no-privileged-critic'}")
+        raise ValueError(f"--init-from {args.init_from!r}: its network is {size(have)}, this run's {size(want)}: "
+                         "expected the same network (pass its sizes)")
+    model.load_state_dict(init.state_dict())
 
 
 def validate(args) -> None:
