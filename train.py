@@ -173,7 +173,8 @@ class Args(PPOArgs):
     learner waiting), logged to TensorBoard (exact/nash_conv) and summary.json, and once more at the end; 0: never"""
     init_from: str | None = None
     """start from a policy's weights (a .pt or shipped name); a train.py .pt or a shipped policy's name, of this
-    ruleset and network size; the optimizer, pool and step count start afresh: fine-tuning, or a best response that
+    ruleset and network size (with another critic, --privileged-critic or not, only the actor: trunk and policy
+    head); the optimizer, pool and step count start afresh: fine-tuning, or a best response that
     starts at its target; a --resume keeps the weights of its checkpoint"""
     resume: str | None = None
     """checkpoint to continue from (its arguments are used; --total-steps may extend the run)"""

@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import shlex
 import subprocess
 import sys
 import tempfile
@@ -59,6 +60,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--init-from", help="start the responder from a policy's weights instead of a fresh network "
                                        "(train.py --init-from, that policy's network size): \"target\" (a policy "
                                        "target's own), a shipped policy's name or a train.py .pt")
+    p.add_argument("--train-flags", default="", help="more train.py flags for the responder's training, one "
+                                                       "string (e.g. \"--ent-coef 0 --learning-rate 0.001\")")
     p.add_argument("--run-dir", help="keep the responder's run folder here (default: a temporary folder)")
     harness.json_option(p)
     return p.parse_args(argv)
@@ -74,6 +77,10 @@ def check(args: argparse.Namespace) -> str | None:
         return f"--deals must be from 1 to {MAX_DEALS:,}, got {args.deals}"
     if args.samplers < 1:
         return f"--samplers must be >= 1, got {args.samplers}"
+    try:
+        shlex.split(args.train_flags)
+    except ValueError as e:
+        return f"--train-flags {args.train_flags!r}: {e}: expected train.py flags as one shell-quoted string"
     if args.target is None:
         args.target = STRONGEST_POLICIES[args.ruleset]
     if not is_policy(args.target) and not args.target.endswith(".pt"):
@@ -149,6 +156,7 @@ def train(args: argparse.Namespace, run_dir: Path) -> dict:
         net = load_checkpoint_agent(policy_path(init), args.ruleset).model.config()
         cmd += ["--init-from", init, "--hidden", str(net["hidden"]), "--layers", str(net["layers"]),
                 "--privileged-critic" if net["critic_extra"] else "--no-privileged-critic"]
+    cmd += shlex.split(args.train_flags)
     print(" ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, cwd=ROOT)
     return json.loads((run_dir / "summary.json").read_text())
@@ -166,7 +174,7 @@ def measure(args: argparse.Namespace, run_dir: Path) -> dict:
         target = (args.target, functools.partial(StrategyAgent, args.target, args.ruleset))
     res = play_match(responder, target, args.deals, ruleset=args.ruleset, seed=0, workers=1, progress=False)
     row = {"ruleset": args.ruleset, "target": args.target, "total_steps": args.total_steps,
-           "init": args.init_from or "fresh",
+           "init": args.init_from or "fresh", "train_flags": args.train_flags,
            "decisions_trained": summary["steps"], "seed": args.seed, "samplers": args.samplers,
            "train_seconds": summary["train_seconds"], "wall_seconds": wall, "deals": res.deals,
            "mean": res.mean, "ci_low": res.ci_low, "ci_high": res.ci_high,

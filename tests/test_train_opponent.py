@@ -202,6 +202,21 @@ def test_a_best_response_to_a_searching_target_is_reproducible_and_resumes_exact
 
 
 # ------------------------------------------------------------------------------------------- --init-from
+def test_init_from_a_policy_with_another_critic_takes_its_actor_and_a_fresh_critic(tmp_path, target_pt):
+    train.main(tiny_args(tmp_path, run_name="priv", update_epochs=0, total_steps=1000, init_from=target_pt,
+                         hidden=16, layers=1, privileged_critic=True))
+    fresh = train.main(tiny_args(tmp_path, run_name="fresh", update_epochs=0, total_steps=1000, hidden=16, layers=1,
+                                 privileged_critic=True))
+    assert fresh["steps"] >= 1000
+    got, init, new = (load_checkpoint(p)["model"] for p in (tmp_path / "priv" / "policy.pt", target_pt,
+                                                            tmp_path / "fresh" / "policy.pt"))
+    for k in got:
+        want = new[k] if k.startswith("critic_net.") else init[k]  # the critic as a fresh run's (same seed)
+        torch.testing.assert_close(got[k], want, rtol=0, atol=0)
+    assert any(k.startswith("critic_net.2") for k in got)  # the privileged critic's own layers
+
+
+
 def test_a_run_starts_from_the_init_policy_and_resumes_from_its_own_checkpoint(tmp_path, target_pt):
     """--init-from loads the policy's weights (0 PPO epochs leave them as they were); a resumed run continues from
     its checkpoint, not from the init policy, exactly as an unbroken run."""
@@ -223,8 +238,8 @@ def test_a_run_starts_from_the_init_policy_and_resumes_from_its_own_checkpoint(t
 @pytest.mark.parametrize("flags, message", [
     (dict(init_from="no/such.pt"), "--init-from 'no/such.pt': no such file and no shipped policy of that name"),
     (dict(init_from="trained-schnapsen10"), "--init-from 'trained-schnapsen10': checkpoint"),  # another ruleset
-    (dict(init_from="trained-220m"), "--init-from 'trained-220m': its network is --hidden 256 --layers 2 "
-                                     "--no-privileged-critic, this run's --hidden 32"),
+    (dict(init_from="trained-220m"), "--init-from 'trained-220m': its network is --hidden 256 --layers 2, this "
+                                     "run's --hidden 32 --layers 2"),
     (dict(opponent="nosuchagent", opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0),
      "--opponent 'nosuchagent': "),
     (dict(opponent="expert:worlds=0", opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0),

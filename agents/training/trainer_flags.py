@@ -102,8 +102,9 @@ def load_init(args, rules, model) -> None:
 
     Raises:
         ValueError: naming ``--init-from``: a missing or unreadable file, a checkpoint of another ruleset or
-            observation layout, or a network of another size than ``--hidden``/``--layers``/``--privileged-critic``
-            (the message gives both).
+            observation layout, or a network of another ``--hidden`` or ``--layers`` (the message gives both). A
+            network with another critic (``--privileged-critic`` or not) gives its actor (trunk and policy head);
+            the critic starts fresh.
     """
     if args.init_from is None:
         return
@@ -117,13 +118,15 @@ def load_init(args, rules, model) -> None:
     except ValueError as e:  # CheckpointError: unreadable, another ruleset or layout, bad weights
         raise ValueError(f"--init-from {args.init_from!r}: {' '.join(str(e).split())}") from None
     have, want = init.config(), model.config()
-    if have != want:
-        def size(c: dict) -> str:
-            return (f"--hidden {c['hidden']} --layers {c['layers']} "
-                    f"{'--privileged-critic' if c['critic_extra'] else '--no-privileged-critic'}")
-        raise ValueError(f"--init-from {args.init_from!r}: its network is {size(have)}, this run's {size(want)}: "
-                         "expected the same network (pass its sizes)")
-    model.load_state_dict(init.state_dict())
+    if (have["hidden"], have["layers"]) != (want["hidden"], want["layers"]):
+        raise ValueError(f"--init-from {args.init_from!r}: its network is --hidden {have['hidden']} --layers "
+                         f"{have['layers']}, this run's --hidden {want['hidden']} --layers {want['layers']}: expected "
+                         "the same sizes (pass its --hidden and --layers)")
+    weights = init.state_dict()
+    if have["critic_extra"] != want["critic_extra"]:  # another critic: the actor is taken, the critic starts fresh
+        weights = {k: v for k, v in weights.items() if not k.startswith("critic_net.")}
+        weights |= {k: v for k, v in model.state_dict().items() if k.startswith("critic_net.")}
+    model.load_state_dict(weights)
 
 
 def validate(args) -> None:
