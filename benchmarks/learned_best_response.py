@@ -51,8 +51,10 @@ RULESETS = ("schnapsen10", "schnapsen20", "sixtysix24")
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--ruleset", default="schnapsen10", help=f"one of {', '.join(RULESETS)}")
-    p.add_argument("--target", help="the target: a shipped policy's name or a train.py .pt of the ruleset "
-                                    "(default: the ruleset's strongest shipped policy)")
+    p.add_argument("--target", nargs="+", dest="targets",
+                   help="the targets, each measured in turn with the same settings: a shipped policy's name, a "
+                        "train.py .pt of the ruleset or an agent spec (default: the ruleset's strongest shipped "
+                        "policy)")
     p.add_argument("--total-steps", type=int, default=6_000_000, help="learner decisions of the responder's training")
     p.add_argument("--deals", type=int, default=2000, help="duplicate deals of the final match against the target")
     p.add_argument("--seed", type=int, default=1, help="--seed of the training; the match plays seed 0's deals")
@@ -62,7 +64,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
                                        "target's own), a shipped policy's name or a train.py .pt")
     p.add_argument("--train-flags", default="", help="more train.py flags for the responder's training, one "
                                                        "string (e.g. \"--ent-coef 0 --learning-rate 0.001\")")
-    p.add_argument("--run-dir", help="keep the responder's run folder here (default: a temporary folder)")
+    p.add_argument("--run-dir", help="keep the responders' run folders here, learned_br_0, learned_br_1, ... by "
+                                     "target (default: temporary folders)")
     harness.json_option(p)
     return p.parse_args(argv)
 
@@ -81,8 +84,17 @@ def check(args: argparse.Namespace) -> str | None:
         shlex.split(args.train_flags)
     except ValueError as e:
         return f"--train-flags {args.train_flags!r}: {e}: expected train.py flags as one shell-quoted string"
-    if args.target is None:
-        args.target = STRONGEST_POLICIES[args.ruleset]
+    if args.targets is None:
+        args.targets = [STRONGEST_POLICIES[args.ruleset]]
+    for target in args.targets:
+        problem = check_target(argparse.Namespace(**{**vars(args), "target": target}))
+        if problem is not None:
+            return problem
+    return None
+
+
+def check_target(args: argparse.Namespace) -> str | None:
+    """What is wrong with one target (``args.target``) and ``--init-from`` for it, in one line (None: nothing)."""
     if not is_policy(args.target) and not args.target.endswith(".pt"):
         try:
             resolve_agent(args.target, args.ruleset)[1](seed=0)
@@ -194,20 +206,24 @@ def main(argv: list[str] | None = None) -> int:
     if problem is not None:
         print(f"learned_best_response.py: {problem}", file=sys.stderr)
         return 2
-    with tempfile.TemporaryDirectory() as tmp:
-        run_dir = Path(args.run_dir) if args.run_dir else Path(tmp) / "learned_br"
-        try:
-            row = measure(args, run_dir)
-        except subprocess.CalledProcessError as e:  # train.py printed its own one-line error above
-            print(f"learned_best_response.py: train.py failed (exit status {e.returncode})", file=sys.stderr)
-            return 1
-    print(f"{row['target']} on {row['ruleset']}: learned BR {row['mean']:+.3f} game points a hand "
-          f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}] over {row['deals']:,} duplicate deals; NashConv >= "
-          f"{row['nash_conv_lower_bound']:.3f} [{row['nash_conv_ci'][0]:.3f}, {row['nash_conv_ci'][1]:.3f}]"
-          + (f"; exact {row['exact_nash_conv']:.3f}, ratio {row['ratio']:.2f}" if "ratio" in row else "")
-          + f"; {row['decisions_trained']:,} decisions in {row['train_seconds'] / 60:.1f} min", flush=True)
-    if args.json:
-        harness.write_json(args.json, row)
+    rows = []
+    for i, target in enumerate(args.targets):
+        one = argparse.Namespace(**{**vars(args), "target": target})
+        with tempfile.TemporaryDirectory() as tmp:
+            run_dir = Path(args.run_dir) / f"learned_br_{i}" if args.run_dir else Path(tmp) / "learned_br"
+            try:
+                row = measure(one, run_dir)
+            except subprocess.CalledProcessError as e:  # train.py printed its own one-line error above
+                print(f"learned_best_response.py: train.py failed (exit status {e.returncode})", file=sys.stderr)
+                return 1
+        rows.append(row)
+        print(f"{row['target']} on {row['ruleset']}: learned BR {row['mean']:+.3f} game points a hand "
+              f"[{row['ci_low']:+.3f}, {row['ci_high']:+.3f}] over {row['deals']:,} duplicate deals; NashConv >= "
+              f"{row['nash_conv_lower_bound']:.3f} [{row['nash_conv_ci'][0]:.3f}, {row['nash_conv_ci'][1]:.3f}]"
+              + (f"; exact {row['exact_nash_conv']:.3f}, ratio {row['ratio']:.2f}" if "ratio" in row else "")
+              + f"; {row['decisions_trained']:,} decisions in {row['train_seconds'] / 60:.1f} min", flush=True)
+        if args.json:  # after each target, so that a long run keeps what it measured
+            harness.write_json(args.json, {"rows": rows})
     return 0
 
 

@@ -4,6 +4,7 @@ reproducibility and an exact --resume, one-line refusals; --random-prob: hands a
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -326,6 +327,23 @@ def test_a_run_with_the_random_player_is_reproducible_and_resumes_exactly(tmp_pa
         torch.testing.assert_close(ma[k], ms[k], rtol=0, atol=0)
 
 
+def test_learned_best_response_measures_each_target_and_records_a_row_each(tmp_path):
+    """Two targets, a searching agent and a policy, each trained against and measured in turn (tiny budgets); the
+    agent target's row carries its exact NashConv and the ratio."""
+    out_json = tmp_path / "br.json"
+    flags = "--num-envs 16 --batch-size 1024 --minibatch-size 256 --hidden 32 --layers 1"
+    out = subprocess.run([sys.executable, str(BENCHMARK), "--ruleset", "schnapsen10", "--target", "pimc",
+                          "trained-schnapsen10", "--total-steps", "1000", "--deals", "4", "--train-flags", flags,
+                          "--json", str(out_json)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    rows = json.loads(out_json.read_text())["rows"]
+    assert [r["target"] for r in rows] == ["pimc", "trained-schnapsen10"]
+    assert all(r["deals"] == 4 and r["decisions_trained"] >= 1000 and r["train_flags"] == flags for r in rows)
+    exact = json.loads((ROOT / "benchmarks" / "exploitability_schnapsen10.json").read_text())["rows"]
+    assert rows[0]["exact_nash_conv"] == next(r["nash_conv"] for r in exact if r["policy"] == "pimc")
+    assert rows[0]["ratio"] == pytest.approx(2 * rows[0]["mean"] / rows[0]["exact_nash_conv"])
+
+
 @pytest.mark.parametrize("argv, expected", [
     (["--target", "missing.pt"], "--target 'missing.pt': no such file and no shipped policy"),
     (["--ruleset", "schnapsen10", "--target", "trained-220m"], "--target 'trained-220m': "),
@@ -335,6 +353,7 @@ def test_a_run_with_the_random_player_is_reproducible_and_resumes_exactly(tmp_pa
     (["--ruleset", "schnapsen10", "--target", "expert", "--init-from", "target"],
      "--init-from target: the target 'expert' is an agent, not a policy with weights"),
     (["--ruleset", "schnapsen10", "--target", "nosuchagent"], "--target 'nosuchagent': "),
+    (["--ruleset", "schnapsen10", "--target", "pimc", "--train-flags", "--seed 'x"], "--train-flags \"--seed 'x\""),
     (["--ruleset", "schnapsen10", "--target", "expert", "--init-from", "gone.pt"],
      "--init-from 'gone.pt': no such file and no shipped policy"),
 ])
