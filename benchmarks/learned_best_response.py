@@ -7,7 +7,8 @@ The responder is a network trained by ``train.py --opponent TARGET --opponent-pr
 --heuristic-prob 0`` (every hand against the frozen target; one seat drawn per hand) for ``--total-steps`` learner
 decisions, fresh or (``--init-from``) starting from a policy's weights, the target's own (``--init-from target``)
 or another's; then played greedily against the target on ``--deals`` duplicate deals of the arena
-(:func:`agents.evaluation.arena.play_match`; each deal once in each seat). A policy target plays its masked
+(:func:`agents.evaluation.arena.play_match`; each deal once in each seat). With ``--init-from`` the row's
+``start`` is the starting policy's result, played the same way on the same deals: what the training added. A policy target plays its masked
 softmax, sampled; an agent target (``--target expert``) the deterministic strategy train.py plays it as, its
 generator seeded from each observation (:func:`agents.game_theory.exact.search_agent_policy`), whose exact
 NashConv ``benchmarks/exploitability.py --agents NAME`` measures.
@@ -197,6 +198,14 @@ def measure(args: argparse.Namespace, run_dir: Path) -> dict:
     if exact is not None:
         row |= {"exact_nash_conv": exact["nash_conv"], "ratio": 2 * res.mean / exact["nash_conv"],
                 "ratio_ci": [2 * res.ci_low / exact["nash_conv"], 2 * res.ci_high / exact["nash_conv"]]}
+    if args.init_from is not None:  # what the training added: the start, played the same way on the same deals
+        init = args.target if args.init_from == "target" else args.init_from
+        start = (f"{init} (greedy)", functools.partial(load_checkpoint_agent, policy_path(init), greedy=True))
+        res0 = play_match(start, target, args.deals, ruleset=args.ruleset, seed=0, workers=1, progress=False)
+        row["start"] = {"mean": res0.mean, "ci_low": res0.ci_low, "ci_high": res0.ci_high,
+                        "nash_conv_lower_bound": 2 * res0.mean}
+        if exact is not None:
+            row["start"]["ratio"] = 2 * res0.mean / exact["nash_conv"]
     return row
 
 

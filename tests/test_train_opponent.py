@@ -339,9 +339,25 @@ def test_learned_best_response_measures_each_target_and_records_a_row_each(tmp_p
     rows = json.loads(out_json.read_text())["rows"]
     assert [r["target"] for r in rows] == ["pimc", "trained-schnapsen10"]
     assert all(r["deals"] == 4 and r["decisions_trained"] >= 1000 and r["train_flags"] == flags for r in rows)
+    assert all("start" not in r and r["init"] == "fresh" for r in rows)
     exact = json.loads((ROOT / "benchmarks" / "exploitability_schnapsen10.json").read_text())["rows"]
     assert rows[0]["exact_nash_conv"] == next(r["nash_conv"] for r in exact if r["policy"] == "pimc")
     assert rows[0]["ratio"] == pytest.approx(2 * rows[0]["mean"] / rows[0]["exact_nash_conv"])
+
+
+def test_learned_best_response_from_a_policy_records_where_it_started(tmp_path):
+    """With --init-from the row holds the starting policy's own result against the target on the same deals."""
+    out_json = tmp_path / "br.json"
+    flags = "--num-envs 16 --batch-size 1024 --minibatch-size 256 --update-epochs 0"  # 0 epochs: it stays the start
+    out = subprocess.run([sys.executable, str(BENCHMARK), "--ruleset", "schnapsen10", "--target", "pimc",
+                          "--init-from", "trained-schnapsen10", "--total-steps", "1000", "--deals", "6",
+                          "--train-flags", flags, "--json", str(out_json)], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    row = json.loads(out_json.read_text())["rows"][0]
+    assert row["init"] == "trained-schnapsen10"
+    assert row["start"]["mean"] == row["mean"]  # untrained, the responder is its start, on the same deals
+    assert row["start"]["ratio"] == pytest.approx(row["ratio"])
 
 
 @pytest.mark.parametrize("argv, expected", [
