@@ -121,8 +121,8 @@ class Args(PPOArgs):
     update (one update of lag: PPO's ratio is taken to the log-probabilities the samplers recorded, so the clipped
     ratio corrects for it); --no-overlap-sampling samples and updates in turn, on-policy"""
     sampler_nice: int = SAMPLER_NICE
-    """how much lower than the learner's the local sampler processes' scheduling priority is under
-    --overlap-sampling (POSIX nice, 0 to 19): the update keeps its core while they play; they also yield to every
+    """the local samplers' nice under --overlap-sampling; how much lower than the learner's the local sampler
+    processes' scheduling priority is (POSIX nice, 0 to 19): the update keeps its core while they play; they also yield to every
     other program, so on a machine shared with other busy jobs 0 (equal priority) can be faster"""
     endgame_teacher_coef: float = 1.0
     """weight of the endgame teacher's loss; once the stock is exhausted the position is one of perfect
@@ -151,6 +151,9 @@ class Args(PPOArgs):
     seeded generators; an agent that searches one observation at a time (expert, pimc, ...) plays as the
     deterministic strategy whose exploitability agents/game_theory/exact.py measures (its generator seeded from the
     observation), a search a decision; neither is trained (benchmarks/learned_best_response.py)"""
+    opponent_greedy: bool = False
+    """the --opponent policy plays its argmax; its most probable legal action: a deterministic strategy, as the arena plays a
+    policy, instead of sampling its softmax (an agent --opponent is deterministic already)"""
     random_prob: float = 0.0
     """share of hands against a uniformly random player; one seat, drawn at the hand's start: exploration, the
     teachers label the positions its moves lead to, which self-play never reaches and a best responder does"""
@@ -166,7 +169,8 @@ class Args(PPOArgs):
     eval_deals: int = 200
     """duplicate deals (2 hands each) per evaluation and opponent"""
     eval_rollout_every: int = 3
-    """also evaluate against "rollout" every N-th periodic evaluation (0: never; it is slower)"""
+    """also evaluate against "rollout" every N-th evaluation; 0: never; every N-th periodic evaluation only, as it
+    is slower"""
     nash_conv_every: int = 0
     """--ruleset schnapsen10 only: updates between exact measurements of the policy's exploitability (NashConv of
     its masked softmax in fp32 over the whole game tree, agents/game_theory/exact.py; about 1.5 minutes each on one core, the

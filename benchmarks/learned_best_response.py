@@ -60,6 +60,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--deals", type=int, default=2000, help="duplicate deals of the final match against the target")
     p.add_argument("--seed", type=int, default=1, help="--seed of the training; the match plays seed 0's deals")
     p.add_argument("--samplers", type=int, default=1, help="train.py --samplers")
+    p.add_argument("--target-greedy", action="store_true",
+                   help="policy targets play their argmax (train.py --opponent-greedy), in training and in the "
+                        "match, instead of sampling their softmax")
     p.add_argument("--init-from", help="start the responder from a policy's weights instead of a fresh network "
                                        "(train.py --init-from, that policy's network size): \"target\" (a policy "
                                        "target's own), a shipped policy's name or a train.py .pt")
@@ -119,13 +122,14 @@ def check_target(args: argparse.Namespace) -> str | None:
     return None
 
 
-def exact_row(target: str) -> dict | None:
-    """The exact NashConv of ``target``'s softmax from ``exploitability_schnapsen10.json`` (None: not there)."""
+def exact_row(target: str, greedy: bool = False) -> dict | None:
+    """The exact NashConv of ``target`` (a policy's softmax, or with ``greedy`` its argmax; an agent's strategy)
+    from ``exploitability_schnapsen10.json`` (None: not there)."""
     if not EXACT.exists():
         return None
     shipped = SHIPPED_BY_NAME.get(target)
     path = str(shipped.path.relative_to(ROOT)) if shipped is not None else target
-    name = f"{path} (softmax)" if is_policy(target) else target
+    name = f"{path} ({'greedy' if greedy else 'softmax'})" if is_policy(target) else target
     for row in json.loads(EXACT.read_text())["rows"]:
         if row["policy"] == name:
             return row
@@ -169,6 +173,8 @@ def train(args: argparse.Namespace, run_dir: Path) -> dict:
         net = load_checkpoint_agent(policy_path(init), args.ruleset).model.config()
         cmd += ["--init-from", init, "--hidden", str(net["hidden"]), "--layers", str(net["layers"]),
                 "--privileged-critic" if net["critic_extra"] else "--no-privileged-critic"]
+    if args.target_greedy and is_policy(args.target):
+        cmd += ["--opponent-greedy"]
     cmd += shlex.split(args.train_flags)
     print(" ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, cwd=ROOT)
@@ -181,12 +187,14 @@ def measure(args: argparse.Namespace, run_dir: Path) -> dict:
     wall = time.perf_counter() - t0
     responder = ("learned BR (greedy)", functools.partial(load_checkpoint_agent, run_dir / "policy.pt", greedy=True))
     if is_policy(args.target):
-        target = (f"{args.target} (softmax)", functools.partial(load_checkpoint_agent, policy_path(args.target),
-                                                                greedy=False))
+        play = "greedy" if args.target_greedy else "softmax"
+        target = (f"{args.target} ({play})", functools.partial(load_checkpoint_agent, policy_path(args.target),
+                                                               greedy=args.target_greedy))
     else:
         target = (args.target, functools.partial(StrategyAgent, args.target, args.ruleset))
     res = play_match(responder, target, args.deals, ruleset=args.ruleset, seed=0, workers=1, progress=False)
     row = {"ruleset": args.ruleset, "target": args.target, "total_steps": args.total_steps,
+           "target_play": ("greedy" if args.target_greedy else "softmax") if is_policy(args.target) else "strategy",
            "init": args.init_from or "fresh", "train_flags": args.train_flags,
            "decisions_trained": summary["steps"], "seed": args.seed, "samplers": args.samplers,
            "train_seconds": summary["train_seconds"], "wall_seconds": wall, "deals": res.deals,
@@ -194,7 +202,7 @@ def measure(args: argparse.Namespace, run_dir: Path) -> dict:
            "nash_conv_lower_bound": 2 * res.mean,
            "nash_conv_ci": [2 * res.ci_low, 2 * res.ci_high],
            "training_margin": summary["target_points_per_hand"]}
-    exact = exact_row(args.target) if args.ruleset == "schnapsen10" else None
+    exact = exact_row(args.target, args.target_greedy) if args.ruleset == "schnapsen10" else None
     if exact is not None:
         row |= {"exact_nash_conv": exact["nash_conv"], "ratio": 2 * res.mean / exact["nash_conv"],
                 "ratio_ci": [2 * res.ci_low / exact["nash_conv"], 2 * res.ci_high / exact["nash_conv"]]}

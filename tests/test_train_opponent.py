@@ -116,13 +116,14 @@ def test_a_checkpoint_from_before_the_flag_resumes_without_a_target(tmp_path):
     train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1))
     path = tmp_path / "tiny" / "checkpoint.pt"
     ck = load_checkpoint(path)
-    for name in ("opponent", "opponent_prob", "random_prob"):  # as train.py wrote it before these flags existed
+    for name in ("opponent", "opponent_prob", "random_prob", "opponent_greedy", "init_from"):  # as written before
         del ck["args"][name]
     save_atomic(ck, path)
     out = train.main(train.Args(resume=str(path), tensorboard=False, progress=False))
     assert out["steps"] >= 3000 and out["target_hands"] == 0
     args = load_checkpoint(path)["args"]
-    assert args["opponent"] is None and args["random_prob"] == 0.0
+    assert args["opponent"] is None and args["random_prob"] == 0.0 and args["opponent_greedy"] is False
+    assert args["init_from"] is None
 
 
 @pytest.mark.parametrize("flags, message", [
@@ -236,6 +237,41 @@ def test_a_run_starts_from_the_init_policy_and_resumes_from_its_own_checkpoint(t
         torch.testing.assert_close(ma[k], ms[k], rtol=0, atol=0)
 
 
+def test_a_greedy_target_plays_its_most_probable_legal_action():
+    rules = RuleSet.make("schnapsen10")
+    target = _target(rules) | {"greedy": True}
+    learner = ActorCritic(obs_size(rules), rules.n_actions, 32)
+    sampler = Sampler(index=0, rules=rules, num_envs=16, seed=5, net=learner.config(), rows_per_call=256,
+                      pool_prob=0.0, heuristic_prob=0.0, gamma=1.0, gae_lambda=0.95, threads=1, target=target,
+                      target_prob=1.0)
+    seen: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    step = sampler.venv.step
+
+    def recording(actions):
+        seen.append((obs_now[0].copy(), masks_now[0].copy(), actions.copy(), to_move_now[0].copy(),
+                     sampler.opp_seat.copy(), sampler.opp_kind.copy()))
+        out = step(actions)
+        obs_now[0], masks_now[0], to_move_now[0] = out[0], out[1], out[2]
+        return out
+
+    obs_now, masks_now, to_move_now = [sampler.obs], [sampler.masks], [sampler.to_move]
+    sampler.venv.step = recording
+    for _ in range(3):
+        sampler.collect(learner.state_dict(), None, 256)
+    net = ActorCritic(**target["net"]).eval()
+    net.load_state_dict(target["weights"])
+    played = 0
+    for obs, masks, actions, to_move, opp_seat, opp_kind in seen:
+        rows = np.flatnonzero((opp_kind == 2) & (opp_seat == to_move))
+        if rows.size:
+            with torch.no_grad():
+                logits = net.act_logits(torch.from_numpy(obs[rows])).numpy()
+            logits[masks[rows] == 0] = -np.inf
+            np.testing.assert_array_equal(actions[rows], logits.argmax(axis=1))
+            played += rows.size
+    assert played > 100
+
+
 @pytest.mark.parametrize("flags, message", [
     (dict(init_from="no/such.pt"), "--init-from 'no/such.pt': no such file and no shipped policy of that name"),
     (dict(init_from="trained-schnapsen10"), "--init-from 'trained-schnapsen10': checkpoint"),  # another ruleset
@@ -245,6 +281,9 @@ def test_a_run_starts_from_the_init_policy_and_resumes_from_its_own_checkpoint(t
      "--opponent 'nosuchagent': "),
     (dict(opponent="expert:worlds=0", opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0),
      "--opponent 'expert:worlds=0': "),
+    (dict(opponent_greedy=True), "--opponent-greedy without --opponent"),
+    (dict(opponent="pimc", opponent_greedy=True, opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0),
+     "--opponent-greedy with the agent --opponent 'pimc'"),
 ])
 def test_bad_init_and_agent_opponents_are_one_line(tmp_path, capsys, flags, message):
     status = train.cli(tiny_argv(tmp_path, **flags))
@@ -358,6 +397,24 @@ def test_learned_best_response_from_a_policy_records_where_it_started(tmp_path):
     assert row["init"] == "trained-schnapsen10"
     assert row["start"]["mean"] == row["mean"]  # untrained, the responder is its start, on the same deals
     assert row["start"]["ratio"] == pytest.approx(row["ratio"])
+
+
+def test_learned_best_response_to_a_greedy_target_that_is_its_own_start_scores_zero(tmp_path):
+    """--target-greedy: the target plays its argmax, in training and in the match; a responder that is the target
+    itself (started from it, 0 PPO epochs) ties it exactly on duplicate deals, and the row carries the exact NashConv
+    of the greedy policy."""
+    out_json = tmp_path / "br.json"
+    flags = "--num-envs 16 --batch-size 1024 --minibatch-size 256 --update-epochs 0"
+    out = subprocess.run([sys.executable, str(BENCHMARK), "--ruleset", "schnapsen10", "--target",
+                          "trained-schnapsen10", "--target-greedy", "--init-from", "target", "--total-steps", "1000",
+                          "--deals", "6", "--train-flags", flags, "--json", str(out_json)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert out.returncode == 0, out.stderr[-2000:]
+    row = json.loads(out_json.read_text())["rows"][0]
+    assert row["target_play"] == "greedy" and row["mean"] == 0 and row["start"]["mean"] == 0
+    exact = json.loads((ROOT / "benchmarks" / "exploitability_schnapsen10.json").read_text())["rows"]
+    name = "agents/learned/data/schnapsen10_policy.pt (greedy)"
+    assert row["exact_nash_conv"] == next(r["nash_conv"] for r in exact if r["policy"] == name)
 
 
 @pytest.mark.parametrize("argv, expected", [

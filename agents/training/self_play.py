@@ -227,8 +227,8 @@ class Sampler:
             generator).
         target: the frozen target, or None: a policy ``{"net": ActorCritic config, "weights": state dict}`` (its
             own network size), which plays its masked softmax, sampled with this sampler's generator (Gumbel-max), in
-            float32; or an agent ``{"spec": agent spec}`` that acts one observation at a time (``pimc``,
-            ``expert``), played as the deterministic strategy :func:`agents.game_theory.exact.search_agent_policy`
+            float32, or with ``"greedy": True`` its most probable legal action; or an agent ``{"spec": agent
+            spec}`` that acts one observation at a time (``pimc``, ``expert``), played as the deterministic strategy :func:`agents.game_theory.exact.search_agent_policy`
             makes of it (its generator seeded from each observation: the strategy whose exact exploitability
             ``benchmarks/exploitability.py`` measures), remembering up to :data:`TARGET_MEMO` answers.
         target_prob: share of hands against ``target`` (one seat, drawn at the hand's start); 0 without a target.
@@ -278,6 +278,7 @@ class Sampler:
         elif target is not None:
             self.target = ActorCritic(**target["net"]).eval()
             self.target.load_state_dict(target["weights"])
+        self.target_greedy = bool(target is not None and target.get("greedy", False))
         self.gamma, self.gae_lambda = gamma, gae_lambda
         self.rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(index,)))
         knobs = {k: v for k, v in self.rules.to_dict().items() if k != "ruleset"}
@@ -414,9 +415,10 @@ class Sampler:
                 actions[idx_t] = np.argmax(self.target_strategy(obs[idx_t], masks[idx_t]), axis=1)
             elif idx_t.size:
                 mask_t = torch.from_numpy(masks[idx_t])
-                logits = self.target.act_logits(torch.from_numpy(obs[idx_t]))
-                actions[idx_t] = torch.argmax(masked_log_probs(logits, mask_t) + gumbel_noise(rng, mask_t.shape),
-                                              dim=-1).numpy()
+                logp_t = masked_log_probs(self.target.act_logits(torch.from_numpy(obs[idx_t])), mask_t)
+                if not self.target_greedy:
+                    logp_t = logp_t + gumbel_noise(rng, mask_t.shape)
+                actions[idx_t] = torch.argmax(logp_t, dim=-1).numpy()
             if idx_r.size:
                 actions[idx_r] = uniform_actions(rng, masks[idx_r])
             obs, masks, to_move, rewards, dones, _ = venv.step(actions)

@@ -92,7 +92,8 @@ def load_target(args) -> dict | None:
         model, _, _ = load_policy(path, rules)
     except ValueError as e:  # CheckpointError: unreadable, another ruleset or layout, bad weights
         raise ValueError(f"--opponent {args.opponent!r}: {' '.join(str(e).split())}") from None
-    return {"net": model.config(), "weights": {k: v.detach().clone() for k, v in model.state_dict().items()}}
+    return {"net": model.config(), "weights": {k: v.detach().clone() for k, v in model.state_dict().items()},
+            "greedy": bool(getattr(args, "opponent_greedy", False))}
 
 
 def load_init(args, rules, model) -> None:
@@ -188,7 +189,12 @@ def validate(args) -> None:
         raise ValueError(f"--opponent {args.opponent!r} with --opponent-prob {args.opponent_prob}: expected both "
                          "(a policy and a share > 0) or neither")
     if args.opponent is not None:
-        load_target(args)
+        target = load_target(args)
+        if args.opponent_greedy and target is not None and "spec" in target:
+            raise ValueError(f"--opponent-greedy with the agent --opponent {args.opponent!r}: expected a policy "
+                             "(.pt or shipped name); an agent plays one action an observation already")
+    elif args.opponent_greedy:
+        raise ValueError("--opponent-greedy without --opponent: expected a policy --opponent to play greedily")
     if args.eval_every and not args.eval_opponents:
         raise ValueError("--eval-opponents is empty: expected at least one agent (or --eval-every 0)")
     check_agents("eval_opponents", args.eval_opponents, rules_of(args))
