@@ -316,3 +316,45 @@ def test_local_best_response_bad_input_is_one_line(argv, expected, tmp_path):
     out = subprocess.run([sys.executable, str(LBR), "--targets", "heuristic", *argv], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+DEFAULT_RUN = Path(__file__).resolve().parent.parent / "benchmarks" / "default_run_time.py"
+
+
+def test_default_run_time_times_a_run_and_replaces_only_its_own_row(tmp_path):
+    """A short run through the script: its row (this machine, kind "native") is added next to the file's other rows,
+    and a second timing replaces it instead of adding another."""
+    out_json = tmp_path / "times.json"
+    other = {"kind": "avx2", "machine": "elsewhere", "minutes": 24.6}
+    out_json.write_text(json.dumps({"runs": [other]}))
+    flags = ("--total-steps 2000 --num-envs 16 --batch-size 1024 --minibatch-size 256 --eval-every 0 "
+             "--final-eval-deals 2 --samplers 1 --no-tensorboard")
+    for _ in range(2):
+        out = subprocess.run([sys.executable, str(DEFAULT_RUN), "--train-flags", flags, "--json", str(out_json)],
+                             cwd=tmp_path, capture_output=True, text=True, timeout=600)
+        assert out.returncode == 0, out.stderr[-2000:]
+    runs = json.loads(out_json.read_text())["runs"]
+    assert runs[0] == other and len(runs) == 2
+    row = runs[1]
+    assert row["kind"] == "native" and row["decisions"] >= 2000 and 0 < row["minutes"] < 10
+    assert row["train_flags"] == flags and row["precision"] in ("fp32", "bf16")
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--train-flags", "--seed 'x"], "--train-flags \"--seed 'x\""),
+    (["--json", "/nonexistent/folder/x.json"], "--json '/nonexistent/folder/x.json'"),
+])
+def test_default_run_time_bad_input_is_one_line(argv, expected, tmp_path):
+    out = subprocess.run([sys.executable, str(DEFAULT_RUN), *argv], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr, out.stderr
+    assert expected in out.stderr, out.stderr
+
+
+def test_default_run_time_refuses_a_json_of_another_layout_before_training(tmp_path):
+    bad = tmp_path / "other.json"
+    bad.write_text("[1, 2]")
+    out = subprocess.run([sys.executable, str(DEFAULT_RUN), "--json", str(bad)], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
+    assert "is not a record of this script" in out.stderr and bad.read_text() == "[1, 2]"

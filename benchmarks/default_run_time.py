@@ -1,0 +1,99 @@
+"""The wall-clock time of the README's main command (``python train.py``, the default run with its evaluations), timed
+from start to the end of its final table on this machine, and recorded as one row of a JSON file by machine kind.
+
+    python benchmarks/default_run_time.py --json benchmarks/default_run_time.json
+    python benchmarks/default_run_time.py --emulate-avx2 --json benchmarks/default_run_time.json
+
+``--emulate-avx2`` runs it as a machine with AVX2 only would, on a machine with more: torch's kernels limited to
+AVX2 (``ATEN_CPU_CAPABILITY=avx2``, oneDNN's ``ONEDNN_MAX_CPU_ISA=AVX2``), numba compiling for an AVX2 CPU
+(``NUMBA_CPU_NAME=haswell``) and the network in float32 (``--precision fp32``, what ``--precision auto`` picks
+without bfloat16 in hardware). The clock rate and caches stay this machine's, so it estimates such a machine and
+does not replace timing one. A row (``kind``: ``"native"`` or ``"avx2-emulated"``, this machine's description,
+the minutes, the learner decisions/s, the commit and the command) replaces the file's row of the same kind and
+machine; the other rows are kept. ``--train-flags`` adds train.py flags (a short try: ``--train-flags
+"--total-steps 200000"``); the row records them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shlex
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.append(str(Path(__file__).resolve().parent))  # the shared harness
+import harness  # noqa: E402
+
+sys.path.insert(0, str(ROOT))  # this checkout's packages, not an installed copy
+from agents.learned.policy_net import resolve_precision  # noqa: E402
+
+AVX2_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "NUMBA_CPU_NAME": "haswell"}
+
+
+def parse(argv: list[str] | None = None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--emulate-avx2", action="store_true", help="run as a machine with AVX2 only (module doc)")
+    p.add_argument("--train-flags", default="", help="more train.py flags, one shell-quoted string")
+    harness.json_option(p)
+    args = p.parse_args(argv)
+    harness.check_json(p, args)
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse(argv)
+    try:
+        extra = shlex.split(args.train_flags)
+    except ValueError as e:
+        print(f"default_run_time.py: --train-flags {args.train_flags!r}: {e}: expected train.py flags as one "
+              "shell-quoted string", file=sys.stderr)
+        return 2
+    if args.json and Path(args.json).exists():
+        try:
+            old = json.loads(Path(args.json).read_text())
+            rows = list(old["runs"])
+        except (ValueError, KeyError, TypeError) as e:
+            print(f"default_run_time.py: --json {args.json!r} is not a record of this script ({e}): expected a JSON "
+                  "object with a 'runs' list, or a new file", file=sys.stderr)
+            return 2
+    else:
+        rows = []
+    env = dict(os.environ) | (AVX2_ENV if args.emulate_avx2 else {})
+    flags = (["--precision", "fp32"] if args.emulate_avx2 else []) + extra
+    with tempfile.TemporaryDirectory() as tmp:
+        cmd = [sys.executable, str(ROOT / "train.py"), "--run-dir", tmp, "--run-name", "default", "--no-progress",
+               *flags]
+        print(" ".join(cmd), flush=True)
+        t0 = time.perf_counter()
+        done = subprocess.run(cmd, cwd=ROOT, env=env)
+        minutes = (time.perf_counter() - t0) / 60
+        if done.returncode:
+            print(f"default_run_time.py: train.py failed (exit status {done.returncode})", file=sys.stderr)
+            return 1
+        summary = json.loads((Path(tmp) / "default" / "summary.json").read_text())
+    kind = "avx2-emulated" if args.emulate_avx2 else "native"
+    precision = "fp32" if args.emulate_avx2 else resolve_precision("auto")  # what train.py's default picked
+    row = {"kind": kind, "machine": harness.machine(), "precision": precision,
+           "minutes": minutes, "decisions": summary["steps"], "decisions_per_second": summary["steps_per_second"],
+           "train_seconds": summary.get("train_seconds"), "train_flags": " ".join(flags), "commit": harness.commit(),
+           "how": "timed by benchmarks/default_run_time.py" + (" with AVX2 emulated" if args.emulate_avx2 else ""),
+           "load_average": {"start": harness.LOAD_AT_START, "end": harness.load()}}
+    print(f"default run ({kind}): {minutes:.1f} minutes, {row['decisions']:,} learner decisions at "
+          f"{row['decisions_per_second']:,.0f}/s", flush=True)
+    if args.json:
+        rows = [r for r in rows if not (r.get("kind") == kind and r.get("machine") == row["machine"])] + [row]
+        title = ("wall-clock time of the default training run (python train.py: 18,000,000 learner decisions, the "
+                 "default --total-steps, with its periodic evaluations and final table), by machine")
+        Path(args.json).write_text(json.dumps({"title": title, "command": "python benchmarks/default_run_time.py "
+                                               "[--emulate-avx2] --json PATH", "runs": rows}, indent=2) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
