@@ -63,10 +63,10 @@ from schnapsen_env.vector import SchnapsenVectorEnv
 
 #: Keys of one sampler's checkpoint state (:meth:`Sampler.get_state`).
 SAMPLER_KEYS = ("venv", "buffer", "rng", "opp_seat", "opp_kind")
-#: Who plays the opponent's seat in a hand that is not self-play, by ``opp_kind`` (a sampler state's values).
 #: Answers a searching target (``target={"spec": ...}``) remembers, about 1.5 GB at most (sixtysix24); past it they are
 #: forgotten (the strategy stays the same, a repeated observation costs a search again).
 TARGET_MEMO = 1 << 20
+#: Who plays the opponent's seat in a hand that is not self-play, by ``opp_kind`` (a sampler state's values).
 OPPONENT_KINDS = ("pool", "heuristic", "target", "random")
 #: Keys of the chain buffer's state (:meth:`ChainBuffer.state`); a state from before the endgame teacher lacks
 #: ``"teach"``, one from before the search teacher ``"search"`` (each read as no labels).
@@ -228,8 +228,8 @@ class Sampler:
         target: the frozen target, or None: a policy ``{"net": ActorCritic config, "weights": state dict}`` (its
             own network size), which plays its masked softmax, sampled with this sampler's generator (Gumbel-max), in
             float32, or with ``"greedy": True`` its most probable legal action; or an agent ``{"spec": agent
-            spec}`` that acts one observation at a time (``pimc``, ``expert``), played as the deterministic strategy :func:`agents.game_theory.exact.search_agent_policy`
-            makes of it (its generator seeded from each observation: the strategy whose exact exploitability
+            spec}`` that acts one observation at a time (``pimc``, ``expert``), played as the deterministic
+            strategy :func:`agents.game_theory.exact.search_agent_policy` makes of it (its generator seeded from each observation: the strategy whose exact exploitability
             ``benchmarks/exploitability.py`` measures), remembering up to :data:`TARGET_MEMO` answers.
         target_prob: share of hands against ``target`` (one seat, drawn at the hand's start); 0 without a target.
         gamma, gae_lambda: GAE's discount and lambda.

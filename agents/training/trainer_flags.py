@@ -66,7 +66,7 @@ def load_target(args) -> dict | None:
     a policy, ``{"net": its network config, "weights": its float32 state dict}`` (its own network size, read with
     ``torch.load(weights_only=True)``), an agent, ``{"spec": its spec}``, or None without ``--opponent``. A name of
     :data:`agents.learned.data.SHIPPED_BY_NAME` is that shipped file, an existing file a policy; anything else is
-    read as an agent spec (:mod:`agents.specs`, e.g. ``expert`` or ``pimc:worlds=16``).
+    read as an agent spec (:mod:`agents.specs`, e.g. ``expert`` or ``pimc:n_samples=16``).
 
     Raises:
         ValueError: naming ``--opponent``: an unreadable file, a checkpoint that is not train.py's, one trained for
@@ -76,9 +76,7 @@ def load_target(args) -> dict | None:
     if args.opponent is None:
         return None
     rules = rules_of(args)
-    shipped = SHIPPED_BY_NAME.get(args.opponent)
-    path = shipped.path if shipped is not None else args.opponent
-    if shipped is None and not os.path.isfile(path):
+    if args.opponent not in SHIPPED_BY_NAME and not os.path.isfile(args.opponent):
         if args.opponent.endswith(".pt"):
             raise ValueError(f"--opponent {args.opponent!r}: no such file and no shipped policy of that name: "
                              "expected a policy.pt written by train.py")
@@ -88,18 +86,34 @@ def load_target(args) -> dict | None:
             raise ValueError(f"{e} (--opponent takes a policy.pt written by train.py, a shipped policy's name, "
                              f"{', '.join(sorted(SHIPPED_BY_NAME))}, or an agent spec)") from None
         return {"spec": args.opponent}
+    model = policy_by_name("--opponent", args.opponent, rules)
+    return {"net": model.config(), "weights": {k: v.detach().clone() for k, v in model.state_dict().items()},
+            "greedy": bool(getattr(args, "opponent_greedy", False))}
+
+
+def policy_by_name(flag: str, name: str, rules):
+    """The network of a shipped policy's name or of a train.py ``.pt`` path, for ``rules``.
+
+    Raises:
+        ValueError: naming ``flag`` and ``name``: a missing or unreadable file, a checkpoint that is not
+            train.py's, one of another ruleset or observation layout.
+    """
+    shipped = SHIPPED_BY_NAME.get(name)
+    path = shipped.path if shipped is not None else name
+    if shipped is None and not os.path.isfile(path):
+        raise ValueError(f"{flag} {name!r}: no such file and no shipped policy of that name: expected a policy.pt "
+                         f"written by train.py or one of {', '.join(sorted(SHIPPED_BY_NAME))}")
     try:
         model, _, _ = load_policy(path, rules)
     except ValueError as e:  # CheckpointError: unreadable, another ruleset or layout, bad weights
-        raise ValueError(f"--opponent {args.opponent!r}: {' '.join(str(e).split())}") from None
-    return {"net": model.config(), "weights": {k: v.detach().clone() for k, v in model.state_dict().items()},
-            "greedy": bool(getattr(args, "opponent_greedy", False))}
+        raise ValueError(f"{flag} {name!r}: {' '.join(str(e).split())}") from None
+    return model
 
 
 def load_init(args, rules, model) -> None:
     """Start ``model`` from the weights of ``--init-from`` (a shipped policy's name or a train.py ``.pt``); nothing
     without the flag. A fine-tuning of a policy, or a best response that starts at its target
-    (``benchmarks/learned_best_response.py --init-from-target``): a fresh optimizer, pool and step count.
+    (``benchmarks/learned_best_response.py --init-from target``): a fresh optimizer, pool and step count.
 
     Raises:
         ValueError: naming ``--init-from``: a missing or unreadable file, a checkpoint of another ruleset or
@@ -109,15 +123,7 @@ def load_init(args, rules, model) -> None:
     """
     if args.init_from is None:
         return
-    shipped = SHIPPED_BY_NAME.get(args.init_from)
-    path = shipped.path if shipped is not None else args.init_from
-    if shipped is None and not os.path.isfile(path):
-        raise ValueError(f"--init-from {args.init_from!r}: no such file and no shipped policy of that name: expected "
-                         f"a policy.pt written by train.py or one of {', '.join(sorted(SHIPPED_BY_NAME))}")
-    try:
-        init, _, _ = load_policy(path, rules)
-    except ValueError as e:  # CheckpointError: unreadable, another ruleset or layout, bad weights
-        raise ValueError(f"--init-from {args.init_from!r}: {' '.join(str(e).split())}") from None
+    init = policy_by_name("--init-from", args.init_from, rules)
     have, want = init.config(), model.config()
     if (have["hidden"], have["layers"]) != (want["hidden"], want["layers"]):
         raise ValueError(f"--init-from {args.init_from!r}: its network is --hidden {have['hidden']} --layers "
