@@ -276,8 +276,10 @@ def sampling_request(model: ActorCritic, pool: list[dict], rng: np.random.Genera
 
 
 # ----------------------------------------------------------------------------------------- main
-def main(args: Args) -> dict:
+def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
     """Train (or resume) a run; returns its summary (run folder, steps, steps/s, sampler counts, final evaluation).
+    ``typed``: the fields whose flags the command line named (:func:`cli` passes them), for ``--resume``'s refusal
+    of a flag typed at its default that differs from the checkpoint's (:func:`agents.training.resume.resumed_args`).
 
     Raises:
         ValueError: bad flags (naming the flag, its value and what it takes), sizes beyond this machine's memory, a
@@ -298,7 +300,7 @@ def main(args: Args) -> dict:
             samplers=cores() if args.samplers is None else args.samplers)  # 0 is refused by validate, not replaced
     else:
         resume_ckpt = load_checkpoint(args.resume)
-        args = resume.resumed_args(resume_ckpt, args)
+        args = resume.resumed_args(resume_ckpt, args, typed)
     if args.threads is None:  # overlapping local samplers hold their cores during the update; else all of them
         overlapped = args.overlap_sampling and not args.inline_samplers and args.ray_address is None
         args = dataclasses.replace(args, threads=max(1, cores() - args.samplers) if overlapped else cores())
@@ -540,7 +542,8 @@ def main(args: Args) -> dict:
 def cli(argv: list[str] | None = None) -> int:
     """``python train.py``: parse the flags, run :func:`main`, return the exit status; a user's mistake prints one
     line (:func:`agents.training.command_line.cli`)."""
-    return command_line.cli(argv, Args, "train.py", main)
+    typed = command_line.typed_fields(argv, Args)
+    return command_line.cli(argv, Args, "train.py", lambda args: main(args, typed))
 
 
 if __name__ == "__main__":

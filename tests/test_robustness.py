@@ -32,6 +32,7 @@ from agents.learned import policy_net
 from agents.learned.checkpoint import CheckpointError, add_checksum, load_checkpoint, save_atomic, verify_checksum
 from agents.learned.policy import DATA_DIR, PolicyAgent
 from agents.learned.policy_net import ActorCritic
+from agents.training import command_line, resume
 from helpers import training
 from helpers.play import random_records
 from helpers.scripts import load_script
@@ -267,6 +268,27 @@ def test_resume_refuses_flags_that_differ_from_the_run(tiny_run, tmp_path):
     with pytest.raises(ValueError, match=r"--hidden 64 differs from the resumed run's 16: --resume continues the "
                                          r"run with its own arguments"):
         train.main(train.Args(resume=str(path), hidden=64))
+
+
+def test_resume_refuses_a_flag_typed_at_its_default_that_differs_from_the_run(tiny_run, tmp_path, capsys):
+    """The tiny run has --hidden 16; ``--hidden`` typed at its default is not the run's value either, and was once
+    ignored without a word because it equals the default. Refused in one line; nothing written."""
+    path = _copy_run(tiny_run, tmp_path)
+    default = train.Args().hidden
+    assert default != 16
+    before = files_under(path.parent)
+    assert train.cli(["--resume", str(path), "--no-progress", "--hidden", str(default)]) == 2
+    err = capsys.readouterr().err
+    assert err == (f"train.py: error: --hidden {default!r} differs from the resumed run's 16: --resume continues the "
+                   "run with its own arguments; expected only --total-steps and "
+                   + ", ".join("--" + n.replace("_", "-") for n in resume.PER_INVOCATION) + " besides --resume\n")
+    assert files_under(path.parent) == before
+
+
+def test_typed_fields_name_the_flags_of_the_command_line():
+    typed = command_line.typed_fields(["--resume", "x.pt", "--ent-coef=0", "--no-progress", "--knob", "a=1",
+                                       "--threads", "-1", "--not-a-flag"], train.Args)
+    assert typed == {"resume", "ent_coef", "progress", "knob", "threads"}
 
 
 def test_resume_refuses_a_policy_checkpoint(tmp_path):

@@ -176,6 +176,23 @@ def parse_args(argv: list[str] | None, cls: type, prog: str):
         return tyro.cli(cls, args=merge_repeated(argv, "--knob"), prog=prog)
 
 
+def typed_fields(argv: list[str] | None, cls: type) -> frozenset[str]:
+    """The fields of the dataclass ``cls`` whose flags the command line names (``--ent-coef 0``, ``--ent-coef=0``,
+    ``--no-progress``), whatever their values: ``train.py --resume`` refuses a flag typed at its default that differs
+    from the checkpoint's, which a comparison of values alone cannot tell from a flag not given."""
+    names = {f.name for f in dataclasses.fields(cls)}
+    typed = set()
+    for tok in sys.argv[1:] if argv is None else argv:
+        if not tok.startswith("--"):
+            continue
+        name = tok[2:].split("=", 1)[0].replace("-", "_")
+        if name in names:
+            typed.add(name)
+        elif name.startswith("no_") and name[3:] in names:
+            typed.add(name[3:])
+    return frozenset(typed)
+
+
 class _Refuse:
     """tyro's parse-error hook: raise the event as one :class:`UsageError` line."""
 

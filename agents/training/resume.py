@@ -51,15 +51,20 @@ def versions_text(ckpt: dict) -> str:
             f"{ours['torch']}")
 
 
-def resumed_args(ckpt: dict, given):
+def resumed_args(ckpt: dict, given, typed: frozenset[str] = frozenset()):
     """The arguments of a resumed run: the checkpoint's, with the given --total-steps (to extend a run; this
     changes the learning-rate schedule) and the flags that belong to this machine and invocation
     (:data:`PER_INVOCATION`).
 
+    Args:
+        typed: the fields whose flags the command line named (:func:`agents.training.command_line.typed_fields`):
+            one of them typed at its default is refused as well where the checkpoint's value differs.
+
     Raises:
         CheckpointError: no trainer state, or saved arguments of another version of train.py (unknown, missing or
             mistyped ones); the message names both versions.
-        ValueError: a flag given on the command line that differs from the checkpoint's (it would be ignored).
+        ValueError: a flag given on the command line that differs from the checkpoint's (it would be ignored), its
+            default included where it is in ``typed``.
     """
     path = given.resume
     if "trainer" not in ckpt:
@@ -91,7 +96,7 @@ def resumed_args(ckpt: dict, given):
         if n in PER_INVOCATION or n in ("resume", "total_steps"):
             continue
         value = getattr(given, n)
-        if value != getattr(defaults, n) and value != saved[n]:
+        if (value != getattr(defaults, n) or n in typed) and value != saved[n]:
             raise ValueError(f"{flag(n)} {value!r} differs from the resumed run's {saved[n]!r}: --resume continues "
                              "the run with its own arguments; expected only --total-steps and "
                              f"{', '.join(flag(k) for k in PER_INVOCATION)} besides --resume")
