@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import subprocess
 import sys
 import tarfile
@@ -249,10 +250,10 @@ COMMIT_AT_START = commit()  # the code that ran: a long measurement may end afte
 
 
 def record(figures: dict, machine_text: str | None = None) -> dict:
-    """``figures`` with what makes them reproducible: the command, this checkout's commit when the script started
-    (its code is what ran), the machine and its load average when the script started and when it wrote the
-    record."""
-    return {**figures, "command": " ".join(["python", *sys.argv]), "commit": COMMIT_AT_START,
+    """``figures`` with what makes them reproducible: the command (quoted as a shell takes it), this checkout's
+    commit when the script started (its code is what ran), the machine and its load average when the script started
+    and when it wrote the record."""
+    return {**figures, "command": shlex.join(["python", *sys.argv]), "commit": COMMIT_AT_START,
             "machine": machine_text or machine(), "load_average": {"start": LOAD_AT_START, "end": load()}}
 
 
@@ -304,6 +305,19 @@ def arena_pair(a: str, b: str, args: argparse.Namespace, extra: dict | None = No
     if args.json:
         write_json(args.json, {"result": result.to_dict(), "seconds": seconds, **(extra or {})})
     return 0
+
+
+def write_rows(path: str | Path, rows: list[dict], key, figures: dict | None = None) -> None:
+    """Write ``rows`` into the record at ``path``, keeping the rows already there whose ``key(row)`` none of
+    ``rows`` has, each with the command and commit that wrote it (a file of rows measured by several invocations:
+    each row reproducible by its own command); ``figures`` are further top-level entries."""
+    now = record({})
+    before = json.loads(Path(path).read_text()) if Path(path).exists() else {"rows": []}
+    old = [{"command": before.get("command"), "commit": before.get("commit"), **r} for r in before.get("rows", [])]
+    keys = {key(r) for r in rows}
+    merged = [r for r in old if key(r) not in keys] + \
+        [{**r, "command": now["command"], "commit": now["commit"]} for r in rows]
+    write_json(path, {**(figures or {}), "rows": merged})
 
 
 def json_option(parser: argparse.ArgumentParser) -> None:

@@ -17,6 +17,7 @@ Any responder's value is at most the best response's, so its margin bounds the t
 ``benchmarks/local_best_response.py`` and ``benchmarks/exploitability_schnapsen10.json``, the NashConv lower bound:
 the sum of the responder's values in the two seats, twice the arena's mean over both seatings (CI likewise); on
 ``schnapsen10`` also the exact NashConv of the target (a policy's softmax) from that file and the ratio of the two.
+``--json`` keeps the file's rows of other targets (or of a target played the other way), each with its command.
 """
 
 from __future__ import annotations
@@ -239,8 +240,9 @@ def main(argv: list[str] | None = None) -> int:
               f"{row['nash_conv_lower_bound']:.3f} [{row['nash_conv_ci'][0]:.3f}, {row['nash_conv_ci'][1]:.3f}]"
               + (f"; exact {row['exact_nash_conv']:.3f}, ratio {row['ratio']:.2f}" if "ratio" in row else "")
               + f"; {row['decisions_trained']:,} decisions in {row['train_seconds'] / 60:.1f} min", flush=True)
-        if args.json:  # after each target, so that a long run keeps what it measured
-            harness.write_json(args.json, {"rows": rows})
+        if args.json:  # after each target, so that a long run keeps what it measured; rows of other targets (or
+            # of the same target played the other way) already in the file stay, each with the command that wrote it
+            harness.write_rows(args.json, rows, key=lambda r: (r["target"], r.get("target_play")))
     return 0
 
 

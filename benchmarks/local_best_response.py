@@ -116,13 +116,7 @@ def main(argv=None) -> int:
         print(f"{name:<28}{seats[0]['mean']:>+10.4f}{seats[1]['mean']:>+10.4f}{lower:>+10.4f}"
               f"{nash if nash is not None else float('nan'):>10.4f}{ratio}{row['seconds']:>7.0f}s", flush=True)
     if args.json:  # rows of other targets already in the file stay, each with the command that wrote it
-        now = harness.record({})
-        before = json.loads(Path(args.json).read_text()) if Path(args.json).exists() else {"rows": []}
-        old = [{"command": before.get("command"), "commit": before.get("commit"), **r} for r in before["rows"]]
-        names = {r["target"] for r in rows}
-        merged = [r for r in old if r["target"] not in names] + \
-            [{**r, "command": now["command"], "commit": now["commit"]} for r in rows]
-        harness.write_json(args.json, {"ruleset": "schnapsen10", "rows": merged})
+        harness.write_rows(args.json, rows, key=lambda r: r["target"], figures={"ruleset": "schnapsen10"})
     return 0
 
 

@@ -295,12 +295,17 @@ LBR = Path(__file__).resolve().parent.parent / "benchmarks" / "local_best_respon
 def test_local_best_response_with_drawn_worlds_records_its_budget(tmp_path):
     """A small calibration run on schnapsen10 (21 deals, both seats) with the larger decks' budget: the row records
     the budget and the exact NashConv it is compared with, and the responder wins against the heuristic in both
-    seats (its exact best response wins +1.48 and +0.87 a hand)."""
+    seats (its exact best response wins +1.48 and +0.87 a hand). A row of another target already in the file stays
+    with the command that wrote it."""
+    (tmp_path / "l.json").write_text(json.dumps({"rows": [{"target": "pimc"}], "command": "python x.py",
+                                                 "commit": "abc"}))
     out = subprocess.run([sys.executable, str(LBR), "--targets", "heuristic", "--stride", "300", "--worlds", "8",
                           "--lookahead", "0", "--json", str(tmp_path / "l.json")], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300)
     assert out.returncode == 0, out.stderr
-    (row,) = json.loads((tmp_path / "l.json").read_text())["rows"]
+    kept, row = json.loads((tmp_path / "l.json").read_text())["rows"]
+    assert kept == {"command": "python x.py", "commit": "abc", "target": "pimc"}
+    assert row["command"].endswith("--json " + str(tmp_path / "l.json"))
     assert (row["target"], row["deals"], row["worlds"], row["lookahead"]) == ("heuristic", 21, 8, 0)
     assert row["lbr"][0]["mean"] > 0 and row["lbr"][1]["mean"] > 0
     assert row["exact_nash_conv"] == pytest.approx(2.355, abs=1e-3)

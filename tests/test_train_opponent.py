@@ -368,15 +368,23 @@ def test_a_run_with_the_random_player_is_reproducible_and_resumes_exactly(tmp_pa
 
 def test_learned_best_response_measures_each_target_and_records_a_row_each(tmp_path):
     """Two targets, a searching agent and a policy, each trained against and measured in turn (tiny budgets); the
-    agent target's row carries its exact NashConv and the ratio."""
+    agent target's row carries its exact NashConv and the ratio. A file's rows of other targets (or of a target
+    played the other way) stay, each with the command that wrote it; a row of the same target and play is replaced."""
     out_json = tmp_path / "br.json"
+    old = [{"target": "expert", "target_play": "strategy", "mean": 9.0},
+           {"target": "trained-schnapsen10", "target_play": "greedy", "mean": 8.0},
+           {"target": "pimc", "target_play": "strategy", "mean": 7.0}]
+    out_json.write_text(json.dumps({"rows": old, "command": "python earlier.py", "commit": "abc"}))
     flags = "--num-envs 16 --batch-size 1024 --minibatch-size 256 --hidden 32 --layers 1"
     out = subprocess.run([sys.executable, str(BENCHMARK), "--ruleset", "schnapsen10", "--target", "pimc",
                           "trained-schnapsen10", "--total-steps", "1000", "--deals", "4", "--train-flags", flags,
                           "--json", str(out_json)], cwd=tmp_path, capture_output=True, text=True, timeout=600)
     assert out.returncode == 0, out.stderr[-2000:]
     rows = json.loads(out_json.read_text())["rows"]
+    assert rows[:2] == [{"command": "python earlier.py", "commit": "abc", **r} for r in old[:2]]
+    rows = rows[2:]
     assert [r["target"] for r in rows] == ["pimc", "trained-schnapsen10"]
+    assert all(r["command"].endswith(f"--json {out_json}") and r["mean"] < 7 for r in rows)
     assert all(r["deals"] == 4 and r["decisions_trained"] >= 1000 and r["train_flags"] == flags for r in rows)
     assert all("start" not in r and r["init"] == "fresh" for r in rows)
     exact = json.loads((ROOT / "benchmarks" / "exploitability_schnapsen10.json").read_text())["rows"]
