@@ -309,7 +309,8 @@ def arena_pair(a: str, b: str, args: argparse.Namespace, extra: dict | None = No
 
 def old_rows(path: str | Path, key, named: str = "its target") -> list[dict]:
     """The rows already in the record at ``path`` that :func:`write_rows` keeps, each with the command and commit
-    that wrote it (none where there is no file, an empty one, or a pipe or a device such as ``/dev/null``).
+    that wrote it (none where there is no file, an empty one, or a pipe or a device such as ``/dev/null``; one
+    where the record is itself a row, as older scripts wrote it: ``benchmarks/learned_best_response_schnapsen20.json``).
 
     Raises:
         ValueError: one line naming the file and what it holds instead of a record of rows: not JSON, not an
@@ -330,6 +331,12 @@ def old_rows(path: str | Path, key, named: str = "its target") -> list[dict]:
         before = json.loads(text)
     except ValueError as e:
         raise ValueError(f"--json {str(path)!r} is not JSON ({e}): {expected}") from None
+    if isinstance(before, dict) and "rows" not in before:  # a record of one row, as older scripts wrote it
+        try:
+            hash(key(before))
+            return [{k: v for k, v in before.items() if k not in ("machine", "load_average")}]
+        except (KeyError, TypeError, AttributeError, IndexError):
+            pass
     if not isinstance(before, dict) or not isinstance(before.get("rows"), list):
         holds = (f"an object without a \"rows\" list (keys {sorted(map(str, before))[:8]})"
                  if isinstance(before, dict) else f"a JSON {type(before).__name__}")

@@ -97,6 +97,11 @@ def check(args: argparse.Namespace) -> str | None:
     problem = harness.json_problem(args.json, row_key)  # a file of rows that is not one: before the training
     if problem is not None:
         return problem
+    if args.json is not None:  # a row of another ruleset would be replaced by this one's of the same target
+        other = sorted({str(r.get("ruleset")) for r in harness.old_rows(args.json, row_key)} - {args.ruleset})
+        if other:
+            return (f"--json {args.json!r} holds rows of --ruleset {', '.join(other)}: expected a file of "
+                    f"--ruleset {args.ruleset}'s rows (one file a ruleset) or a path that does not exist yet")
     if args.targets is None:
         args.targets = [STRONGEST_POLICIES[args.ruleset]]
     for target in args.targets:

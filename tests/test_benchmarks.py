@@ -366,6 +366,13 @@ def test_write_rows_keeps_other_rows_and_takes_no_file_an_empty_one_or_a_device_
     rows = json.loads((tmp_path / "r.json").read_text())["rows"]
     assert rows[0] == {"command": "python x.py", "commit": "abc", "target": "b"}
     assert {k: rows[1][k] for k in ("target", "v")} == {"target": "a", "v": 1} and len(rows) == 2
+    # a record that is itself one row (older scripts): that row, kept where it is of another key
+    (tmp_path / "one.json").write_text(json.dumps({"target": "b", "mean": 1, "command": "python y.py", "commit": "d",
+                                                   "machine": "m", "load_average": {}}))
+    assert harness.old_rows(tmp_path / "one.json", key) == [{"target": "b", "mean": 1, "command": "python y.py",
+                                                             "commit": "d"}]
+    harness.write_rows(tmp_path / "one.json", [{"target": "a"}], key)
+    assert [r["target"] for r in json.loads((tmp_path / "one.json").read_text())["rows"]] == ["b", "a"]
     for text, expected in NOT_ROWS:
         (tmp_path / "bad.json").write_text(text)
         with pytest.raises(ValueError, match="expected a record of rows") as e:
