@@ -98,7 +98,8 @@ def check(args: argparse.Namespace) -> str | None:
     if problem is not None:
         return problem
     if args.json is not None:  # a row of another ruleset would be replaced by this one's of the same target
-        other = sorted({str(r.get("ruleset")) for r in harness.old_rows(args.json, row_key)} - {args.ruleset})
+        other = sorted({str(r["ruleset"]) for r in harness.old_rows(args.json, row_key)
+                        if r.get("ruleset") is not None} - {args.ruleset})  # rows that name none: any
         if other:
             return (f"--json {args.json!r} holds rows of --ruleset {', '.join(other)}: expected a file of "
                     f"--ruleset {args.ruleset}'s rows (one file a ruleset) or a path that does not exist yet")
