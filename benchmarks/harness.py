@@ -307,13 +307,61 @@ def arena_pair(a: str, b: str, args: argparse.Namespace, extra: dict | None = No
     return 0
 
 
-def write_rows(path: str | Path, rows: list[dict], key, figures: dict | None = None) -> None:
+def old_rows(path: str | Path, key, named: str = "its target") -> list[dict]:
+    """The rows already in the record at ``path`` that :func:`write_rows` keeps, each with the command and commit
+    that wrote it (none where there is no file, an empty one, or a pipe or a device such as ``/dev/null``; one
+    where the record is itself a row, as older scripts wrote it: ``benchmarks/learned_best_response_schnapsen20.json``).
+
+    Raises:
+        ValueError: one line naming the file and what it holds instead of a record of rows: not JSON, not an
+            object, no ``"rows"`` list, a row that is not an object or lacks its key (``key(row)``: ``named``).
+    """
+    p = Path(path)
+    expected = (f"expected a record of rows (a JSON object whose \"rows\" is a list of objects, each naming "
+                f"{named}) or a path that does not exist yet")
+    try:
+        if not p.is_file():  # no file yet, or a pipe or a device (/dev/null): nothing to keep
+            return []
+        text = p.read_text()
+    except (OSError, UnicodeDecodeError) as e:
+        raise ValueError(f"--json {str(path)!r} cannot be read ({type(e).__name__}: {e}): {expected}") from None
+    if not text.strip():
+        return []
+    try:
+        before = json.loads(text)
+    except ValueError as e:
+        raise ValueError(f"--json {str(path)!r} is not JSON ({e}): {expected}") from None
+    if isinstance(before, dict) and "rows" not in before:  # a record of one row, as older scripts wrote it
+        try:
+            hash(key(before))
+            return [{k: v for k, v in before.items() if k not in ("machine", "load_average")}]
+        except (KeyError, TypeError, AttributeError, IndexError):
+            pass
+    if not isinstance(before, dict) or not isinstance(before.get("rows"), list):
+        holds = (f"an object without a \"rows\" list (keys {sorted(map(str, before))[:8]})"
+                 if isinstance(before, dict) else f"a JSON {type(before).__name__}")
+        raise ValueError(f"--json {str(path)!r} holds {holds}: {expected}")
+    for i, r in enumerate(before["rows"]):
+        try:
+            hash(key(r))
+        except (KeyError, TypeError, AttributeError, IndexError):
+            shown = json.dumps(r)
+            shown = shown if len(shown) <= 80 else shown[:77] + "..."
+            raise ValueError(f"--json {str(path)!r}: row {i} {shown} does not name {named}: {expected}") from None
+    return [{"command": before.get("command"), "commit": before.get("commit"), **r} for r in before["rows"]]
+
+
+def write_rows(path: str | Path, rows: list[dict], key, figures: dict | None = None, named: str = "its target") -> None:
     """Write ``rows`` into the record at ``path``, keeping the rows already there whose ``key(row)`` none of
     ``rows`` has, each with the command and commit that wrote it (a file of rows measured by several invocations:
-    each row reproducible by its own command); ``figures`` are further top-level entries."""
+    each row reproducible by its own command); ``figures`` are further top-level entries.
+
+    Raises:
+        ValueError: the file holds something other than a record of rows (:func:`old_rows`); it is left as it is.
+            :func:`check_json` with the same ``key`` refuses such a file before any work.
+    """
     now = record({})
-    before = json.loads(Path(path).read_text()) if Path(path).exists() else {"rows": []}
-    old = [{"command": before.get("command"), "commit": before.get("commit"), **r} for r in before.get("rows", [])]
+    old = old_rows(path, key, named)
     keys = {key(r) for r in rows}
     merged = [r for r in old if key(r) not in keys] + \
         [{**r, "command": now["command"], "commit": now["commit"]} for r in rows]
@@ -327,16 +375,29 @@ def json_option(parser: argparse.ArgumentParser) -> None:
                         help="also write the figures, the command, commit, machine and load average to this file")
 
 
-def check_json(parser: argparse.ArgumentParser, args: argparse.Namespace) -> None:
+def check_json(parser: argparse.ArgumentParser, args: argparse.Namespace, key=None, named: str = "its target") -> None:
     """Refuse, before any work, a ``--json`` path that cannot be written (a missing or read-only folder, a folder
-    itself): one line through ``parser.error`` rather than a traceback after the minutes of measuring."""
+    itself) or, for a script that adds its rows to the file's (:func:`write_rows`, given its ``key``), a file that
+    holds no record of rows: one line through ``parser.error`` rather than a traceback after the minutes of
+    measuring."""
+    problem = json_problem(args.json, key, named)
+    if problem is not None:
+        parser.error(problem)
+
+
+def json_problem(path: str | None, key=None, named: str = "its target") -> str | None:
+    """What :func:`check_json` refuses in a ``--json`` path, in one line (None: nothing, or no ``--json``)."""
     from schnapsen_env.files import check_output_file
 
-    if args.json is not None:
-        try:
-            check_output_file(args.json, f"--json {args.json!r}")
-        except ValueError as e:
-            parser.error(str(e))
+    if path is None:
+        return None
+    try:
+        check_output_file(path, f"--json {path!r}")
+        if key is not None:
+            old_rows(path, key, named)
+    except ValueError as e:
+        return str(e)
+    return None
 
 
 def write_json(path: str | Path, figures: dict, machine_text: str | None = None) -> None:

@@ -75,6 +75,11 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+def row_key(row: dict) -> tuple:
+    """A row of the --json file: the rows of one target played one way replace its earlier row; the others stay."""
+    return row["target"], row.get("target_play")
+
+
 def check(args: argparse.Namespace) -> str | None:
     """What is wrong with the options, in one line (None: nothing)."""
     if args.ruleset not in RULESETS:
@@ -89,6 +94,15 @@ def check(args: argparse.Namespace) -> str | None:
         shlex.split(args.train_flags)
     except ValueError as e:
         return f"--train-flags {args.train_flags!r}: {e}: expected train.py flags as one shell-quoted string"
+    problem = harness.json_problem(args.json, row_key)  # a file of rows that is not one: before the training
+    if problem is not None:
+        return problem
+    if args.json is not None:  # a row of another ruleset would be replaced by this one's of the same target
+        other = sorted({str(r["ruleset"]) for r in harness.old_rows(args.json, row_key)
+                        if r.get("ruleset") is not None} - {args.ruleset})  # rows that name none: any
+        if other:
+            return (f"--json {args.json!r} holds rows of --ruleset {', '.join(other)}: expected a file of "
+                    f"--ruleset {args.ruleset}'s rows (one file a ruleset) or a path that does not exist yet")
     if args.targets is None:
         args.targets = [STRONGEST_POLICIES[args.ruleset]]
     for target in args.targets:
@@ -242,7 +256,11 @@ def main(argv: list[str] | None = None) -> int:
               + f"; {row['decisions_trained']:,} decisions in {row['train_seconds'] / 60:.1f} min", flush=True)
         if args.json:  # after each target, so that a long run keeps what it measured; rows of other targets (or
             # of the same target played the other way) already in the file stay, each with the command that wrote it
-            harness.write_rows(args.json, rows, key=lambda r: (r["target"], r.get("target_play")))
+            try:
+                harness.write_rows(args.json, rows, key=row_key)
+            except ValueError as e:  # the file changed since check: it is left as it is
+                print(f"learned_best_response.py: {e}; the rows measured are printed above", file=sys.stderr)
+                return 1
     return 0
 
 

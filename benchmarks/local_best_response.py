@@ -66,6 +66,11 @@ def target_policy(name: str, rules: RuleSet):
     return exact.search_agent_policy(make_agent(name, rules, seed=0))
 
 
+def row_key(row: dict) -> str:
+    """A row of the --json file: the rows of one target replace its earlier row; the others stay."""
+    return row["target"]
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--targets", nargs="*", default=list(TARGETS), choices=TARGETS)
@@ -86,7 +91,7 @@ def main(argv=None) -> int:
         parser.error(f"--worlds must be from 1 to 10000, got {args.worlds}")
     if args.lookahead is not None and not 0 <= args.lookahead <= 32:
         parser.error(f"--lookahead must be from 0 to 32, got {args.lookahead}")
-    harness.check_json(parser, args)
+    harness.check_json(parser, args, key=row_key)  # a file of rows that is not one: before the play
     rules = RuleSet.make("schnapsen10")
     orders = [o.tolist() for o in exact.deals(rules)][::args.stride]
     known = {r["policy"]: r for r in json.loads(EXACT.read_text())["rows"]} if EXACT.exists() else {}
@@ -116,7 +121,11 @@ def main(argv=None) -> int:
         print(f"{name:<28}{seats[0]['mean']:>+10.4f}{seats[1]['mean']:>+10.4f}{lower:>+10.4f}"
               f"{nash if nash is not None else float('nan'):>10.4f}{ratio}{row['seconds']:>7.0f}s", flush=True)
     if args.json:  # rows of other targets already in the file stay, each with the command that wrote it
-        harness.write_rows(args.json, rows, key=lambda r: r["target"], figures={"ruleset": "schnapsen10"})
+        try:
+            harness.write_rows(args.json, rows, key=row_key, figures={"ruleset": "schnapsen10"})
+        except ValueError as e:  # the file changed since check_json: it is left as it is
+            print(f"local_best_response.py: {e}; the rows measured are printed above", file=sys.stderr)
+            return 1
     return 0
 
 

@@ -5,11 +5,14 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from helpers.scripts import load_script
 
 BENCHMARKS = sorted((Path(__file__).resolve().parent.parent / "benchmarks").glob("*.py"))
 #: Scripts that need an optional extra, and the module that extra installs.
@@ -321,6 +324,61 @@ def test_local_best_response_bad_input_is_one_line(argv, expected, tmp_path):
     out = subprocess.run([sys.executable, str(LBR), "--targets", "heuristic", *argv], cwd=tmp_path,
                          capture_output=True, text=True, timeout=120)
     assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+#: --json files that hold no record of rows, and what the refusal says of each.
+NOT_ROWS = [('{"rows": [', "is not JSON"), ("[1, 2]", "holds a JSON list"),
+            ('{"command": "x"}', 'holds an object without a "rows" list'),
+            ('{"rows": {"target": "pimc"}}', 'holds an object without a "rows" list'),
+            ('{"rows": [{"deals": 3}]}', 'row 0 {"deals": 3} does not name its target'),
+            ('{"rows": ["pimc"]}', "row 0 \"pimc\" does not name its target"),
+            ('{"rows": [{"target": ["pimc"]}]}', "does not name its target")]
+
+
+@pytest.mark.parametrize("text, expected", NOT_ROWS)
+def test_local_best_response_refuses_a_json_file_of_no_rows_before_the_play(text, expected, tmp_path):
+    """The rows of other targets in --json's file are kept: a file that holds no record of rows is refused in one
+    line naming it, before the play (it was a traceback after it, or rows lost), and is left as it was."""
+    (tmp_path / "l.json").write_text(text)
+    out = subprocess.run([sys.executable, str(LBR), "--targets", "heuristic", "--json", "l.json"], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and "Traceback" not in out.stderr and out.stdout == "", (out.stdout, out.stderr)
+    assert "error: --json 'l.json'" in out.stderr and expected in out.stderr and "expected a record of rows" in \
+        out.stderr.splitlines()[-1], out.stderr
+    assert (tmp_path / "l.json").read_text() == text
+
+
+def test_write_rows_keeps_other_rows_and_takes_no_file_an_empty_one_or_a_device_for_none(tmp_path):
+    """write_rows: a missing or empty file or /dev/null (which check_json takes) holds no rows, instead of failing
+    to parse after the measuring; a record's rows of other keys stay with their command, and one that is no record
+    is refused with the file as it was."""
+    harness = load_script("benchmarks/harness.py")
+    key = lambda r: r["target"]  # noqa: E731
+    for path in (tmp_path / "new.json", tmp_path / "empty.json", Path(os.devnull)):
+        if path.name == "empty.json":
+            path.write_text("")
+        assert harness.old_rows(path, key) == []
+        assert harness.json_problem(str(path), key) is None
+        harness.write_rows(path, [{"target": "a"}], key)
+    (tmp_path / "r.json").write_text(json.dumps({"command": "python x.py", "commit": "abc",
+                                                 "rows": [{"target": "a"}, {"target": "b"}]}))
+    harness.write_rows(tmp_path / "r.json", [{"target": "a", "v": 1}], key)
+    rows = json.loads((tmp_path / "r.json").read_text())["rows"]
+    assert rows[0] == {"command": "python x.py", "commit": "abc", "target": "b"}
+    assert {k: rows[1][k] for k in ("target", "v")} == {"target": "a", "v": 1} and len(rows) == 2
+    # a record that is itself one row (older scripts): that row, kept where it is of another key
+    (tmp_path / "one.json").write_text(json.dumps({"target": "b", "mean": 1, "command": "python y.py", "commit": "d",
+                                                   "machine": "m", "load_average": {}}))
+    assert harness.old_rows(tmp_path / "one.json", key) == [{"target": "b", "mean": 1, "command": "python y.py",
+                                                             "commit": "d"}]
+    harness.write_rows(tmp_path / "one.json", [{"target": "a"}], key)
+    assert [r["target"] for r in json.loads((tmp_path / "one.json").read_text())["rows"]] == ["b", "a"]
+    for text, expected in NOT_ROWS:
+        (tmp_path / "bad.json").write_text(text)
+        with pytest.raises(ValueError, match="expected a record of rows") as e:
+            harness.write_rows(tmp_path / "bad.json", [{"target": "a"}], key)
+        assert expected in str(e.value) and "\n" not in str(e.value)
+        assert (tmp_path / "bad.json").read_text() == text
 
 
 DEFAULT_RUN = Path(__file__).resolve().parent.parent / "benchmarks" / "default_run_time.py"

@@ -285,6 +285,33 @@ def test_resume_refuses_a_flag_typed_at_its_default_that_differs_from_the_run(ti
     assert files_under(path.parent) == before
 
 
+def test_resume_takes_precision_auto_typed_where_it_chooses_the_runs_precision(tiny_run, tmp_path):
+    """A run started with --precision auto saves the precision auto chose; that flag typed again on --resume (the
+    run's own command line) was refused as differing from it. Taken where auto still chooses the run's precision
+    on --device; refused, as another precision is, where it would not."""
+    path = _copy_run(tiny_run, tmp_path)
+    ckpt = load_checkpoint(str(path))
+    chosen = ckpt["args"]["precision"]
+    assert chosen == policy_net.resolve_precision("auto", "cpu")
+    argv = ["--resume", str(path), "--precision", "auto"]
+    args = resume.resumed_args(ckpt, command_line.parse_args(argv, train.Args, "train.py"),
+                               command_line.typed_fields(argv, train.Args))
+    assert args.precision == chosen
+    other = {"bf16": "fp32", "fp32": "bf16"}[chosen]
+    argv = ["--resume", str(path), "--precision", other]
+    with pytest.raises(ValueError, match=f"--precision '{other}' differs from the resumed run's '{chosen}'"):
+        resume.resumed_args(ckpt, command_line.parse_args(argv, train.Args, "train.py"),
+                            command_line.typed_fields(argv, train.Args))
+    ckpt["args"]["precision"] = other  # a run whose auto chose otherwise (another machine): not typed, taken
+    argv = ["--resume", str(path)]
+    assert resume.resumed_args(ckpt, command_line.parse_args(argv, train.Args, "train.py"),
+                               command_line.typed_fields(argv, train.Args)).precision == other
+    argv = ["--resume", str(path), "--precision", "auto"]
+    with pytest.raises(ValueError, match=rf"--precision 'auto' \(here '{chosen}'\) differs from the resumed run's '{other}'"):
+        resume.resumed_args(ckpt, command_line.parse_args(argv, train.Args, "train.py"),
+                            command_line.typed_fields(argv, train.Args))
+
+
 def test_typed_fields_name_the_flags_of_the_command_line():
     typed = command_line.typed_fields(["--resume", "x.pt", "--ent-coef=0", "--no-progress", "--knob", "a=1",
                                        "--threads", "-1", "--not-a-flag"], train.Args)

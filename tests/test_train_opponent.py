@@ -443,3 +443,23 @@ def test_learned_best_response_bad_input_is_one_line(argv, expected, tmp_path):
                          timeout=120)
     assert out.returncode == 2 and out.stderr.count("\n") == 1 and "Traceback" not in out.stderr, out.stderr
     assert expected in out.stderr, out.stderr
+
+
+def test_learned_best_response_refuses_a_json_file_of_no_rows_before_training(tmp_path):
+    """--json's rows of other targets are kept: a file that is no record of rows (here, not JSON) is refused in one
+    line before the training (it was a traceback after a target's training), as is a --json in no folder (it
+    was not checked at all), and the file is left as it was."""
+    (tmp_path / "b.json").write_text('{"rows": [')
+    for path, expected in (("b.json", "--json 'b.json' is not JSON"), ("no/such/b.json", "--json 'no/such/b.json'")):
+        out = subprocess.run([sys.executable, str(BENCHMARK), "--ruleset", "schnapsen10", "--target", "pimc",
+                              "--json", path], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2 and out.stderr.count("\n") == 1 and expected in out.stderr, out.stderr
+    assert (tmp_path / "b.json").read_text() == '{"rows": ['
+    # a file of another ruleset's rows: its row of the same target would be replaced by this ruleset's
+    (tmp_path / "s20.json").write_text(json.dumps({"rows": [{"ruleset": "schnapsen20", "target": "pimc",
+                                                             "target_play": "strategy"}]}))
+    out = subprocess.run([sys.executable, str(BENCHMARK), "--ruleset", "schnapsen10", "--target", "pimc",
+                          "--json", "s20.json"], cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 2 and out.stderr == (
+        "learned_best_response.py: --json 's20.json' holds rows of --ruleset schnapsen20: expected a file of "
+        "--ruleset schnapsen10's rows (one file a ruleset) or a path that does not exist yet\n"), out.stderr

@@ -17,7 +17,7 @@ import numpy as np
 import torch
 
 from agents.learned.checkpoint import CheckpointError
-from agents.learned.policy_net import ActorCritic, versions
+from agents.learned.policy_net import ActorCritic, resolve_precision, versions
 from agents.specs import fits_hint
 from agents.training.recipe import flag
 from agents.training.self_play import SAMPLER_NICE, SamplerDied, SamplerError, sampler_state_problem, tensor_problem
@@ -96,8 +96,15 @@ def resumed_args(ckpt: dict, given, typed: frozenset[str] = frozenset()):
         if n in PER_INVOCATION or n in ("resume", "total_steps"):
             continue
         value = getattr(given, n)
+        shown = repr(value)
+        if n == "precision" and value == "auto" and n in typed:  # the run's --precision auto, saved as what it chose
+            try:
+                value = resolve_precision(value, given.device)
+            except (RuntimeError, ValueError):  # a --device torch does not know: validate refuses it, naming it
+                value = saved[n]
+            shown = f"'auto' (here {value!r})"
         if (value != getattr(defaults, n) or n in typed) and value != saved[n]:
-            raise ValueError(f"{flag(n)} {value!r} differs from the resumed run's {saved[n]!r}: --resume continues "
+            raise ValueError(f"{flag(n)} {shown} differs from the resumed run's {saved[n]!r}: --resume continues "
                              "the run with its own arguments; expected only --total-steps and "
                              f"{', '.join(flag(k) for k in PER_INVOCATION)} besides --resume")
     total = given.total_steps if given.total_steps is not None else saved["total_steps"]
