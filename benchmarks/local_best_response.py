@@ -3,10 +3,11 @@ the exact values of ``benchmarks/exploitability_schnapsen10.json``.
 
 Run:
 
-    python benchmarks/local_best_response.py --targets expert pimc heuristic --stride 5 --json benchmarks/local_best_response_schnapsen10.json
+    python benchmarks/local_best_response.py --targets expert pimc heuristic --sample 2100 --json benchmarks/local_best_response_schnapsen10.json
 
-For each target the responder plays every ``stride``-th deal of the game (:func:`agents.game_theory.exact.deals`, seat
-1 dealing, as the exact tree) in each seat against it; the targets are deterministic (``pimc`` and ``expert`` asked
+For each target the responder plays every deal of the game (:func:`agents.game_theory.exact.deals`, seat 1 dealing,
+as the exact tree), every ``stride``-th one or a uniform ``--sample`` of them (:func:`chosen_deals`), in each seat
+against it; the targets are deterministic (``pimc`` and ``expert`` asked
 once per observation with their generator seeded from it, as ``benchmarks/exploitability.py`` asks them; the
 heuristic; a checkpoint's greedy policy with ``--policies``), so each deal is one hand and the mean over all deals is
 the responder's exact value. A row holds the responder's game points a hand in each seat (with the standard error
@@ -44,6 +45,8 @@ from schnapsen_env.ruleset import RuleSet  # noqa: E402
 
 EXACT = ROOT / "benchmarks" / "exploitability_schnapsen10.json"
 TARGETS = ("expert", "pimc", "heuristic")
+#: The deals of schnapsen10 (:func:`agents.game_theory.exact.deals`).
+N_DEALS = 6_300
 
 
 def target_policy(name: str, rules: RuleSet):
@@ -66,6 +69,22 @@ def target_policy(name: str, rules: RuleSet):
     return exact.search_agent_policy(make_agent(name, rules, seed=0))
 
 
+def chosen_deals(rules: RuleSet, stride: int = 1, sample: int | None = None, seed: int = 0) -> list[list[int]]:
+    """The deck orders played: every ``stride``-th deal of :func:`agents.game_theory.exact.deals`, or ``sample`` of
+    them drawn uniformly without replacement by a generator seeded with ``seed`` (in the enumeration's order).
+
+    A stride is a systematic sample: the enumeration's innermost loops (the turn-up, then the other hand) repeat
+    with periods that a small stride shares, so every third deal, for one, never pairs a hand with a third of the
+    other hands, and ties the turn-up to the other hand's place in its loop; its mean can lie several standard
+    errors from the mean over every deal. A uniform sample's mean is unbiased; its standard error over
+    the deals played is an upper bound (without replacement from a finite set it is smaller)."""
+    every = [o.tolist() for o in exact.deals(rules)]
+    if sample is None:
+        return every[::stride]
+    picked = np.sort(np.random.default_rng(seed).choice(len(every), size=sample, replace=False))
+    return [every[i] for i in picked]
+
+
 def row_key(row: dict) -> str:
     """A row of the --json file: the rows of one target replace its earlier row; the others stay."""
     return row["target"]
@@ -76,7 +95,12 @@ def main(argv=None) -> int:
     parser.add_argument("--targets", nargs="*", default=list(TARGETS), choices=TARGETS)
     parser.add_argument("--policies", nargs="*", default=[], metavar="PATH",
                         help="train.py --ruleset schnapsen10 checkpoints, played greedily")
-    parser.add_argument("--stride", type=int, default=1, help="play every stride-th deal (default 1: all 6,300)")
+    parser.add_argument("--stride", type=int, default=1,
+                        help="play every stride-th deal in the order of exact.deals (default 1: all 6,300); a "
+                             "systematic sample, which follows that order's pattern (prefer --sample)")
+    parser.add_argument("--sample", type=int, default=None, metavar="N",
+                        help="play N deals drawn uniformly without replacement (seeded by --seed) instead")
+    parser.add_argument("--seed", type=int, default=0, help="the seed of --sample's draw (default 0)")
     parser.add_argument("--exact-missing", action="store_true",
                         help=f"compute the exact NashConv of targets without a row in {EXACT.name} (minutes)")
     parser.add_argument("--worlds", type=int, default=None,
@@ -87,13 +111,19 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.stride < 1:
         parser.error("--stride must be >= 1")
+    if args.sample is not None and not 1 <= args.sample <= N_DEALS:
+        parser.error(f"--sample must be from 1 to {N_DEALS:,} (the deals of schnapsen10), got {args.sample}")
+    if args.sample is not None and args.stride != 1:
+        parser.error("--sample and --stride are two ways to choose the deals: expected one of them")
+    if args.seed < 0:
+        parser.error(f"--seed must be >= 0, got {args.seed}")
     if args.worlds is not None and not 1 <= args.worlds <= 10_000:
         parser.error(f"--worlds must be from 1 to 10000, got {args.worlds}")
     if args.lookahead is not None and not 0 <= args.lookahead <= 32:
         parser.error(f"--lookahead must be from 0 to 32, got {args.lookahead}")
     harness.check_json(parser, args, key=row_key)  # a file of rows that is not one: before the play
     rules = RuleSet.make("schnapsen10")
-    orders = [o.tolist() for o in exact.deals(rules)][::args.stride]
+    orders = chosen_deals(rules, args.stride, args.sample, args.seed)
     known = {r["policy"]: r for r in json.loads(EXACT.read_text())["rows"]} if EXACT.exists() else {}
     rows = []
     print(f"{'target':<28}{'LBR N':>10}{'LBR D':>10}{'LBR sum':>10}{'NashConv':>10}{'ratio':>8}{'time':>8}")
@@ -112,7 +142,8 @@ def main(argv=None) -> int:
                                               "minimax")
             exact_row = {"nash_conv": res["nash_conv"], "best_response": res["best_response"]}
         nash = exact_row["nash_conv"] if exact_row else None
-        row = {"target": name, "deals": len(orders), "stride": args.stride, "worlds": args.worlds,
+        row = {"target": name, "deals": len(orders), "stride": args.stride, "sample": args.sample,
+               "seed": args.seed if args.sample is not None else None, "worlds": args.worlds,
                "lookahead": lbr.lookahead, "lbr": seats, "lbr_nash_conv": lower,
                "exact_nash_conv": nash, "exact_best_response": exact_row["best_response"] if exact_row else None,
                "ratio": lower / nash if nash else None, "seconds": time.perf_counter() - t}

@@ -315,7 +315,28 @@ def test_local_best_response_with_drawn_worlds_records_its_budget(tmp_path):
     assert row["ratio"] == pytest.approx(row["lbr_nash_conv"] / row["exact_nash_conv"])
 
 
+def test_local_best_response_samples_deals_uniformly_and_a_stride_systematically():
+    """--sample draws distinct deals of the game, reproducibly by its seed; every deal with neither option. The
+    systematic sample of stride 3 that the docs warn of: for each own hand it never meets a third of the other
+    hands (those at places 2, 5, 8, ... of their loop), which a uniform sample of the same size does."""
+    from agents.game_theory import exact
+    from schnapsen_env import RuleSet
+
+    lbr = load_script(LBR)
+    rules = RuleSet.make("schnapsen10")
+    every = lbr.chosen_deals(rules)
+    assert len(every) == lbr.N_DEALS == len({tuple(o) for o in every})
+    a, b = lbr.chosen_deals(rules, sample=300, seed=4), lbr.chosen_deals(rules, sample=300, seed=5)
+    assert a == lbr.chosen_deals(rules, sample=300, seed=4) and a != b
+    assert len({tuple(o) for o in a}) == 300 and {tuple(o) for o in a} <= {tuple(o) for o in every}
+    place = {tuple(o.tolist()): (i // 2) % 15 for i, o in enumerate(exact.deals(rules))}  # the other hand's place
+    assert {place[tuple(o)] % 3 for o in lbr.chosen_deals(rules, stride=3)} == {0, 1}
+    assert {place[tuple(o)] % 3 for o in lbr.chosen_deals(rules, sample=2100, seed=0)} == {0, 1, 2}
+
+
 @pytest.mark.parametrize("argv, expected", [
+    (["--sample", "0"], "--sample must be from 1 to 6,300"),
+    (["--sample", "9", "--stride", "3"], "--sample and --stride are two ways to choose the deals"),
     (["--worlds", "0"], "--worlds must be from 1 to 10000"),
     (["--lookahead", "33"], "--lookahead must be from 0 to 32"),
     (["--json", "no/such/folder/l.json"], "--json 'no/such/folder/l.json': "),  # before the play
