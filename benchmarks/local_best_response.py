@@ -11,7 +11,8 @@ against it; the targets are deterministic (``pimc`` and ``expert`` asked
 once per observation with their generator seeded from it, as ``benchmarks/exploitability.py`` asks them; the
 heuristic; a checkpoint's greedy policy with ``--policies``), so each deal is one hand and the mean over all deals is
 the responder's exact value. A row holds the responder's game points a hand in each seat (with the standard error
-over the deals played), their sum (the lower bound on NashConv), the exact NashConv and the ratio of the two;
+over the deals played), their sum (the lower bound on NashConv) with its 95% CI over the deals' draw (none where
+every deal was played), the exact NashConv and the ratio of the two with its CI;
 ``--exact-missing`` computes the exact NashConv of a target the file does not hold (a new checkpoint). ``--json``
 keeps the rows of other targets already in the file.
 
@@ -85,6 +86,16 @@ def chosen_deals(rules: RuleSet, stride: int = 1, sample: int | None = None, see
     return [every[i] for i in picked]
 
 
+def sum_stderr(both: np.ndarray) -> float:
+    """The standard error of the mean over the deals played of the responder's two seats' sum on each deal (the
+    NashConv bound), as a sample without replacement from the :data:`N_DEALS` deals: with the finite-population
+    correction, so 0 where every deal was played (the mean is then the responder's exact value)."""
+    n = len(both)
+    if n < 2:
+        return float("nan")
+    return float(both.std(ddof=1) / np.sqrt(n) * np.sqrt(max(0.0, (N_DEALS - n) / (N_DEALS - 1))))
+
+
 def row_key(row: dict) -> str:
     """A row of the --json file: the rows of one target replace its earlier row; the others stay."""
     return row["target"]
@@ -131,11 +142,13 @@ def main(argv=None) -> int:
         t = time.perf_counter()
         target = target_policy(name, rules)
         lbr = LocalBestResponse(rules, target, seed=0, worlds=args.worlds, lookahead=args.lookahead)
-        seats = []
+        seats, both = [], np.zeros(len(orders))
         for seat in (0, 1):
             values = np.array([play_hand(lbr, target, o, seat) for o in orders])
             seats.append({"mean": float(values.mean()), "stderr": float(values.std(ddof=1) / np.sqrt(len(values)))})
+            both += values
         lower = seats[0]["mean"] + seats[1]["mean"]
+        half = 1.96 * sum_stderr(both)
         exact_row = known.get(name if not name.endswith(".pt") else f"{name} (greedy)")
         if exact_row is None and args.exact_missing:
             res = exact.Tree(rules).nash_conv(target, revealed="policy" if name not in ("expert", "pimc") else
@@ -145,8 +158,11 @@ def main(argv=None) -> int:
         row = {"target": name, "deals": len(orders), "stride": args.stride, "sample": args.sample,
                "seed": args.seed if args.sample is not None else None, "worlds": args.worlds,
                "lookahead": lbr.lookahead, "lbr": seats, "lbr_nash_conv": lower,
+               "lbr_nash_conv_ci": [lower - half, lower + half],
                "exact_nash_conv": nash, "exact_best_response": exact_row["best_response"] if exact_row else None,
-               "ratio": lower / nash if nash else None, "seconds": time.perf_counter() - t}
+               "ratio": lower / nash if nash else None,
+               "ratio_ci": [(lower - half) / nash, (lower + half) / nash] if nash else None,
+               "seconds": time.perf_counter() - t}
         rows.append(row)
         ratio = f"{row['ratio']:8.3f}" if nash else f"{'-':>8}"
         print(f"{name:<28}{seats[0]['mean']:>+10.4f}{seats[1]['mean']:>+10.4f}{lower:>+10.4f}"

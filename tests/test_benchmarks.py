@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from helpers.scripts import load_script
@@ -238,7 +239,6 @@ def test_endgame_errors_misses_match_an_independent_recount(monkeypatch):
     observation against the best of the solver's per-action values (action_values, another entry than the
     script's best_action_bits), at every decision of the policy's seats with the stock exhausted, not closed, and
     a choice."""
-    import numpy as np
     import torch
 
     import schnapsen_env.vector as vector
@@ -313,6 +313,12 @@ def test_local_best_response_with_drawn_worlds_records_its_budget(tmp_path):
     assert row["lbr"][0]["mean"] > 0 and row["lbr"][1]["mean"] > 0
     assert row["exact_nash_conv"] == pytest.approx(2.355, abs=1e-3)
     assert row["ratio"] == pytest.approx(row["lbr_nash_conv"] / row["exact_nash_conv"])
+    low, high = row["lbr_nash_conv_ci"]
+    assert low < row["lbr_nash_conv"] < high and row["ratio_ci"] == pytest.approx([low / 2.355238, high / 2.355238],
+                                                                                   rel=1e-5)
+    lbr = load_script(LBR)
+    assert lbr.sum_stderr(np.ones(lbr.N_DEALS)) == 0 and lbr.sum_stderr(np.arange(lbr.N_DEALS)) == 0
+    assert lbr.sum_stderr(np.array([0.0, 2.0])) == pytest.approx(1.0 * np.sqrt((lbr.N_DEALS - 2) / (lbr.N_DEALS - 1)))
 
 
 def test_local_best_response_samples_deals_uniformly_and_a_stride_systematically():
