@@ -3,7 +3,7 @@ the exact values of ``benchmarks/exploitability_schnapsen10.json``.
 
 Run:
 
-    python benchmarks/local_best_response.py --targets expert pimc heuristic --sample 2100 --json benchmarks/local_best_response_schnapsen10.json
+    python benchmarks/local_best_response.py --targets expert pimc heuristic --policies runs/s10_cfr_b/policy.pt --sample 2100 --json benchmarks/local_best_response_schnapsen10.json
 
 For each target the responder plays every deal of the game (:func:`agents.game_theory.exact.deals`, seat 1 dealing,
 as the exact tree), every ``stride``-th one or a uniform ``--sample`` of them (:func:`chosen_deals`), in each seat
@@ -20,7 +20,7 @@ keeps the rows of other targets already in the file.
 decision, the walk stopped after ``L`` target decisions; the agent ``lbr`` on ``schnapsen20`` draws 32 and stops
 after 0): how close that budget's bound comes to the exact NashConv here calibrates it where nothing is exact.
 
-    python benchmarks/local_best_response.py --targets expert pimc heuristic --policies runs/s10_lbr/policy.pt --worlds 32 --lookahead 0 --stride 3 --json benchmarks/local_best_response_schnapsen10_drawn.json
+    python benchmarks/local_best_response.py --targets expert pimc heuristic --policies runs/s10_cfr_b/policy.pt runs/s10_nashconv/policy.pt --worlds 32 --lookahead 0 --sample 2100 --json benchmarks/local_best_response_schnapsen10_drawn.json
 """
 
 from __future__ import annotations
