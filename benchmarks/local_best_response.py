@@ -46,8 +46,6 @@ from schnapsen_env.ruleset import RuleSet  # noqa: E402
 
 EXACT = ROOT / "benchmarks" / "exploitability_schnapsen10.json"
 TARGETS = ("expert", "pimc", "heuristic")
-#: The deals of schnapsen10 (:func:`agents.game_theory.exact.deals`).
-N_DEALS = 6_300
 
 
 def target_policy(name: str, rules: RuleSet):
@@ -86,14 +84,14 @@ def chosen_deals(rules: RuleSet, stride: int = 1, sample: int | None = None, see
     return [every[i] for i in picked]
 
 
-def sum_stderr(both: np.ndarray) -> float:
+def sum_stderr(both: np.ndarray, population: int) -> float:
     """The standard error of the mean over the deals played of the responder's two seats' sum on each deal (the
-    NashConv bound), as a sample without replacement from the :data:`N_DEALS` deals: with the finite-population
-    correction, so 0 where every deal was played (the mean is then the responder's exact value)."""
+    NashConv bound), as a sample without replacement from the ``population`` deals of the game: with the
+    finite-population correction, so 0 where every deal was played (the mean is then the responder's exact value)."""
     n = len(both)
     if n < 2:
         return float("nan")
-    return float(both.std(ddof=1) / np.sqrt(n) * np.sqrt(max(0.0, (N_DEALS - n) / (N_DEALS - 1))))
+    return float(both.std(ddof=1) / np.sqrt(n) * np.sqrt(max(0.0, (population - n) / (population - 1))))
 
 
 def row_key(row: dict) -> str:
@@ -122,8 +120,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.stride < 1:
         parser.error("--stride must be >= 1")
-    if args.sample is not None and not 1 <= args.sample <= N_DEALS:
-        parser.error(f"--sample must be from 1 to {N_DEALS:,} (the deals of schnapsen10), got {args.sample}")
+    rules = RuleSet.make("schnapsen10")
+    population = sum(1 for _ in exact.deals(rules))
+    if args.sample is not None and not 1 <= args.sample <= population:
+        parser.error(f"--sample must be from 1 to {population:,} (the deals of schnapsen10), got {args.sample}")
     if args.sample is not None and args.stride != 1:
         parser.error("--sample and --stride are two ways to choose the deals: expected one of them")
     if args.seed < 0:
@@ -133,7 +133,6 @@ def main(argv=None) -> int:
     if args.lookahead is not None and not 0 <= args.lookahead <= 32:
         parser.error(f"--lookahead must be from 0 to 32, got {args.lookahead}")
     harness.check_json(parser, args, key=row_key)  # a file of rows that is not one: before the play
-    rules = RuleSet.make("schnapsen10")
     orders = chosen_deals(rules, args.stride, args.sample, args.seed)
     known = {r["policy"]: r for r in json.loads(EXACT.read_text())["rows"]} if EXACT.exists() else {}
     rows = []
@@ -148,7 +147,7 @@ def main(argv=None) -> int:
             seats.append({"mean": float(values.mean()), "stderr": float(values.std(ddof=1) / np.sqrt(len(values)))})
             both += values
         lower = seats[0]["mean"] + seats[1]["mean"]
-        half = 1.96 * sum_stderr(both)
+        half = 1.96 * sum_stderr(both, population)
         exact_row = known.get(name if not name.endswith(".pt") else f"{name} (greedy)")
         if exact_row is None and args.exact_missing:
             res = exact.Tree(rules).nash_conv(target, revealed="policy" if name not in ("expert", "pimc") else
