@@ -94,6 +94,9 @@ from schnapsen_env.encoding import obs_size, state_size  # noqa: E402
 class Args(PPOArgs):
     """PPO self-play trainer for Schnapsen / Sixty-Six: sampler processes and a learner."""
 
+    learning_rate: float = 1e-3
+    """Adam learning rate (train_rllib.py keeps 3e-4); at 1e-3 the default run ends far stronger against pimc
+    and expert than at 3e-4 (docs/training.md, benchmarks/recipe_variants_schnapsen20.json)"""
     samplers: int | None = None
     """sampler processes (default: this machine's cores); a seeded run is reproducible for a fixed count"""
     num_envs: int = 256
@@ -136,6 +139,10 @@ class Args(PPOArgs):
     costs microseconds, so shares are small; the run reports what the search cost (docs/training.md measures one)"""
     search_teacher_nodes: int = 200_000
     """the search teacher's node budget a decision; the expert's max_nodes (1,500,000 when it plays)"""
+    search_teacher_stock: int | None = None
+    """label where the open stock has <= this many cards or is closed; the search teacher's positions
+    (R18: a closed stock); default: every hidden-card decision. 6 in schnapsen20 labels from the third trick on, where the expert is
+    strongest against a policy (policy+expert hands it the same positions)"""
     search_teacher_coef: float = 1.0
     """weight of the search teacher's loss; -log P(the search's best actions) on the labelled decisions"""
     search_teacher: str = "expert"

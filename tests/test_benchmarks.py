@@ -448,3 +448,45 @@ def test_default_run_time_refuses_a_json_of_another_layout_before_training(tmp_p
                          text=True, timeout=120)
     assert out.returncode == 2 and out.stderr.count("\n") == 1, out.stderr
     assert "is not a record of this script" in out.stderr and bad.read_text() == "[1, 2]"
+
+
+VARIANTS = Path(__file__).resolve().parent.parent / "benchmarks" / "recipe_variants.py"
+TINY = "--batch-size 512 --minibatch-size 256 --num-envs 16 --samplers 1 --inline-samplers"
+
+
+def test_recipe_variants_trains_records_and_reuses_a_finished_run(tmp_path):
+    """A variant's row holds its flags, train.py command and both results; a second invocation keeps the first
+    variant's row, and a finished run whose recorded flags are the variant's is evaluated, not trained again,
+    while a run of other flags is not taken for it."""
+    def run(*variants: str) -> subprocess.CompletedProcess:
+        argv = [sys.executable, str(VARIANTS), "--total-steps", "600", "--deals", "2", "--run-dir", "runs",
+                "--json", "v.json", *[a for v in variants for a in ("--variant", v)]]
+        return subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=600)
+
+    first = run(f"slow=--learning-rate 1e-4 {TINY}")
+    assert first.returncode == 0, first.stderr
+    assert "train.py" in first.stdout and "evaluating it" not in first.stdout
+    again = run(f"fast=--learning-rate 1e-3 {TINY}", f"slow=--learning-rate 1e-4 {TINY}")
+    assert again.returncode == 0, again.stderr
+    assert again.stdout.count("evaluating it") == 1 and "slow has these flags" in again.stdout
+    rows = {r["name"]: r for r in json.loads((tmp_path / "v.json").read_text())["rows"]}
+    assert set(rows) == {"slow", "fast"}
+    assert rows["fast"]["flags"] == f"--learning-rate 1e-3 {TINY}"
+    assert "--learning-rate 1e-3" in rows["fast"]["train_command"] and rows["fast"]["steps"] >= 600
+    for r in rows.values():
+        assert r["pimc"]["deals"] == r["expert"]["deals"] == 2 and -3 <= r["expert"]["mean"] <= 3
+    clash = run(f"slow=--learning-rate 1e-3 {TINY}")  # the folder's run has other flags: refused, nothing lost
+    assert clash.returncode == 2 and "holds something other than a finished run" in clash.stderr, clash.stderr
+    assert "Traceback" not in clash.stderr and (tmp_path / "runs" / "slow" / "policy.pt").is_file()
+    assert {r["name"] for r in json.loads((tmp_path / "v.json").read_text())["rows"]} == {"slow", "fast"}
+
+
+@pytest.mark.parametrize("argv, expected", [
+    (["--variant", "no-equals-sign"], "expected NAME=FLAGS"),
+    (["--variant", "a b=--seed 2"], "expected NAME=FLAGS"),
+    (["--variant", "a=", "--deals", "0"], "must be positive"),
+])
+def test_recipe_variants_bad_input_is_one_line(argv, expected, tmp_path):
+    out = subprocess.run([sys.executable, str(VARIANTS), *argv], cwd=tmp_path, capture_output=True, text=True,
+                         timeout=120)
+    assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr

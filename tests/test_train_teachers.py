@@ -21,11 +21,11 @@ RULES = RuleSet.make("schnapsen20")
 NODES = 20_000  # a small budget: the searches of these tests take milliseconds
 
 
-def _sampler(share: float, seed: int = 5, num_envs: int = 16) -> Sampler:
+def _sampler(share: float, seed: int = 5, num_envs: int = 16, stock: int | None = None) -> Sampler:
     net = ActorCritic(255, 27, hidden=32)
     torch.manual_seed(0)
     return Sampler(0, RULES, num_envs, seed, net.config(), 400, 0.0, 0.3, 1.0, 0.95, endgame_teacher=True,
-                   search_share=share, search_nodes=NODES)
+                   search_share=share, search_nodes=NODES, search_stock=stock)
 
 
 def _record_searches(sampler: Sampler) -> list[dict]:
@@ -80,6 +80,23 @@ def test_search_labels_are_the_experts_best_actions_on_the_learners_observations
     assert quiet.search is None
     out, st = quiet.collect(weights, None, 400)
     assert not out["search"].any() and st["search_labels"] == 0 and st["search_seconds"] == 0.0
+
+
+def test_search_teacher_stock_labels_only_small_or_closed_stocks():
+    """``--search-teacher-stock 6``: every search is on an observation whose open stock holds at most 6 cards, or
+    whose stock is closed (R18), and such positions do get labels (the draw is among them alone)."""
+    sampler = _sampler(0.2, seed=7, stock=6)
+    calls = _record_searches(sampler)
+    sampler.collect(ActorCritic(255, 27, hidden=32).state_dict(), None, 400)
+    lay = layout(RULES)
+    stocks = [int(round(c["obs"][lay["stock_size"]][0] * RULES.stock0)) for c in calls]
+    closed = [c["obs"][lay["closed"]][0] > 0 for c in calls]
+    assert len(calls) >= 10
+    assert all(0 < s <= 6 or shut for s, shut in zip(stocks, closed))
+    everywhere = _sampler(0.2, seed=7)
+    wide = _record_searches(everywhere)
+    everywhere.collect(ActorCritic(255, 27, hidden=32).state_dict(), None, 400)
+    assert any(round(c["obs"][lay["stock_size"]][0] * RULES.stock0) > 6 for c in wide)  # without the flag the opening too
 
 
 def test_each_search_label_is_returned_once():
@@ -142,7 +159,8 @@ def test_a_sampler_state_from_before_the_search_teacher_loads():
 
 @pytest.mark.parametrize("flags, message", [
     (dict(search_teacher_share=1.5), "--search-teacher-share"), (dict(search_teacher_share=float("nan")), "share"),
-    (dict(search_teacher_nodes=0), "--search-teacher-nodes"), (dict(search_teacher_coef=-1.0), "--search-teacher"),
+    (dict(search_teacher_nodes=0), "--search-teacher-nodes"), (dict(search_teacher_stock=-1), "--search-teacher-stock"),
+    (dict(search_teacher_coef=-1.0), "--search-teacher"),
     (dict(eval_opponents=("bogus",)), "--eval-opponents 'bogus'"), (dict(eval_every=5, eval_opponents=()), "empty"),
 ])
 def test_bad_teacher_and_panel_flags_are_refused_before_any_work(tmp_path, flags, message):

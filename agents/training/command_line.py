@@ -68,7 +68,7 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
                    "eval_rollout_every", "eval_workers", "nash_conv_every"),
     "PPO": ("batch_size", "minibatch_size", "update_epochs", "learning_rate", "anneal_lr", "gamma", "gae_lambda",
             "clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "endgame_teacher_coef", "search_teacher_share",
-            "search_teacher_nodes", "search_teacher_coef", "search_teacher", "cfr_iterations"),
+            "search_teacher_nodes", "search_teacher_stock", "search_teacher_coef", "search_teacher", "cfr_iterations"),
     "network": ("hidden", "layers", "privileged_critic", "precision", "init_from"),
     "opponents": ("pool_size", "pool_every", "pool_prob", "heuristic_prob", "random_prob", "opponent", "opponent_prob",
                   "opponent_greedy"),

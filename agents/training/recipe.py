@@ -56,7 +56,7 @@ class PPOArgs:
     gae_lambda: float = 0.95
     """GAE lambda"""
     clip_coef: float = 0.2
-    """PPO clip range of the probability ratio (and of the value change)"""
+    """PPO clip range (probability ratio and value change)"""
     ent_coef: float = 0.01
     """entropy bonus"""
     vf_coef: float = 0.5

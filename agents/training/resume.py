@@ -33,6 +33,7 @@ PER_INVOCATION = ("stop_after_updates", "progress", "eval_workers", "device", "t
 #: before them (a resumed checkpoint that lacks one gets this value).
 ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0, "overlap_sampling": False, "nash_conv_every": 0,
               "sampler_nice": SAMPLER_NICE, "search_teacher_share": 0.0, "search_teacher_nodes": 200_000,
+              "search_teacher_stock": None,
               "search_teacher_coef": 1.0, "eval_opponents": ("random", "heuristic"), "opponent": None,
               "opponent_prob": 0.0, "search_teacher": "expert", "cfr_iterations": 100,
               "random_prob": 0.0, "init_from": None, "opponent_greedy": False}

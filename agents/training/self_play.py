@@ -246,6 +246,8 @@ class Sampler:
             cards), each decision drawn with this probability from the sampler's generator; 0: off (no draw, no
             search, no per-decision work).
         search_nodes: the search's node budget a decision (``ExpertAgent``'s ``max_nodes``).
+        search_stock: the search teacher draws only among the decisions where the open stock holds at most this
+            many cards or it is closed (RULES.md R18); None: every decision while cards are hidden.
         equilibrium: a ``.npz`` file of an :class:`agents.game_theory.table_policy.ObservationTable` of this
             ruleset (``schnapsen10``'s CFR+ equilibrium by observation), or None; given, the search teacher labels
             with it instead of the expert: each drawn decision gets one action sampled from the table's
@@ -261,7 +263,8 @@ class Sampler:
                  pool_prob: float, heuristic_prob: float, gamma: float, gae_lambda: float,
                  threads: int | None = None, precision: str = "fp32", endgame_teacher: bool = False,
                  search_share: float = 0.0, search_nodes: int = 200_000, target: dict | None = None,
-                 target_prob: float = 0.0, equilibrium: str | None = None, random_prob: float = 0.0) -> None:
+                 target_prob: float = 0.0, equilibrium: str | None = None, random_prob: float = 0.0,
+                 search_stock: int | None = None) -> None:
         if threads is not None:
             torch.set_num_threads(threads)
         self.index = index
@@ -294,6 +297,7 @@ class Sampler:
         self.heuristic = HeuristicAgent(rules=self.rules, seed=seed)
         self.teacher = CoreSolver(self.rules) if endgame_teacher else None
         self.search_share = float(search_share)
+        self.search_stock = search_stock
         self.search = None
         self.table = None
         if self.search_share > 0 and equilibrium is not None:
@@ -332,7 +336,11 @@ class Sampler:
         if self.search is None and self.table is None:
             return 0
         st = self.venv.state_arrays[idx]
-        hidden = (st[:, F.stock_top] != st[:, F.stock_end]) | (st[:, F.closed_by] >= 0)  # stock open or closed
+        stock = st[:, F.stock_end] - st[:, F.stock_top]
+        closed = st[:, F.closed_by] >= 0
+        hidden = (stock > 0) | closed  # stock open or closed
+        if self.search_stock is not None:
+            hidden &= (stock <= self.search_stock) | closed
         candidates = np.flatnonzero(hidden & (self.masks[idx].sum(axis=1) > 1))
         labels = np.zeros(len(idx), dtype=np.int64)
         if candidates.size:
@@ -879,8 +887,8 @@ def sampler_kwargs(args, rules: RuleSet, net: dict, index: int, target: dict | N
                 heuristic_prob=args.heuristic_prob, gamma=args.gamma, gae_lambda=args.gae_lambda,
                 precision=args.precision, endgame_teacher=args.endgame_teacher_coef > 0,
                 search_share=args.search_teacher_share if args.search_teacher_coef > 0 else 0.0,
-                search_nodes=args.search_teacher_nodes, target=target, target_prob=args.opponent_prob,
-                equilibrium=equilibrium, random_prob=args.random_prob)
+                search_nodes=args.search_teacher_nodes, search_stock=args.search_teacher_stock, target=target,
+                target_prob=args.opponent_prob, equilibrium=equilibrium, random_prob=args.random_prob)
 
 
 def start_samplers(args, rules: RuleSet, net: dict, target: dict | None = None,

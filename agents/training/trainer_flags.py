@@ -168,6 +168,9 @@ def validate(args) -> None:
     if not 1 <= args.search_teacher_nodes <= MAX_SEARCH_NODES:
         raise ValueError(f"--search-teacher-nodes must be from 1 to {MAX_SEARCH_NODES:,}, got "
                          f"{args.search_teacher_nodes}")
+    if args.search_teacher_stock is not None and args.search_teacher_stock < 0:
+        raise ValueError(f"--search-teacher-stock must be a card count >= 0 (the open stock's size), got "
+                         f"{args.search_teacher_stock}")
     if not args.search_teacher_coef >= 0 or not math.isfinite(args.search_teacher_coef):
         raise ValueError(f"--search-teacher-coef must be a number >= 0, got {args.search_teacher_coef}")
     if args.search_teacher not in ("expert", "cfr"):
