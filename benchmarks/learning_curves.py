@@ -32,8 +32,8 @@ import harness  # noqa: E402
 from agents.training.recipe import DEFAULT_TOTAL_STEPS  # noqa: E402
 
 #: The recipes: the flags each adds to ``train.py``'s defaults (the teacher's share, nodes and coefficient are
-#: filled from the options).
-RECIPES = ("default", "teacher")
+#: filled from the options); ``lr-3e-4`` is the default recipe with the learning rate it had before 1e-3.
+RECIPES = ("default", "teacher", "lr-3e-4")
 #: The shipped long runs drawn beside the curves (their results come from the ladder).
 SHIPPED_RUNS = ("trained-100m", "trained-220m")
 LADDER = harness.ROOT / "benchmarks" / "ladder_schnapsen20.json"
@@ -41,7 +41,8 @@ LADDER = harness.ROOT / "benchmarks" / "ladder_schnapsen20.json"
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--recipes", nargs="+", choices=RECIPES, default=list(RECIPES), help="the recipes to train")
+    p.add_argument("--recipes", nargs="+", choices=RECIPES, default=list(RECIPES),
+                   help="the recipes to train (the --json file keeps the runs of the others)")
     p.add_argument("--total-steps", type=int, default=DEFAULT_TOTAL_STEPS, help="learner decisions of each run")
     p.add_argument("--opponents", nargs="+", default=["pimc", "expert"], help="the evaluation panel")
     p.add_argument("--eval-every", type=int, default=220, help="updates between the periodic evaluations")
@@ -59,13 +60,21 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
         p.error("--plot needs --from JSON (a record this script wrote with --json)")
     if min(args.total_steps, args.eval_every, args.eval_deals, args.final_deals) <= 0:
         p.error("--total-steps, --eval-every, --eval-deals and --final-deals must be positive")
+    if args.json and not args.plot:
+        harness.check_json(p, args)
+        try:
+            old_runs(args.json)
+        except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+            p.error(f"--json {args.json}: cannot keep the runs of the record there ({type(e).__name__} {e}): "
+                    "expected a record this script wrote, or no file")
     return args
 
 
 def train(args: argparse.Namespace, folder: Path, recipe: str) -> dict:
     """One ``train.py`` run of ``recipe`` in ``folder``; its command, decisions, seconds and curve."""
-    extra = (["--search-teacher-share", str(args.share), "--search-teacher-nodes", str(args.nodes),
-              "--search-teacher-coef", str(args.coef)] if recipe == "teacher" else [])
+    extra = {"teacher": ["--search-teacher-share", str(args.share), "--search-teacher-nodes", str(args.nodes),
+                         "--search-teacher-coef", str(args.coef)],
+             "lr-3e-4": ["--learning-rate", "3e-4"]}.get(recipe, [])
     flags = ["--seed", str(args.seed), "--total-steps", str(args.total_steps), *extra]
     panel = ["--eval-every", str(args.eval_every), "--eval-deals", str(args.eval_deals), "--eval-opponents",
              *args.opponents, "--eval-rollout-every", "0", "--final-eval-opponents", *args.opponents, "--final-eval-deals",
@@ -153,8 +162,22 @@ def main(argv: list[str] | None = None) -> int:
               + ", ".join(f"{o} {last[o]:+.3f} [{last['ci'][o][0]:+.3f}, {last['ci'][o][1]:+.3f}]"
                           for o in args.opponents if o in last))
     if args.json:
-        harness.write_json(args.json, {"settings": settings, "runs": runs})
+        now = harness.record({})
+        kept = {name: r for name, r in old_runs(args.json).items() if name not in runs}
+        harness.write_json(args.json, {"settings": settings, "runs": {
+            **kept, **{name: {**r, "command": now["command"], "commit": now["commit"]} for name, r in runs.items()}}})
     return 0
+
+
+def old_runs(path: str) -> dict:
+    """The runs of the record at ``path`` (none where there is no file), each with the command and commit that
+    measured it (a run without its own takes the record's)."""
+    try:
+        old = json.loads(Path(path).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return {}
+    return {name: {**r, "command": r.get("command", old["command"]), "commit": r.get("commit", old["commit"])}
+            for name, r in old["runs"].items()}
 
 
 if __name__ == "__main__":

@@ -402,19 +402,58 @@ def learning_curves() -> str:
             cells = [_ci(h[o], *h["ci"][o]) for o in opps]
             rows.append(f"| {name}{' (final)' if h.get('final') else ''} | {h['train_seconds'] / 60:.1f} | "
                         f"{h['step']:,} | " + " | ".join(cells) + " |")
-    teacher = (f" The teacher's recipe adds `--search-teacher-share {st['share']:g} --search-teacher-nodes "
-               f"{st['nodes']} --search-teacher-coef {st['coef']:g}`." if "teacher" in d["runs"] else "")
-    rows += ["", f"Game points a hand with the 95% CI. Seed {st['seed']}, {st['total_steps']:,} learner decisions "
-                 f"(`train.py`'s defaults otherwise).{teacher} An evaluation every {st['eval_every']} updates on "
+    flags = "; ".join(f"{name}: `{r['flags']}`" for name, r in d["runs"].items())
+    by_run: dict[tuple[str, str], list[str]] = {}
+    for name, r in d["runs"].items():
+        by_run.setdefault((r.get("command", d["command"]), r.get("commit", d["commit"])), []).append(name)
+    measured = " ".join(provenance({**d, "command": cmd, "commit": commit}).replace(
+        "Measured by", f"{', '.join(names)}: measured by", 1) for (cmd, commit), names in by_run.items())
+    rows += ["", f"Game points a hand with the 95% CI. The runs' `train.py` flags ({flags}), its defaults otherwise "
+                 f"(those of the commit that ran it). An evaluation every {st['eval_every']} updates on "
                  f"{st['eval_deals']:,} duplicate deals (the same deals at the same evaluation of each recipe), the "
-                 f"final one on {st['final_deals']:,}; the minutes leave out the evaluations. {provenance(d)} "
+                 f"final one on {st['final_deals']:,}; the minutes leave out the evaluations. {measured} "
                  "Source: `benchmarks/learning_curves_schnapsen20.json`."]
+    return "\n".join(rows) + "\n"
+
+
+def recipe_variants() -> str:
+    """The recipe's variants (``benchmarks/recipe_variants_schnapsen20.json``, written by
+    ``benchmarks/recipe_variants.py``): per variant its flags, learner decisions, training minutes and rate, the game
+    points a hand against ``pimc`` and ``expert`` on the final table's deals and, where measured, against
+    ``expert`` on the arena's deals of another seed, each with the 95% CI."""
+    d = _load("recipe_variants_schnapsen20.json")
+    st = d["settings"]
+    arena = [r for r in d["rows"] if "arena_expert" in r]
+    head = "| variant | flags | decisions | training min | decisions/s | against `pimc` | against `expert` |"
+    rule = "|---|---|---:|---:|---:|---|---|"
+    if arena:
+        a = arena[0]["arena_expert"]
+        head += f" against `expert`, {a['deals']:,} deals of seed {a['seed']} |"
+        rule += "---|"
+    rows = [head, rule]
+    for r in sorted(d["rows"], key=lambda r: r["name"] != "default"):  # the defaults first, then as recorded
+        cells = [r["name"], f"`{r['flags']}`" if r["flags"] else "(the defaults)", f"{r['steps']:,}",
+                 f"{r['train_seconds'] / 60:.1f}", f"{r['steps_per_second']:,}",
+                 _ci(r["pimc"]["mean"], r["pimc"]["ci_low"], r["pimc"]["ci_high"]),
+                 _ci(r["expert"]["mean"], r["expert"]["ci_low"], r["expert"]["ci_high"])]
+        if arena:
+            e = r.get("arena_expert")
+            cells.append(_ci(e["mean"], e["ci_low"], e["ci_high"]) if e else "")
+        rows.append("| " + " | ".join(cells) + " |")
+    commands = sorted({(r["command"], str(r["commit"])[:7]) for r in d["rows"]})
+    rows += ["", f"Game points a hand with the 95% CI. Each variant is one `train.py` run of seed {st['seed']} for "
+                 f"{st['total_steps']:,} learner decisions with the flags shown added to the defaults; against `pimc` "
+                 f"and `expert` on the final table's {st['deals']:,} duplicate deals (seed {st['final_seed']}). "
+                 "The training minutes were taken on a machine shared with other jobs (pessimistic). Measured by "
+                 + "; ".join(f"`{c}` at commit {k}" for c, k in commands)
+                 + f" on {d['machine']}. Source: `benchmarks/recipe_variants_schnapsen20.json`."]
     return "\n".join(rows) + "\n"
 
 
 TABLES = {"strength": strength, "ladder": ladder, "exploitability": exploitability, "openspiel": openspiel,
           "solver-core": solver_core, "web-soak": web_soak, "search-teacher": search_teacher,
-          "learning-curves": learning_curves, "responders": responders}
+          "learning-curves": learning_curves, "responders": responders,
+          "recipe-variants": recipe_variants}
 FILE_TABLES = {"rates": rates, "final-table": final_table, "pairs": pairs}  # tables that take the JSON file as their argument
 
 

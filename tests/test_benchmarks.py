@@ -490,3 +490,20 @@ def test_recipe_variants_bad_input_is_one_line(argv, expected, tmp_path):
     out = subprocess.run([sys.executable, str(VARIANTS), *argv], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_learning_curves_keeps_the_runs_of_recipes_not_trained_again(tmp_path, monkeypatch):
+    """``--recipes default`` replaces the default recipe's run and keeps the other runs of the record, each with
+    the command and commit that measured it."""
+    module = load_script("benchmarks/learning_curves.py")
+    old = {"settings": {}, "command": "python old", "commit": "a" * 40, "machine": "m",
+           "runs": {"default": {"flags": "old default"}, "lr-3e-4": {"flags": "--learning-rate 3e-4"}}}
+    path = tmp_path / "curves.json"
+    path.write_text(json.dumps(old))
+    monkeypatch.setattr(module, "train", lambda args, folder, recipe: {"flags": f"new {recipe}", "steps": 1,
+                                                                       "train_seconds": 1.0, "curve": [
+                                                                           {"pimc": 0.5, "ci": {"pimc": [0, 1]}}]})
+    assert module.main(["--recipes", "default", "--opponents", "pimc", "--json", str(path)]) == 0
+    runs = json.loads(path.read_text())["runs"]
+    assert runs["default"]["flags"] == "new default" and runs["default"]["commit"] != "a" * 40
+    assert runs["lr-3e-4"] == {"flags": "--learning-rate 3e-4", "command": "python old", "commit": "a" * 40}
