@@ -165,18 +165,19 @@ def main(argv: list[str] | None = None) -> int:
         now = harness.record({})
         kept = {name: r for name, r in old_runs(args.json).items() if name not in runs}
         harness.write_json(args.json, {"settings": settings, "runs": {
-            **kept, **{name: {**r, "command": now["command"], "commit": now["commit"]} for name, r in runs.items()}}})
+            **kept, **{name: {**r, **{k: now[k] for k in ("command", "commit", "machine", "load_average")}}
+                       for name, r in runs.items()}}})
     return 0
 
 
 def old_runs(path: str) -> dict:
-    """The runs of the record at ``path`` (none where there is no file), each with the command and commit that
-    measured it (a run without its own takes the record's)."""
+    """The runs of the record at ``path`` (none where there is no file), each with the command, commit, machine
+    and load average of its measurement (a run without its own takes the record's)."""
     try:
         old = json.loads(Path(path).read_text(encoding="utf-8"))
     except FileNotFoundError:
         return {}
-    return {name: {**r, "command": r.get("command", old["command"]), "commit": r.get("commit", old["commit"])}
+    return {name: {**r, **{k: r.get(k, old.get(k)) for k in ("command", "commit", "machine", "load_average")}}
             for name, r in old["runs"].items()}
 
 

@@ -403,11 +403,12 @@ def learning_curves() -> str:
             rows.append(f"| {name}{' (final)' if h.get('final') else ''} | {h['train_seconds'] / 60:.1f} | "
                         f"{h['step']:,} | " + " | ".join(cells) + " |")
     flags = "; ".join(f"{name}: `{r['flags']}`" for name, r in d["runs"].items())
-    by_run: dict[tuple[str, str], list[str]] = {}
+    by_run: dict[str, tuple[dict, list[str]]] = {}  # each run's measurement: its own, else the record's
     for name, r in d["runs"].items():
-        by_run.setdefault((r.get("command", d["command"]), r.get("commit", d["commit"])), []).append(name)
-    measured = " ".join(provenance({**d, "command": cmd, "commit": commit}).replace(
-        "Measured by", f"{', '.join(names)}: measured by", 1) for (cmd, commit), names in by_run.items())
+        m = {**d, **{k: r[k] for k in ("command", "commit", "machine", "load_average") if k in r}}
+        by_run.setdefault(provenance(m), (m, []))[1].append(name)
+    measured = " ".join(text.replace("Measured by", f"{', '.join(names)}: measured by", 1)
+                        for text, (_, names) in by_run.items())
     rows += ["", f"Game points a hand with the 95% CI. The runs' `train.py` flags ({flags}), its defaults otherwise "
                  f"(those of the commit that ran it). An evaluation every {st['eval_every']} updates on "
                  f"{st['eval_deals']:,} duplicate deals (the same deals at the same evaluation of each recipe), the "

@@ -506,4 +506,6 @@ def test_learning_curves_keeps_the_runs_of_recipes_not_trained_again(tmp_path, m
     assert module.main(["--recipes", "default", "--opponents", "pimc", "--json", str(path)]) == 0
     runs = json.loads(path.read_text())["runs"]
     assert runs["default"]["flags"] == "new default" and runs["default"]["commit"] != "a" * 40
-    assert runs["lr-3e-4"] == {"flags": "--learning-rate 3e-4", "command": "python old", "commit": "a" * 40}
+    assert runs["lr-3e-4"] == {"flags": "--learning-rate 3e-4", "command": "python old", "commit": "a" * 40,
+                               "machine": "m", "load_average": None}
+    assert runs["default"]["machine"] and runs["default"]["command"].startswith("python ")

@@ -60,12 +60,12 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
         "trained-100m", "schnapsen20_policy_100m.pt", "schnapsen20",
         "8f219e5f10cf678cc678d88bb02c6a83329259c0ea4353d3e1065dc9431e4075", "5bc141a",
         ("python train.py --total-steps 100000000 --eval-every 500 --final-eval-opponents random heuristic rollout "
-         "--run-name long100m",)),
+         "--learning-rate 3e-4 --run-name long100m",)),
     ShippedPolicy(
         "trained-220m", "schnapsen20_policy_220m.pt", "schnapsen20",
         "96afa4da43eb98a9f41e7426467c4dab1312c103e99c855156bde44fd297ff41", "5bc141a",
         ("python train.py --total-steps 100000000 --eval-every 500 --final-eval-opponents random heuristic rollout "
-         "--run-name long100m",
+         "--learning-rate 3e-4 --run-name long100m",
          "cp -r runs/long100m runs/long220m",
          # the resume with the trainer of the commit that shipped it (75dcbbe's parent); 163 minutes in all
          "python train.py --resume runs/long220m/checkpoint.pt --total-steps 220000000")),
@@ -73,14 +73,14 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
         "trained-sixtysix24", "sixtysix24_policy.pt", "sixtysix24",
         "94a53f96c4301809c21fc47228aa8fd693b4918e817a2432273981c4acc022c7", "41a7a39",
         ("python train.py --ruleset sixtysix24 --total-steps 36000000 --samplers 1 --eval-every 500 "
-         "--final-eval-deals 500 --run-name sixtysix24_36m",)),  # 36M decisions, 28 minutes on 2 shared cores
+         "--final-eval-deals 500 --learning-rate 3e-4 --run-name sixtysix24_36m",)),  # 36M decisions, 28 minutes on 2 shared cores
     ShippedPolicy(
         "trained-schnapsen10", "schnapsen10_policy.pt", "schnapsen10",
         "a55244d1423baa361f819e204adc0bb2efc9a57bec07a0b9d0910f805173451e", "4cfb6e7",
         ("python train.py --ruleset schnapsen10 --total-steps 20000000 --hidden 1024 --search-teacher cfr "
          "--search-teacher-share 1.0 --search-teacher-coef 10 --endgame-teacher-coef 10 --heuristic-prob 0 "
          "--random-prob 0.4 --eval-every 0 --final-eval-deals 0 --nash-conv-every 250 --samplers 1 "
-         "--run-name s10_w1024_rand40",)),
+         "--learning-rate 3e-4 --run-name s10_w1024_rand40",)),
     # 20M decisions with the equilibrium teacher (CFR+) on every hidden-card decision and 40% of the hands against a
     # uniformly random player, 34 minutes of training on 2 cores shared with other work
 )
