@@ -140,11 +140,17 @@ def measure(args: argparse.Namespace, folder: Path, name: str, flags: list[str])
         r = play_match(("policy", str(folder / name / "policy.pt")), "expert", n_deals=args.arena_deals,
                        seed=args.arena_seed, progress=False).to_dict()
         row["arena_expert"] = {k: r[k] for k in ("mean", "ci_low", "ci_high", "deals", "seed")}
-    print(f"{name}: pimc {row['pimc']['mean']:+.3f}, expert {row['expert']['mean']:+.3f}"
-          + (f", expert on {args.arena_deals} deals of seed {args.arena_seed} {row['arena_expert']['mean']:+.3f} "
-             f"[{row['arena_expert']['ci_low']:+.3f}, {row['arena_expert']['ci_high']:+.3f}]"
+    print(f"{name}: pimc {_text(row['pimc'])}, expert {_text(row['expert'])}"
+          + (f", expert on {args.arena_deals} deals of seed {args.arena_seed} {_text(row['arena_expert'])}"
              if args.arena_deals else ""), flush=True)
     return row
+
+
+def _text(result: dict) -> str:
+    """``+0.123 [+0.010, +0.236]``; without the interval where the arena gives none (a single deal)."""
+    if result["ci_low"] is None:
+        return f"{result['mean']:+.3f} (one deal: no CI)"
+    return f"{result['mean']:+.3f} [{result['ci_low']:+.3f}, {result['ci_high']:+.3f}]"
 
 
 def main(argv: list[str] | None = None) -> int:
