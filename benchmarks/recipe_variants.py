@@ -63,7 +63,8 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def command(args: argparse.Namespace, name: str, flags: list[str], folder: Path) -> list[str]:
-    return ["train.py", "--seed", str(args.seed), "--total-steps", str(args.total_steps), *flags,
+    steps = [] if "--total-steps" in flags else ["--total-steps", str(args.total_steps)]  # a variant may set its own
+    return ["train.py", "--seed", str(args.seed), *steps, *flags,
             "--eval-every", "0", "--final-eval-opponents", *PANEL, "--final-eval-deals", str(args.deals),
             "--run-dir", str(folder), "--run-name", name, "--no-progress", "--no-tensorboard"]
 
