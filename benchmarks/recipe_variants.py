@@ -63,8 +63,9 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def command(args: argparse.Namespace, name: str, flags: list[str], folder: Path) -> list[str]:
-    steps = [] if "--total-steps" in flags else ["--total-steps", str(args.total_steps)]  # a variant may set its own
-    return ["train.py", "--seed", str(args.seed), *steps, *flags,
+    own = [a for key, value in (("--seed", args.seed), ("--total-steps", args.total_steps)) if key not in flags
+           for a in (key, str(value))]  # a variant may set its own seed or length
+    return ["train.py", *own, *flags,
             "--eval-every", "0", "--final-eval-opponents", *PANEL, "--final-eval-deals", str(args.deals),
             "--run-dir", str(folder), "--run-name", name, "--no-progress", "--no-tensorboard"]
 

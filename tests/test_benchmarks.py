@@ -484,14 +484,16 @@ def test_recipe_variants_trains_records_and_reuses_a_finished_run(tmp_path):
 
 
 def test_recipe_variants_a_variant_of_its_own_length_names_it_once(tmp_path):
-    """A variant that sets ``--total-steps`` trains for that many decisions, named once in its command; the others
-    get the script's ``--total-steps``."""
+    """A variant that sets ``--total-steps`` or ``--seed`` trains for that many decisions or with that seed, named
+    once in its command; the others get the script's."""
     module = load_script("benchmarks/recipe_variants.py")
     args = module.parse(["--variant", "a=", "--total-steps", "600"])
     longer = module.command(args, "long", ["--total-steps", "900"], tmp_path)
     assert longer.count("--total-steps") == 1 and longer[longer.index("--total-steps") + 1] == "900"
     plain = module.command(args, "plain", ["--ent-coef", "0.003"], tmp_path)
-    assert plain[plain.index("--total-steps") + 1] == "600"
+    assert plain[plain.index("--total-steps") + 1] == "600" and plain[plain.index("--seed") + 1] == "1"
+    seeded = module.command(args, "seed-2", ["--seed", "2"], tmp_path)
+    assert seeded.count("--seed") == 1 and seeded[seeded.index("--seed") + 1] == "2"
 
 
 @pytest.mark.parametrize("argv, expected", [
