@@ -443,7 +443,8 @@ def recipe_variants() -> str:
         rows.append("| " + " | ".join(cells) + " |")
     commands = sorted({(r["command"], str(r["commit"])[:7]) for r in d["rows"]})
     rows += ["", f"Game points a hand with the 95% CI. Each variant is one `train.py` run of seed {st['seed']} for "
-                 f"{st['total_steps']:,} learner decisions with the flags shown added to the defaults; against `pimc` "
+                 f"{st['total_steps']:,} learner decisions (unless its flags set others) with the flags shown added to the "
+                 "defaults; against `pimc` "
                  f"and `expert` on the final table's {st['deals']:,} duplicate deals (seed {st['final_seed']}). "
                  "The training minutes were taken on a machine shared with other jobs (pessimistic). Measured by "
                  + "; ".join(f"`{c}` at commit {k}" for c, k in commands)
