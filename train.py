@@ -61,6 +61,7 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
+from torch.optim.swa_utils import AveragedModel  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from agents.learned.checkpoint import load_checkpoint  # noqa: E402
@@ -127,6 +128,11 @@ class Args(PPOArgs):
     """the local samplers' nice under --overlap-sampling; how much lower than the learner's the local sampler
     processes' scheduling priority is (POSIX nice, 0 to 19): the update keeps its core while they play; they also yield to every
     other program, so on a machine shared with other busy jobs 0 (equal priority) can be faster"""
+    average_last: float = 0.0
+    """share of the run's last updates averaged into policy.pt; tail weight averaging (SWA, Izmailov et al.
+    2018): policy.pt and the final evaluation are the uniform average of the weights after
+    each of those updates (0: the last weights); training, the pool and the periodic evaluations use the last
+    weights, and checkpoint.pt keeps both, so --resume continues the average exactly"""
     endgame_teacher_coef: float = 1.0
     """weight of the endgame teacher's loss; once the stock is exhausted the position is one of perfect
     information, so the samplers label each such learner decision with its exactly best actions (the compiled
@@ -338,6 +344,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
     train_s0 = 0.0  # seconds of training before this invocation (a resumed run's), without evaluations
     history: list[dict] = []
     sampler_states = None
+    average = None  # the tail average of the weights (--average-last), once its updates have begun
     next_request = None  # the samplers' next batch, drawn before the last update (--overlap-sampling)
     if resume_ckpt is None:
         trainer_flags.load_init(args, rules, model)
@@ -350,6 +357,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
         global_step, update, hands, evals = tr["global_step"], tr["update"], tr["hands"], tr["evals"]
         history = list(tr["history"])
         train_s0 = tr.get("train_seconds", 0.0)
+        average = resume.restore_average(tr, model)
         if global_step >= args.total_steps and (run_dir / "policy.pt").exists():  # else: write the final policy
             raise ValueError(f"the run in {str(run_dir)!r} already finished at {global_step:,} learner decisions "
                              f"(--total-steps {args.total_steps:,}): pass a larger --total-steps to extend it")
@@ -376,6 +384,12 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             print(samplers.describe(), flush=True)
 
         n_updates_total = max(1, args.total_steps // args.batch_size)
+        # --average-last: the updates after this one are averaged; a run extended by --resume before its new
+        # window drops the average it had begun.
+        average_after = (n_updates_total - max(1, round(args.average_last * n_updates_total))
+                         if args.average_last else None)
+        if average is not None and (average_after is None or update <= average_after):
+            average = None
         bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps),
                    disable=None if args.progress else True,  # None: no bar where the output is not a terminal
                    unit=" decisions", unit_scale=True, dynamic_ncols=True)
@@ -457,6 +471,10 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             update += 1
             updates_this_call += 1
             sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
+            if average_after is not None and update > average_after:
+                if average is None:
+                    average = AveragedModel(model)
+                average.update_parameters(model)  # the running uniform mean of the weights after each update
             if update % args.pool_every == 0:
                 pool.append({k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
                 pool = pool[len(pool) - args.pool_size:] if len(pool) > args.pool_size else pool
@@ -493,7 +511,8 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             if update % args.checkpoint_every == 0 or final:
                 files.save_checkpoint(model, rules, args, resume.trainer_state(
                     optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands,
-                    evals=evals, history=history, next_request=next_request, train_seconds=train_seconds()))
+                    evals=evals, history=history, next_request=next_request, train_seconds=train_seconds(),
+                    average=resume.average_state(average)))
         bar.close()
         sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
         print(f"trained {global_step:,} learner decisions, {hands:,} hands, {update} updates, {sps:,.0f} decisions/s",
@@ -505,7 +524,8 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
                   f"samplers ({search_cost['share_of_sampler_time']:.1%} of their time)", flush=True)
         files.save_checkpoint(model, rules, args, resume.trainer_state(
             optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands, evals=evals,
-            history=history, next_request=next_request, train_seconds=train_seconds()))
+            history=history, next_request=next_request, train_seconds=train_seconds(),
+            average=resume.average_state(average)))
     except SamplerError as e:  # the run ends; its last checkpoint was written before the sampler was lost
         raise files.sampler_lost(e) from None
     except KeyboardInterrupt:  # Ctrl-C: the message says what is kept and how to continue
@@ -528,12 +548,13 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
         print(f"stopped after {updates_this_call} updates; continue with: {files.resume_command}")
         close_writer(writer)
         return summary
-    files.save_policy(model, rules, args)
+    policy = model if average is None else average.module  # the network policy.pt holds
+    files.save_policy(policy, rules, args)
     if args.final_eval_deals:
         if args.progress:
             print(f"final evaluation: {args.final_eval_deals:,} duplicate deals against each of "
                   f"{', '.join(args.final_eval_opponents)}", flush=True)
-        res = files.evaluate(model, rules, args, list(args.final_eval_opponents), args.final_eval_deals, seed=999_999,
+        res = files.evaluate(policy, rules, args, list(args.final_eval_opponents), args.final_eval_deals, seed=999_999,
                              label="policy.pt", progress=args.progress)
         summary["evaluation"] = {k: v.to_dict() for k, v in res.items()}
         print(evaluation_table(run_dir / "policy.pt", res), flush=True)

@@ -152,6 +152,57 @@ def test_seeded_run_is_reproducible(tmp_path):
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=0)
 
 
+def test_tail_average_is_the_mean_of_the_weights_after_each_of_the_last_updates(tmp_path):
+    """--average-last: policy.pt is the uniform mean of the weights after each update of the window (the tiny run
+    keeps a pool snapshot after every update, so the pool holds them), checkpoint.pt the last weights."""
+    # 5000 decisions in batches of >= 1024: 4 updates planned, the last half (updates 3, 4, and any after) averaged.
+    train.main(tiny_args(tmp_path, total_steps=5000, average_last=0.5))
+    ck = load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")
+    tr = ck["trainer"]
+    snapshots = tr["pool"]  # after updates 1..update
+    assert tr["update"] == len(snapshots) >= 4
+    window = snapshots[2:]
+    assert tr["average"]["count"] == len(window)
+    policy = load_checkpoint(tmp_path / "tiny" / "policy.pt")["model"]
+    for k in policy:
+        torch.testing.assert_close(policy[k], torch.stack([s[k] for s in window]).mean(0), rtol=1e-6, atol=1e-7)
+        torch.testing.assert_close(ck["model"][k], snapshots[-1][k], rtol=0, atol=0)
+    assert any(not torch.equal(policy[k], ck["model"][k]) for k in policy)  # an average, not the last weights
+    # Without the flag the run trains the same weights and writes the last ones.
+    train.main(tiny_args(tmp_path, run_name="plain", total_steps=5000))
+    plain = load_checkpoint(tmp_path / "plain" / "checkpoint.pt")
+    assert plain["trainer"]["average"] is None
+    _weights_equal(plain["model"], ck["model"])
+    _weights_equal(load_checkpoint(tmp_path / "plain" / "policy.pt")["model"], plain["model"])
+
+
+def test_tail_average_resumes_exactly_and_a_malformed_one_is_refused(tmp_path):
+    train.main(tiny_args(tmp_path, run_name="straight", total_steps=5000, average_last=0.5))
+    # Stop inside the window (after update 3, the average holding one update), then resume.
+    train.main(tiny_args(tmp_path, run_name="split", total_steps=5000, average_last=0.5, stop_after_updates=3))
+    ck = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
+    assert ck["trainer"]["update"] == 3 and ck["trainer"]["average"]["count"] == 1
+    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt")))
+    _weights_equal(load_checkpoint(tmp_path / "straight" / "policy.pt")["model"],
+                   load_checkpoint(tmp_path / "split" / "policy.pt")["model"])
+    bad = dict(ck, trainer=dict(ck["trainer"], average={"weights": ck["model"], "count": 0}))
+    save_atomic(bad, tmp_path / "bad.pt")
+    with pytest.raises(CheckpointError, match="'average' count is 0, expected the number of updates averaged"):
+        train.main(train.Args(resume=str(tmp_path / "bad.pt")))
+    nan = {k: torch.full_like(v, float("nan")) for k, v in ck["model"].items()}
+    save_atomic(dict(ck, trainer=dict(ck["trainer"], average={"weights": nan, "count": 1})), tmp_path / "nan.pt")
+    with pytest.raises(CheckpointError, match="'average' weights .* holds NaN"):
+        train.main(train.Args(resume=str(tmp_path / "nan.pt")))
+    # A checkpoint from before the flag (no 'average' key) resumes, without averaging.
+    train.main(tiny_args(tmp_path, run_name="old", total_steps=5000, stop_after_updates=2))
+    old = load_checkpoint(tmp_path / "old" / "checkpoint.pt")
+    trainer = dict(old["trainer"])
+    del trainer["average"]
+    args = {k: v for k, v in old["args"].items() if k != "average_last"}
+    save_atomic(dict(old, trainer=trainer, args=args), tmp_path / "old.pt")
+    assert train.main(train.Args(resume=str(tmp_path / "old.pt")))["steps"] >= 5000
+
+
 def test_privileged_critic_runs(tmp_path):
     train.main(tiny_args(tmp_path, run_name="priv", privileged_critic=True, total_steps=1200))
     ck = load_checkpoint(tmp_path / "priv" / "policy.pt")

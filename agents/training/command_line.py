@@ -66,7 +66,7 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
     "the run": ("total_steps", "seed", "ruleset", "knob", "run_name", "run_dir", "resume", "stop_after_updates"),
     "evaluation": ("final_eval_deals", "final_eval_opponents", "eval_every", "eval_opponents", "eval_deals",
                    "eval_rollout_every", "eval_workers", "nash_conv_every"),
-    "PPO": ("batch_size", "minibatch_size", "update_epochs", "learning_rate", "anneal_lr", "gamma", "gae_lambda",
+    "PPO": ("batch_size", "minibatch_size", "update_epochs", "learning_rate", "anneal_lr", "average_last", "gamma", "gae_lambda",
             "clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "endgame_teacher_coef", "search_teacher_share",
             "search_teacher_nodes", "search_teacher_stock", "search_teacher_coef", "search_teacher", "cfr_iterations"),
     "network": ("hidden", "layers", "privileged_critic", "precision", "init_from"),

@@ -39,8 +39,8 @@ class PPOArgs:
     """rule knobs as KEY=VALUE (RULES.md section 5), e.g. --knob false_claim=mirror close_min_stock=3 (or --knob
     repeated, one knob each)"""
     threads: int | None = None
-    """torch CPU threads of the learner's update (default: the cores the local samplers leave free under
-    --overlap-sampling, at least 1; else this machine's cores); samplers use 1 each"""
+    """torch CPU threads of the learner's update; default: the cores the local samplers leave free under
+    --overlap-sampling, at least 1, else this machine's cores; samplers use 1 each"""
     batch_size: int = 16384
     """at least this many finished learner decisions per PPO update (train_rllib.py: env steps per batch)"""
     minibatch_size: int = 2048

@@ -15,6 +15,7 @@ import typing
 
 import numpy as np
 import torch
+from torch.optim.swa_utils import AveragedModel
 
 from agents.learned.checkpoint import CheckpointError
 from agents.learned.policy_net import ActorCritic, resolve_precision, versions
@@ -36,11 +37,12 @@ ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0, "overlap_samplin
               "search_teacher_stock": None,
               "search_teacher_coef": 1.0, "eval_opponents": ("random", "heuristic"), "opponent": None,
               "opponent_prob": 0.0, "search_teacher": "expert", "cfr_iterations": 100,
-              "random_prob": 0.0, "init_from": None, "opponent_greedy": False}
+              "random_prob": 0.0, "init_from": None, "opponent_greedy": False,
+              "average_last": 0.0}
 
 #: Keys of a trainer checkpoint's ``"trainer"`` entry: the state ``--resume`` restores.
 TRAINER_KEYS = ("optimizer", "pool", "samplers", "rng", "torch_rng", "global_step", "update", "hands", "evals",
-                "history", "next_request", "train_seconds")
+                "history", "next_request", "train_seconds", "average")
 
 
 def versions_text(ckpt: dict) -> str:
@@ -158,7 +160,8 @@ def trainer_state_problem(tr, args, model: ActorCritic, n_obs: int, n_actions: i
     generator states are checked before any of it is used (the env's hands are checked when they are loaded)."""
     if not isinstance(tr, dict):
         return f"'trainer' is a {type(tr).__name__}, expected a dict"
-    tr = {"next_request": None, "train_seconds": 0.0, **tr}  # checkpoints from before --overlap-sampling, the clock
+    # checkpoints from before --overlap-sampling, the clock, --average-last
+    tr = {"next_request": None, "train_seconds": 0.0, "average": None, **tr}
     missing = [k for k in TRAINER_KEYS if k not in tr]
     unknown = sorted(map(str, set(tr) - set(TRAINER_KEYS)))
     if missing or unknown:
@@ -194,6 +197,18 @@ def trainer_state_problem(tr, args, model: ActorCritic, n_obs: int, n_actions: i
             return problem
         if not args.overlap_sampling:
             return "trainer 'next_request' is set, but the run does not overlap sampling"
+    avg = tr["average"]
+    if avg is not None:
+        if not isinstance(avg, dict) or set(avg) != {"weights", "count"}:
+            return "trainer 'average' must be None or a dict with keys 'weights' and 'count'"
+        if not fits_hint(avg["count"], int) or not 1 <= avg["count"] <= tr["update"]:
+            return (f"trainer 'average' count is {avg['count']!r}, expected the number of updates averaged, from 1 "
+                    f"to the run's {tr['update']} updates")
+        if not args.average_last:
+            return "trainer 'average' is set, but the run does not average its weights (--average-last 0)"
+        problem = _weights_problem("trainer 'average' weights", avg["weights"], shapes)
+        if problem:
+            return problem
     opt = tr["optimizer"]
     if not isinstance(opt, dict) or set(opt) != {"state", "param_groups"} or not isinstance(opt["state"], dict):
         return "trainer 'optimizer' is not the state of torch.optim.Adam (keys 'state', 'param_groups')"
@@ -260,6 +275,27 @@ def restore(ckpt: dict, args, model: ActorCritic, optimizer: torch.optim.Optimiz
     return tr
 
 
+def average_state(average: AveragedModel | None) -> dict | None:
+    """A checkpoint's ``"average"`` entry: the tail average's weights and how many updates it holds (None before
+    the average begins or without ``--average-last``)."""
+    if average is None:
+        return None
+    return {"weights": {k: v.detach().cpu().clone() for k, v in average.module.state_dict().items()},
+            "count": int(average.n_averaged)}
+
+
+def restore_average(tr: dict, model: ActorCritic) -> AveragedModel | None:
+    """The tail average of a checkpoint's trainer state (checked by :func:`trainer_state_problem`) as the
+    :class:`torch.optim.swa_utils.AveragedModel` of ``model`` it was, or None where it holds none."""
+    saved = tr.get("average")
+    if saved is None:
+        return None
+    average = AveragedModel(model)
+    average.module.load_state_dict(saved["weights"])
+    average.n_averaged.fill_(saved["count"])
+    return average
+
+
 def restore_samplers(samplers, states: list, ckpt: dict, path: str) -> None:
     """Give every sampler its hands, chains and generator from the checkpoint.
 
@@ -279,7 +315,7 @@ def restore_samplers(samplers, states: list, ckpt: dict, path: str) -> None:
 def trainer_state(optimizer: torch.optim.Optimizer, samplers, rng: np.random.Generator, **progress) -> dict:
     """A checkpoint's ``"trainer"`` entry (:data:`TRAINER_KEYS`): the optimiser's, the samplers' and the
     generators' states, and the learner's ``progress`` (``pool``, ``global_step``, ``update``, ``hands``,
-    ``evals``, ``history``, ``next_request``, ``train_seconds``)."""
+    ``evals``, ``history``, ``next_request``, ``train_seconds``, ``average``: :func:`average_state`)."""
     state = {"optimizer": optimizer.state_dict(), "samplers": samplers.get_state(), "rng": rng.bit_generator.state,
              "torch_rng": torch.get_rng_state(), **progress}
     return {k: state[k] for k in TRAINER_KEYS}

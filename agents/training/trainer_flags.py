@@ -161,6 +161,8 @@ def validate(args) -> None:
         raise ValueError(f"--sampler-nice must be from 0 to 19 (a POSIX nice increment), got {args.sampler_nice}")
     if args.stop_after_updates is not None and args.stop_after_updates < 1:
         raise ValueError(f"--stop-after-updates must be >= 1, got {args.stop_after_updates}")
+    if not 0 <= args.average_last <= 1:  # also refuses NaN
+        raise ValueError(f"--average-last must be a share of the run's updates from 0 to 1, got {args.average_last}")
     if not args.endgame_teacher_coef >= 0 or not math.isfinite(args.endgame_teacher_coef):
         raise ValueError(f"--endgame-teacher-coef must be a number >= 0, got {args.endgame_teacher_coef}")
     if not 0 <= args.search_teacher_share <= 1:  # also refuses NaN
