@@ -1,6 +1,7 @@
 """Variants of the default recipe, each a ``train.py`` run with the same seed and learner decisions and a few flags
 changed, each evaluated against ``pimc`` and ``expert`` on the final table's duplicate deals (seed 999999) and,
-with ``--arena-deals``, against ``expert`` on more deals of a seed no variant was chosen on.
+with ``--arena-deals``, against ``expert`` on more deals of a seed no variant was chosen on, and with
+``--verify-seed`` on as many deals of another seed, to verify a recipe chosen on the first seed's deals.
 
     python benchmarks/recipe_variants.py --variant lr-3e-4="--learning-rate 3e-4" \
         --variant lr-1e-3="--learning-rate 1e-3" --json benchmarks/recipe_variants_schnapsen20.json
@@ -53,11 +54,17 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--arena-deals", type=int, default=0, help="also play expert on this many duplicate deals of "
                                                                 "--arena-seed (0: not)")
     p.add_argument("--arena-seed", type=int, default=4242, help="seed of those deals")
+    p.add_argument("--verify-seed", type=int, help="also play expert on --arena-deals deals of this seed, one chosen "
+                                                   "after the variants were compared on --arena-seed's (a recipe "
+                                                   "picked on those deals is verified on others)")
     p.add_argument("--run-dir", help="keep the runs in this folder (default: a temporary one)")
     harness.json_option(p)
     args = p.parse_args(argv)
     if min(args.total_steps, args.deals) <= 0 or args.arena_deals < 0:
         p.error("--total-steps and --deals must be positive, --arena-deals >= 0")
+    if args.verify_seed is not None and (not args.arena_deals or args.verify_seed == args.arena_seed):
+        p.error(f"--verify-seed {args.verify_seed} needs --arena-deals and a seed other than --arena-seed's "
+                f"{args.arena_seed}")
     harness.check_json(p, args, key=lambda r: r["name"], named="its variant")
     return args
 
@@ -142,9 +149,15 @@ def measure(args: argparse.Namespace, folder: Path, name: str, flags: list[str])
         r = play_match(("policy", str(folder / name / "policy.pt")), "expert", n_deals=args.arena_deals,
                        seed=args.arena_seed, progress=False).to_dict()
         row["arena_expert"] = {k: r[k] for k in ("mean", "ci_low", "ci_high", "deals", "seed")}
+    if args.verify_seed is not None:
+        r = play_match(("policy", str(folder / name / "policy.pt")), "expert", n_deals=args.arena_deals,
+                       seed=args.verify_seed, progress=False).to_dict()
+        row["verify_expert"] = {k: r[k] for k in ("mean", "ci_low", "ci_high", "deals", "seed")}
     print(f"{name}: pimc {_text(row['pimc'])}, expert {_text(row['expert'])}"
           + (f", expert on {args.arena_deals} deals of seed {args.arena_seed} {_text(row['arena_expert'])}"
-             if args.arena_deals else ""), flush=True)
+             if args.arena_deals else "")
+          + (f", on deals of seed {args.verify_seed} {_text(row['verify_expert'])}"
+             if args.verify_seed is not None else ""), flush=True)
     return row
 
 

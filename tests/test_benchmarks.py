@@ -458,15 +458,17 @@ def test_recipe_variants_trains_records_and_reuses_a_finished_run(tmp_path):
     """A variant's row holds its flags, train.py command and both results; a second invocation keeps the first
     variant's row, and a finished run whose recorded flags are the variant's is evaluated, not trained again,
     while a run of other flags is not taken for it."""
-    def run(*variants: str, arena: int = 0) -> subprocess.CompletedProcess:
+    def run(*variants: str, arena: int = 0, verify: list[str] = ()) -> subprocess.CompletedProcess:
         argv = [sys.executable, str(VARIANTS), "--total-steps", "600", "--deals", "2", "--run-dir", "runs",
-                "--arena-deals", str(arena), "--json", "v.json", *[a for v in variants for a in ("--variant", v)]]
+                "--arena-deals", str(arena), "--json", "v.json", *verify,
+                *[a for v in variants for a in ("--variant", v)]]
         return subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=600)
 
     first = run(f"slow=--learning-rate 1e-4 {TINY}")
     assert first.returncode == 0, first.stderr
     assert "train.py" in first.stdout and "evaluating it" not in first.stdout
-    again = run(f"fast=--learning-rate 1e-3 {TINY}", f"slow=--learning-rate 1e-4 {TINY}", arena=1)
+    again = run(f"fast=--learning-rate 1e-3 {TINY}", f"slow=--learning-rate 1e-4 {TINY}", arena=1,
+                verify=["--verify-seed", "77"])
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("evaluating it") == 1 and "slow has these flags" in again.stdout
     rows = {r["name"]: r for r in json.loads((tmp_path / "v.json").read_text())["rows"]}
@@ -476,6 +478,8 @@ def test_recipe_variants_trains_records_and_reuses_a_finished_run(tmp_path):
     for r in rows.values():
         assert r["pimc"]["deals"] == r["expert"]["deals"] == 2 and -3 <= r["expert"]["mean"] <= 3
         assert r["arena_expert"]["deals"] == 1 and r["arena_expert"]["seed"] == 4242  # a single deal: no CI
+        assert r["verify_expert"]["deals"] == 1 and r["verify_expert"]["seed"] == 77
+    assert "on deals of seed 77" in again.stdout
     assert "(one deal: no CI)" in again.stdout
     clash = run(f"slow=--learning-rate 1e-3 {TINY}")  # the folder's run has other flags: refused, nothing lost
     assert clash.returncode == 2 and "holds something other than a finished run" in clash.stderr, clash.stderr
@@ -500,6 +504,8 @@ def test_recipe_variants_a_variant_of_its_own_length_names_it_once(tmp_path):
     (["--variant", "no-equals-sign"], "expected NAME=FLAGS"),
     (["--variant", "a b=--seed 2"], "expected NAME=FLAGS"),
     (["--variant", "a=", "--deals", "0"], "must be positive"),
+    (["--variant", "a=", "--verify-seed", "5"], "--verify-seed 5 needs --arena-deals"),
+    (["--variant", "a=", "--arena-deals", "9", "--verify-seed", "4242"], "a seed other than --arena-seed's 4242"),
 ])
 def test_recipe_variants_bad_input_is_one_line(argv, expected, tmp_path):
     out = subprocess.run([sys.executable, str(VARIANTS), *argv], cwd=tmp_path, capture_output=True, text=True,
