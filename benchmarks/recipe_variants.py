@@ -127,32 +127,41 @@ def _same(recorded: object, text: str) -> bool:
     return str(recorded) == text
 
 
-def measure(args: argparse.Namespace, folder: Path, name: str, flags: list[str]) -> dict:
+def measure(args: argparse.Namespace, folder: Path, name: str, flags: list[str], old: dict | None = None) -> dict:
+    """The variant's row: trained (or its finished run found), then evaluated. ``old``: the ``--json`` record's
+    row of this name; where it has the same flags and decisions as a finished run, each of its results of the same
+    deals and seed is kept instead of played again (the arena is deterministic for a seed)."""
     from agents.evaluation.arena import play_match
 
     cmd = command(args, name, flags, folder)
+    policy = ("policy", str(folder / name / "policy.pt"))
     if finished(folder, name, args, flags):
         print(f"{name}: the finished run in {folder / name} has these flags; evaluating it", flush=True)
         s = json.loads((folder / name / "summary.json").read_text(encoding="utf-8"))
-        evaluation = {o: play_match(("policy", str(folder / name / "policy.pt")), o, n_deals=args.deals,
-                                    seed=FINAL_SEED, progress=False).to_dict() for o in PANEL}
+        if not (old and old.get("flags") == shlex.join(flags) and old.get("steps") == s["steps"]):
+            old = None
+        evaluation = {o: old[o] if old and old[o]["deals"] == args.deals else
+                      play_match(policy, o, n_deals=args.deals, seed=FINAL_SEED, progress=False).to_dict()
+                      for o in PANEL}
     else:
         print(" ".join(cmd), flush=True)
         subprocess.run([sys.executable, *cmd], check=True, cwd=harness.ROOT, stdout=subprocess.DEVNULL)
         s = json.loads((folder / name / "summary.json").read_text(encoding="utf-8"))
-        evaluation = s["evaluation"]
+        evaluation, old = s["evaluation"], None
     row = {"name": name, "flags": shlex.join(flags), "train_command": shlex.join(cmd[:-6]),
            "steps": s["steps"], "train_seconds": round(s["train_seconds"], 1),
            "steps_per_second": round(s["steps_per_second"]), "search_teacher": s.get("search_teacher"),
            **{o: {k: evaluation[o][k] for k in ("mean", "ci_low", "ci_high", "deals")} for o in PANEL}}
-    if args.arena_deals:
-        r = play_match(("policy", str(folder / name / "policy.pt")), "expert", n_deals=args.arena_deals,
-                       seed=args.arena_seed, progress=False).to_dict()
-        row["arena_expert"] = {k: r[k] for k in ("mean", "ci_low", "ci_high", "deals", "seed")}
-    if args.verify_seed is not None:
-        r = play_match(("policy", str(folder / name / "policy.pt")), "expert", n_deals=args.arena_deals,
-                       seed=args.verify_seed, progress=False).to_dict()
-        row["verify_expert"] = {k: r[k] for k in ("mean", "ci_low", "ci_high", "deals", "seed")}
+    for key, seed in (("arena_expert", args.arena_seed), ("verify_expert", args.verify_seed)):
+        if not args.arena_deals or seed is None:
+            continue
+        kept = (old or {}).get(key)
+        if kept and kept["deals"] == args.arena_deals and kept["seed"] == seed:
+            print(f"{name}: keeping the record's {key} ({args.arena_deals} deals of seed {seed})", flush=True)
+            row[key] = kept
+        else:
+            r = play_match(policy, "expert", n_deals=args.arena_deals, seed=seed, progress=False).to_dict()
+            row[key] = {k: r[k] for k in ("mean", "ci_low", "ci_high", "deals", "seed")}
     print(f"{name}: pimc {_text(row['pimc'])}, expert {_text(row['expert'])}"
           + (f", expert on {args.arena_deals} deals of seed {args.arena_seed} {_text(row['arena_expert'])}"
              if args.arena_deals else "")
@@ -178,7 +187,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"{name}'s flags: expected no folder there (to train it) or that run (to evaluate it); remove "
                       "it or name the variant otherwise", file=sys.stderr)
                 return 2
-        rows = [measure(args, folder, name, flags) for name, flags in args.variant]
+        old = {r["name"]: r for r in harness.old_rows(args.json, key=lambda r: r["name"], named="its variant")
+               if isinstance(r, dict)} if args.json else {}
+        rows = [measure(args, folder, name, flags, old.get(name)) for name, flags in args.variant]
     if args.json:
         harness.write_rows(args.json, rows, key=lambda r: r["name"],
                            figures={"settings": {"total_steps": args.total_steps, "seed": args.seed,

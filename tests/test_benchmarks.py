@@ -467,8 +467,7 @@ def test_recipe_variants_trains_records_and_reuses_a_finished_run(tmp_path):
     first = run(f"slow=--learning-rate 1e-4 {TINY}")
     assert first.returncode == 0, first.stderr
     assert "train.py" in first.stdout and "evaluating it" not in first.stdout
-    again = run(f"fast=--learning-rate 1e-3 {TINY}", f"slow=--learning-rate 1e-4 {TINY}", arena=1,
-                verify=["--verify-seed", "77"])
+    again = run(f"fast=--learning-rate 1e-3 {TINY}", f"slow=--learning-rate 1e-4 {TINY}", arena=1)
     assert again.returncode == 0, again.stderr
     assert again.stdout.count("evaluating it") == 1 and "slow has these flags" in again.stdout
     rows = {r["name"]: r for r in json.loads((tmp_path / "v.json").read_text())["rows"]}
@@ -478,9 +477,16 @@ def test_recipe_variants_trains_records_and_reuses_a_finished_run(tmp_path):
     for r in rows.values():
         assert r["pimc"]["deals"] == r["expert"]["deals"] == 2 and -3 <= r["expert"]["mean"] <= 3
         assert r["arena_expert"]["deals"] == 1 and r["arena_expert"]["seed"] == 4242  # a single deal: no CI
-        assert r["verify_expert"]["deals"] == 1 and r["verify_expert"]["seed"] == 77
-    assert "on deals of seed 77" in again.stdout
     assert "(one deal: no CI)" in again.stdout
+    # Verified on another seed's deals: the finished run's results of the same deals are kept, not played again.
+    verified = run(f"slow=--learning-rate 1e-4 {TINY}", arena=1, verify=["--verify-seed", "77"])
+    assert verified.returncode == 0, verified.stderr
+    assert "keeping the record's arena_expert" in verified.stdout and "on deals of seed 77" in verified.stdout
+    assert "keeping the record's verify_expert" not in verified.stdout
+    slow = {r["name"]: r for r in json.loads((tmp_path / "v.json").read_text())["rows"]}["slow"]
+    assert slow["verify_expert"]["deals"] == 1 and slow["verify_expert"]["seed"] == 77
+    assert {k: slow[k] for k in ("pimc", "expert", "arena_expert")} == {
+        k: rows["slow"][k] for k in ("pimc", "expert", "arena_expert")}
     clash = run(f"slow=--learning-rate 1e-3 {TINY}")  # the folder's run has other flags: refused, nothing lost
     assert clash.returncode == 2 and "holds something other than a finished run" in clash.stderr, clash.stderr
     assert "Traceback" not in clash.stderr and (tmp_path / "runs" / "slow" / "policy.pt").is_file()
