@@ -128,11 +128,12 @@ class Args(PPOArgs):
     """the local samplers' nice under --overlap-sampling; how much lower than the learner's the local sampler
     processes' scheduling priority is (POSIX nice, 0 to 19): the update keeps its core while they play; they also yield to every
     other program, so on a machine shared with other busy jobs 0 (equal priority) can be faster"""
-    average_last: float = 0.0
+    average_last: float = 0.1
     """share of the run's last updates averaged into policy.pt; tail weight averaging (SWA, Izmailov et al.
-    2018): policy.pt and the final evaluation are the uniform average of the weights after
-    each of those updates (0: the last weights); training, the pool and the periodic evaluations use the last
-    weights, and checkpoint.pt keeps both, so --resume continues the average exactly"""
+    2018): policy.pt and the final evaluation are the uniform average of the weights after each of those
+    updates (0: the last weights; 0.1 ended closer to expert than 0 and 0.25, docs/training.md); training, the
+    pool and the periodic evaluations use the last weights, and checkpoint.pt keeps both, so --resume continues
+    the average exactly"""
     endgame_teacher_coef: float = 1.0
     """weight of the endgame teacher's loss; once the stock is exhausted the position is one of perfect
     information, so the samplers label each such learner decision with its exactly best actions (the compiled
@@ -505,7 +506,9 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
                 tqdm.write(record_evaluation(res, global_step, train_seconds() - (time.perf_counter() - t_eval),
                                              history, writer))
             if args.nash_conv_every and (update % args.nash_conv_every == 0 or final):
-                exact_tree = measure_nash_conv(model, rules, exact_tree, global_step, history, writer)
+                # the last measurement is of the policy the run writes (the tail average where there is one)
+                measured = average.module if final and average is not None else model
+                exact_tree = measure_nash_conv(measured, rules, exact_tree, global_step, history, writer)
             eval_s += time.perf_counter() - t_eval
             bar.set_postfix_str(latest_eval)  # the bar shows the rate itself
             if update % args.checkpoint_every == 0 or final:

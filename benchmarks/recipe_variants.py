@@ -88,11 +88,13 @@ NOT_COMPARED = {"run_dir", "run_name", "tensorboard", "progress", "eval_workers"
 def finished(folder: Path, name: str, args: argparse.Namespace, flags: list[str]) -> bool:
     """Whether ``folder/name`` holds a finished run of these flags, seed and decisions: its policy's recorded
     arguments agree with every flag given and are ``train.py``'s defaults otherwise (:data:`NOT_COMPARED` aside;
-    an argument the run predates counts as its default)."""
+    an argument the run predates counts as the value that reproduces runs from before it,
+    :data:`agents.training.resume.ADDED_ARGS`, which is not its default where the default changed since)."""
     import dataclasses
 
     import torch
 
+    from agents.training.resume import ADDED_ARGS
     from train import Args
 
     run = folder / name
@@ -110,6 +112,7 @@ def finished(folder: Path, name: str, args: argparse.Namespace, flags: list[str]
     for f in dataclasses.fields(Args):
         if f.name not in wanted and f.name not in NOT_COMPARED and f.default is not dataclasses.MISSING:
             wanted[f.name] = "None" if f.default is None else str(f.default)
+    recorded = {**{k: v for k, v in ADDED_ARGS.items() if k not in recorded}, **recorded}
     return all(_same(recorded[k], v) if k in recorded else v in ("None", str(getattr(Args, k, None)))
                for k, v in wanted.items())
 

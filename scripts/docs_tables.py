@@ -421,15 +421,21 @@ def recipe_variants() -> str:
     """The recipe's variants (``benchmarks/recipe_variants_schnapsen20.json``, written by
     ``benchmarks/recipe_variants.py``): per variant its flags, learner decisions, training minutes and rate, the game
     points a hand against ``pimc`` and ``expert`` on the final table's deals and, where measured, against
-    ``expert`` on the arena's deals of another seed, each with the 95% CI."""
+    ``expert`` on the arena's deals of another seed and, where verified, on those of a third seed, each with the 95%
+    CI."""
     d = _load("recipe_variants_schnapsen20.json")
     st = d["settings"]
     arena = [r for r in d["rows"] if "arena_expert" in r]
+    verified = [r for r in d["rows"] if "verify_expert" in r]
     head = "| variant | flags | decisions | training min | decisions/s | against `pimc` | against `expert` |"
     rule = "|---|---|---:|---:|---:|---|---|"
     if arena:
         a = arena[0]["arena_expert"]
         head += f" against `expert`, {a['deals']:,} deals of seed {a['seed']} |"
+        rule += "---|"
+    if verified:
+        v = verified[0]["verify_expert"]
+        head += f" the same, {v['deals']:,} deals of seed {v['seed']} |"
         rule += "---|"
     rows = [head, rule]
     for r in sorted(d["rows"], key=lambda r: r["name"] != "default"):  # the defaults first, then as recorded
@@ -440,13 +446,18 @@ def recipe_variants() -> str:
         if arena:
             e = r.get("arena_expert")
             cells.append(_ci(e["mean"], e["ci_low"], e["ci_high"]) if e else "")
+        if verified:
+            e = r.get("verify_expert")
+            cells.append(_ci(e["mean"], e["ci_low"], e["ci_high"]) if e else "")
         rows.append("| " + " | ".join(cells) + " |")
     commands = sorted({(r["command"], str(r["commit"])[:7]) for r in d["rows"]})
     rows += ["", f"Game points a hand with the 95% CI. Each variant is one `train.py` run of seed {st['seed']} for "
                  f"{st['total_steps']:,} learner decisions (unless its flags set others) with the flags shown added to the "
                  "defaults; against `pimc` "
                  f"and `expert` on the final table's {st['deals']:,} duplicate deals (seed {st['final_seed']}). "
-                 "The training minutes were taken on a machine shared with other jobs (pessimistic). Measured by "
+                 + (f"The deals of seed {verified[0]['verify_expert']['seed']} were drawn after the variants were "
+                    f"compared on the others, to verify the recipe chosen on those. " if verified else "")
+                 + "The training minutes were taken on a machine shared with other jobs (pessimistic). Measured by "
                  + "; ".join(f"`{c}` at commit {k}" for c, k in commands)
                  + f" on {d['machine']}. Source: `benchmarks/recipe_variants_schnapsen20.json`."]
     return "\n".join(rows) + "\n"

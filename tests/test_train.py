@@ -168,8 +168,8 @@ def test_tail_average_is_the_mean_of_the_weights_after_each_of_the_last_updates(
         torch.testing.assert_close(policy[k], torch.stack([s[k] for s in window]).mean(0), rtol=1e-6, atol=1e-7)
         torch.testing.assert_close(ck["model"][k], snapshots[-1][k], rtol=0, atol=0)
     assert any(not torch.equal(policy[k], ck["model"][k]) for k in policy)  # an average, not the last weights
-    # Without the flag the run trains the same weights and writes the last ones.
-    train.main(tiny_args(tmp_path, run_name="plain", total_steps=5000))
+    # Without averaging the run trains the same weights and writes the last ones.
+    train.main(tiny_args(tmp_path, run_name="plain", total_steps=5000, average_last=0.0))
     plain = load_checkpoint(tmp_path / "plain" / "checkpoint.pt")
     assert plain["trainer"]["average"] is None
     _weights_equal(plain["model"], ck["model"])
@@ -194,7 +194,7 @@ def test_tail_average_resumes_exactly_and_a_malformed_one_is_refused(tmp_path):
     with pytest.raises(CheckpointError, match="'average' weights .* holds NaN"):
         train.main(train.Args(resume=str(tmp_path / "nan.pt")))
     # A checkpoint from before the flag (no 'average' key) resumes, without averaging.
-    train.main(tiny_args(tmp_path, run_name="old", total_steps=5000, stop_after_updates=2))
+    train.main(tiny_args(tmp_path, run_name="old", total_steps=5000, stop_after_updates=2, average_last=0.0))
     old = load_checkpoint(tmp_path / "old" / "checkpoint.pt")
     trainer = dict(old["trainer"])
     del trainer["average"]
