@@ -27,6 +27,8 @@
 * Teachers: once the stock is exhausted, the exact solver's best actions (``--endgame-teacher-coef``); while cards
   are hidden, on a share of the decisions, the expert's search on the learner's observation
   (``--search-teacher-share``, expert iteration, Anthony, Tian & Barber 2017); both add ``-log P(best actions)``.
+* Tail weight averaging (``--average-last``, SWA, Izmailov et al. 2018): the policy the run writes is the mean of
+  the weights after each of its last updates; training goes on with the last weights.
 * Optional privileged critic (``--privileged-critic``): the value head also sees the env's omniscient ``state()``
   vector plus the seat, as in PerfectDou (Yang et al. 2022); the policy never does.
 * Periodic evaluation on duplicate deals through the arena (:mod:`agents.evaluation.arena`) against
