@@ -132,8 +132,8 @@ class Args(PPOArgs):
     other program, so on a machine shared with other busy jobs 0 (equal priority) can be faster"""
     average_last: float = 0.1
     """share of the run's last updates averaged into policy.pt; tail weight averaging (SWA, Izmailov et al.
-    2018): policy.pt and the final evaluation are the uniform average of the weights after each of those
-    updates (0: the last weights; 0.1 ended closer to expert than 0 and 0.25, docs/training.md); training, the
+    2018): policy.pt and the final evaluation are the uniform average of the weights after each of the last share
+    of the --total-steps / --batch-size updates planned, and after the last update always (0: the last weights; 0.1 ended closer to expert than 0 and 0.25, docs/training.md); training, the
     pool and the periodic evaluations use the last weights, and checkpoint.pt keeps both, so --resume continues
     the average exactly"""
     endgame_teacher_coef: float = 1.0
@@ -387,11 +387,15 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             print(samplers.describe(), flush=True)
 
         n_updates_total = max(1, args.total_steps // args.batch_size)
-        # --average-last: the updates after this one are averaged; a run extended by --resume before its new
-        # window drops the average it had begun.
+        # --average-last: the updates after this one of the n_updates_total planned are averaged, and the run's
+        # last update always: a batch ends with whole env steps, so it holds a few more decisions than --batch-size
+        # and a run makes about 1% fewer updates than planned (a share under that would average none). A run
+        # extended by --resume before its new window drops the average it had begun.
         average_after = (n_updates_total - max(1, round(args.average_last * n_updates_total))
                          if args.average_last else None)
-        if average is not None and (average_after is None or update <= average_after):
+        in_window = lambda: average_after is not None and (  # noqa: E731
+            update > average_after or global_step >= args.total_steps)
+        if average is not None and not in_window():
             average = None
         bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps),
                    disable=None if args.progress else True,  # None: no bar where the output is not a terminal
@@ -474,7 +478,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             update += 1
             updates_this_call += 1
             sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
-            if average_after is not None and update > average_after:
+            if in_window():
                 if average is None:
                     average = AveragedModel(model)
                 average.update_parameters(model)  # the running uniform mean of the weights after each update
@@ -542,6 +546,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
                "sampler_nodes": [p["node"] for p in samplers.placement], "decisions_trained": rows_trained,
                "decisions_pending": pending, "sampling_seconds": sampling_s, "update_seconds": update_s,
                "batches_overlapped": overlapped, "train_seconds": train_seconds(), "eval_seconds": eval_s,
+               "averaged_updates": 0 if average is None else int(average.n_averaged),
                "search_teacher": search_cost, "history": history, "target_hands": target_hands,
                "target_points_per_hand": target_points / target_hands if target_hands else None,
                "random_hands": random_hands,

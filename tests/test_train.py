@@ -203,6 +203,25 @@ def test_tail_average_resumes_exactly_and_a_malformed_one_is_refused(tmp_path):
     assert train.main(train.Args(resume=str(tmp_path / "old.pt")))["steps"] >= 5000
 
 
+def test_tail_average_window_is_one_of_planned_updates_and_holds_the_last_update(tmp_path):
+    """A batch holds more than --batch-size decisions (whole steps of the vector env), so a run makes fewer updates
+    than --total-steps / --batch-size plans: the window counts back from the plan, and the last update is in it
+    however small the share (summary.json counts the updates averaged)."""
+    kw = dict(total_steps=2560, num_envs=64, batch_size=256, minibatch_size=64)  # 10 updates planned, fewer made
+    summary = train.main(tiny_args(tmp_path, run_name="half", average_last=0.5, **kw))
+    tr = load_checkpoint(tmp_path / "half" / "checkpoint.pt")["trainer"]
+    made = tr["update"]
+    assert made < 10 and tr["average"]["count"] == summary["averaged_updates"] == made - 5  # updates 6.. made
+    policy = load_checkpoint(tmp_path / "half" / "policy.pt")["model"]
+    for k in policy:
+        torch.testing.assert_close(policy[k], torch.stack([s[k] for s in tr["pool"][5:made]]).mean(0),
+                                   rtol=1e-6, atol=1e-7)
+    summary = train.main(tiny_args(tmp_path, run_name="tiny_share", average_last=1e-4, **kw))
+    assert summary["averaged_updates"] == 1
+    ck = load_checkpoint(tmp_path / "tiny_share" / "checkpoint.pt")
+    _weights_equal(load_checkpoint(tmp_path / "tiny_share" / "policy.pt")["model"], ck["model"])
+
+
 def test_privileged_critic_runs(tmp_path):
     train.main(tiny_args(tmp_path, run_name="priv", privileged_critic=True, total_steps=1200))
     ck = load_checkpoint(tmp_path / "priv" / "policy.pt")
@@ -256,6 +275,8 @@ def test_learning_beats_random_clearly(tmp_path):
     # 0 once fell back to the defaults (``x or default``) instead of being refused (bug)
     (dict(total_steps=0), "--total-steps"), (dict(samplers=0), "--samplers"), (dict(threads=0), "--threads"),
     (dict(sampler_nice=20), "--sampler-nice"), (dict(sampler_nice=-1), "--sampler-nice"),
+    (dict(average_last=-0.1), "--average-last"), (dict(average_last=1.5), "--average-last"),
+    (dict(average_last=float("nan")), "--average-last"),
 ])
 def test_bad_flags_refused_before_any_work(tmp_path, flags, message):
     with pytest.raises(ValueError, match=message):
