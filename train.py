@@ -389,7 +389,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
         n_updates_total = max(1, args.total_steps // args.batch_size)
         # --average-last: the updates after this one of the n_updates_total planned are averaged, and the run's
         # last update always: a batch ends with whole env steps, so it holds a few more decisions than --batch-size
-        # and a run makes about 1% fewer updates than planned (a share under that would average none). A run
+        # and a run makes a few fewer updates than planned (a small share would average none). A run
         # extended by --resume before its new window drops the average it had begun.
         average_after = (n_updates_total - max(1, round(args.average_last * n_updates_total))
                          if args.average_last else None)
