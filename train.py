@@ -133,9 +133,9 @@ class Args(PPOArgs):
     average_last: float = 0.1
     """share of the run's last updates averaged into policy.pt; tail weight averaging (SWA, Izmailov et al.
     2018): policy.pt and the final evaluation are the uniform average of the weights after each of the last share
-    of the --total-steps / --batch-size updates planned, and after the last update always (0: the last weights; 0.1 ended closer to expert than 0 and 0.25, docs/training.md); training, the
-    pool and the periodic evaluations use the last weights, and checkpoint.pt keeps both, so --resume continues
-    the average exactly"""
+    of the --total-steps / --batch-size updates planned, and after the last update always (0: the last weights;
+    0.1 ended closer to expert than 0 and 0.25, docs/training.md); training, the pool and the periodic
+    evaluations use the last weights, and checkpoint.pt keeps both, so --resume continues the average exactly"""
     endgame_teacher_coef: float = 1.0
     """weight of the endgame teacher's loss; once the stock is exhausted the position is one of perfect
     information, so the samplers label each such learner decision with its exactly best actions (the compiled
