@@ -105,8 +105,8 @@ class Args(PPOArgs):
     num_envs: int = 256
     """hands played in parallel by each sampler"""
     inline_samplers: bool = False
-    """run the samplers in the learner's process, one after another (same results as processes at the same
-    --threads, whose default differs between the two; for debugging)"""
+    """run the samplers in the learner's process, one after another; the same results as processes at the same
+    --threads, whose default differs between the two (for debugging)"""
     ray_address: str | None = None
     """run the samplers as Ray actors (one CPU each) on this Ray: "local" starts one here, "auto" or
     "HOST:PORT" joins a running cluster (extra "rllib")"""
@@ -118,8 +118,9 @@ class Args(PPOArgs):
     hardware has bfloat16 arithmetic) or "auto" (bf16 on a CPU with AVX512-BF16 or AMX and on a CUDA device with
     bfloat16, else fp32); the checkpoint records the resolved value"""
     torch_deterministic: bool = True
-    """torch.use_deterministic_algorithms (on CUDA it also sets CUBLAS_WORKSPACE_CONFIG=:4096:8 when unset, as
-    cuBLAS requires); --no-torch-deterministic may be faster on a GPU"""
+    """deterministic torch kernels; torch.use_deterministic_algorithms (on CUDA it also sets
+    CUBLAS_WORKSPACE_CONFIG=:4096:8 when unset, as cuBLAS requires); --no-torch-deterministic may be faster on a
+    GPU"""
     privileged_critic: bool = False
     """value head also sees the omniscient state vector; as in PerfectDou (Yang et al. 2022)"""
     overlap_sampling: bool = True
@@ -140,6 +141,11 @@ class Args(PPOArgs):
     """weight of the endgame teacher's loss; once the stock is exhausted the position is one of perfect
     information, so the samplers label each such learner decision with its exactly best actions (the compiled
     solver) and the update adds -log P(best actions) on those decisions; 0 turns the teacher off"""
+    endgame_bootstrap: bool = False
+    """returns end at the exhausted stock with its exact value; each seat's decisions before its first
+    decision once the stock is exhausted (S = 0: perfect information) get that position's exact value as their final
+    reward, as if both seats played perfectly from then on, instead of the hand's result (tablebase rescoring, as
+    Leela Chess Zero rescores its games); the decisions from there on keep the hand's result"""
     search_teacher_share: float = 0.0
     """share of hidden-card decisions the expert labels; the search teacher (expert iteration): that share of the
     learner's decisions while cards are hidden (the stock open or closed, with a choice) is labelled by the samplers

@@ -39,6 +39,7 @@ from agents.training.self_play import (
     Sampler,
     SamplerError,
     batch_tensors,
+    bootstrapped_chain_gae,
     chain_gae,
     ray_death_cause,
     sampler_kwargs,
@@ -99,6 +100,79 @@ def test_chain_gae_by_hand():
     # deltas: 1.0-0.5=0.5, -0.5-1.0=-1.5, 2.0+0.5=2.5; adv3=2.5, adv2=-1.5+.5*2.5=-0.25, adv1=.5-.125=.375
     np.testing.assert_allclose(adv, [0.375, -0.25, 2.5])
     np.testing.assert_allclose(ret, [0.875, 0.75, 2.0])
+
+
+def test_endgame_bootstrap_ends_the_returns_before_the_first_exact_value_by_hand():
+    values = np.array([0.5, 1.0, -0.5, 0.2], np.float32)
+    exact = np.array([np.nan, np.nan, 2.0, 1.0], np.float32)
+    adv, ret = bootstrapped_chain_gae(values, exact, -1.0, gamma=1.0, lam=0.5)
+    # before: deltas 1.0-0.5=0.5, 2.0-1.0=1.0; adv2=1.0, adv1=0.5+0.5*1.0=1.0
+    # from the exact decision on, the hand's reward -1: deltas 0.2+0.5=0.7, -1-0.2=-1.2; adv4=-1.2, adv3=0.7-0.6=0.1
+    np.testing.assert_allclose(adv, [1.0, 1.0, 0.1, -1.2], atol=1e-6)
+    np.testing.assert_allclose(ret, [1.5, 2.0, -0.4, -1.0], atol=1e-6)
+    none = np.full(4, np.nan, np.float32)
+    for no_cut in (none, np.array([3.0, np.nan, np.nan, np.nan], np.float32)):  # nothing before the exact value
+        for a, b in zip(bootstrapped_chain_gae(values, no_cut, -1.0, 1.0, 0.5), chain_gae(values, -1.0, 1.0, 0.5)):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_endgame_bootstrap_values_are_the_solvers_and_end_the_earlier_returns(monkeypatch):
+    """--endgame-bootstrap: every learner decision once the stock is exhausted (forced ones too) gets the exact value
+    that CoreSolver.solve gives its position, and with lambda = gamma = 1 each earlier decision of the seat in that
+    hand returns the value of the seat's first such decision; the hand's reward only from there on."""
+    from agents.search.solver_core import CoreSolver
+    from agents.training import self_play
+    from schnapsen_env.state_layout import F
+    rules = rules_of(train.Args())
+    net = ActorCritic(255, 27, hidden=32)
+    sampler = Sampler(0, rules, 16, 5, net.config(), 600, 0.0, 0.0, 1.0, 1.0, endgame_teacher=True,
+                      endgame_bootstrap=True)
+    solved, chains = [], []
+    best_action_bits = sampler.teacher.best_action_bits
+
+    def spy_solver(states, rows, with_values=False):
+        out = best_action_bits(states, rows, with_values)
+        solved.extend(zip(states[rows].copy(), out[1].tolist()))
+        return out
+
+    def spy_gae(values, exact, reward, gamma, lam):
+        adv, ret = bootstrapped_chain_gae(values, exact, reward, gamma, lam)
+        chains.append((exact.copy(), reward, ret))
+        return adv, ret
+
+    monkeypatch.setattr(sampler.teacher, "best_action_bits", spy_solver)
+    monkeypatch.setattr(self_play, "bootstrapped_chain_gae", spy_gae)
+    sampler.collect(net.state_dict(), None, 600)
+    reference = CoreSolver(rules)
+    assert len(solved) > 50
+    forced = 0
+    for state, value in solved:
+        assert state[F.stock_top] == state[F.stock_end] and state[F.closed_by] < 0
+        assert value == reference.solve(state.copy())[0]
+        forced += int(state[F.over] == 0 and len(reference.action_values(state.copy())) == 1)
+    assert forced > 0  # forced decisions are valued too: the first exhausted decision may be one
+    cut = 0
+    for exact, reward, ret in chains:
+        known = np.flatnonzero(np.isfinite(exact))
+        k = int(known[0]) if len(known) else len(exact)
+        np.testing.assert_allclose(ret[:k], exact[k] if k < len(exact) else reward, atol=1e-5)  # float32 sums
+        np.testing.assert_allclose(ret[k:], reward, atol=1e-5)
+        cut += 0 < k < len(exact)
+    assert cut > 10
+
+
+def test_endgame_bootstrap_resumes_exactly(tmp_path):
+    train.main(tiny_args(tmp_path, run_name="straight", total_steps=3500, threads=1, endgame_bootstrap=True))
+    train.main(tiny_args(tmp_path, run_name="split", total_steps=3500, stop_after_updates=1, threads=1,
+                         endgame_bootstrap=True))
+    st = load_checkpoint(tmp_path / "split" / "checkpoint.pt")["trainer"]["samplers"]
+    assert any(np.isfinite(s["buffer"]["exact"].numpy()).any() for s in st)  # the buffers carry exact values over
+    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt"), threads=1))
+    a = load_checkpoint(tmp_path / "straight" / "checkpoint.pt")
+    b = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
+    assert a["args"]["endgame_bootstrap"] and b["args"]["endgame_bootstrap"]
+    for k in a["model"]:
+        torch.testing.assert_close(a["model"][k], b["model"][k], rtol=0, atol=0)
 
 
 def test_short_run_checkpoints_resumes_and_loads(tmp_path):

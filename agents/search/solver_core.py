@@ -658,9 +658,10 @@ def _world_values(template, worlds, k, R, actions, out, depth, flags, st, undo, 
 
 @njit(cache=True)
 def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, counters, fv, fi, actions,
-                    values, out):
-    """``out[r]`` = the bits of the actions of best exact value in ``states[rows[r]]`` (each searched in ``st``
-    with a new table generation: stored bounds are relative to the player to move at the root)."""
+                    values, out, best_values):
+    """``out[r]`` = the bits of the actions of best exact value in ``states[rows[r]]`` and ``best_values[r]`` that
+    value (each searched in ``st`` with a new table generation: stored bounds are relative to the player to move at
+    the root)."""
     for r in range(rows.shape[0]):
         row = states[rows[r]]
         for j in range(SEARCH_SIZE):
@@ -682,6 +683,7 @@ def _best_bits_rows(states, rows, R, n_actions, flags, st, undo, moves, tt, coun
             if values[i] == best:
                 ob |= 1 << actions[i]
         out[r] = ob
+        best_values[r] = best
 
 
 # Entry points from Python: the arrays as uncounted views (see :func:`schnapsen_env.jit.uncounted`; the search
@@ -797,7 +799,7 @@ class CoreSolver:
         return {int(a): float(v) for a, v in zip(actions, out)}
 
 
-    def best_action_bits(self, states: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    def best_action_bits(self, states: np.ndarray, rows: np.ndarray, with_values: bool = False):
         """The actions of best exact value (to the end of the hand) in each of ``states[rows]``, as int64 bit sets
         ``(len(rows),)`` (ties: every best action; searched with this solver's ``close_below_root``), in one
         compiled call. For the trainer's endgame teacher (``train.py --endgame-teacher-coef``): ``states`` are the
@@ -806,16 +808,24 @@ class CoreSolver:
 
         Args:
             states: int64 ``(N, STATE_SIZE)``, C-contiguous. rows: int64 ``(M,)`` indices into ``states``.
+            with_values: also return each position's exact value, float64 ``(M,)`` in game points for the player
+                to move (what :meth:`solve` answers), for the trainer's endgame bootstrap
+                (``train.py --endgame-bootstrap``).
+
+        Returns:
+            The bit sets, or ``(bit sets, values)`` with ``with_values``.
         """
         rows = np.ascontiguousarray(rows, dtype=np.int64)
         out = np.zeros(len(rows), dtype=np.int64)
+        best = np.zeros(len(rows), dtype=np.float64)
         if len(rows):
             self.counters[NODES] = 0
             n = self.rules.n_actions
             _best_bits_rows_entry(states, rows, self.R, n, self.flags, self.state, self.undo, self.moves, self.tt,
-                                  self.counters, *self.frame, np.zeros(n, np.int64), np.zeros(n, np.float64), out)
+                                  self.counters, *self.frame, np.zeros(n, np.int64), np.zeros(n, np.float64), out,
+                                  best)
             self.nodes = int(self.counters[NODES])
-        return out
+        return (out, best) if with_values else out
 
     def world_values(self, template: np.ndarray, worlds: np.ndarray, k: int, actions: np.ndarray,
                      depth: int | None = None, max_nodes: int | None = None) -> np.ndarray:
@@ -895,10 +905,10 @@ class CoreSolver:
 
 @njit(cache=True)
 def _best_bits_rows_entry(states, rows, R, n_actions, flags, st, undo, moves, tt, counters, fv, fi,
-                          actions, values, out):
+                          actions, values, out, best_values):
     _best_bits_rows(uncounted(states), uncounted(rows), uncounted(R), n_actions, flags, uncounted(st), uncounted(undo),
                     uncounted(moves), uncounted(tt), uncounted(counters), uncounted(fv), uncounted(fi),
-                    uncounted(actions), uncounted(values), uncounted(out))
+                    uncounted(actions), uncounted(values), uncounted(out), uncounted(best_values))
 
 
 drop_stale_cache(_search, fill_world)  # before any cached function loads (see drop_stale_cache)

@@ -69,10 +69,11 @@ TARGET_MEMO = 1 << 20
 #: Who plays the opponent's seat in a hand that is not self-play, by ``opp_kind`` (a sampler state's values).
 OPPONENT_KINDS = ("pool", "heuristic", "target", "random")
 #: Keys of the chain buffer's state (:meth:`ChainBuffer.state`); a state from before the endgame teacher lacks
-#: ``"teach"``, one from before the search teacher ``"search"`` (each read as no labels).
-BUFFER_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "teach", "search", "chains")
+#: ``"teach"``, one from before the search teacher ``"search"`` (each read as no labels), one from before the
+#: endgame bootstrap ``"exact"`` (read as no exact value).
+BUFFER_KEYS = ("obs", "masks", "critic", "actions", "logp", "values", "teach", "search", "exact", "chains")
 #: Buffer keys that a state from an earlier version may lack.
-_OPTIONAL_BUFFER_KEYS = ("teach", "search")
+_OPTIONAL_BUFFER_KEYS = ("teach", "search", "exact")
 #: Arrays of a batch of finished decisions (:meth:`Sampler.collect`), in this order. ``teach``: int64 bits of the
 #: exactly best actions where the endgame teacher labelled the decision, else 0; ``search``: int64 bits of the
 #: search's best actions where the search teacher labelled it, else 0.
@@ -107,6 +108,28 @@ def chain_gae(values: np.ndarray, final_reward: float, gamma: float, lam: float)
     return adv, adv + values.astype(np.float32)
 
 
+def bootstrapped_chain_gae(values: np.ndarray, exact: np.ndarray, final_reward: float, gamma: float, lam: float):
+    """:func:`chain_gae` with the endgame bootstrap (``train.py --endgame-bootstrap``): the decisions before the
+    chain's first one with an exact value (``exact`` finite: the stock exhausted, a position of perfect information
+    solved to the end of the hand) end there, that value their final reward, as if the hand ended with both seats
+    playing perfectly from then on; that decision and the later ones keep the hand's own reward. The same idea as
+    rescoring a chess engine's training games by endgame tablebases (Leela Chess Zero's rescorer).
+
+    Args:
+        values: ``(T,)`` value estimates of the chain's decisions. exact: ``(T,)`` exact values in game points for
+            the seat (NaN: none).
+    Returns:
+        ``(advantages, returns)``, both ``(T,)`` float32; :func:`chain_gae`'s when no value is exact.
+    """
+    known = np.flatnonzero(np.isfinite(exact))
+    if not len(known) or known[0] == 0:
+        return chain_gae(values, final_reward, gamma, lam)
+    k = int(known[0])
+    adv_open, ret_open = chain_gae(values[:k], float(exact[k]), gamma, lam)
+    adv_end, ret_end = chain_gae(values[k:], final_reward, gamma, lam)
+    return np.concatenate([adv_open, adv_end]), np.concatenate([ret_open, ret_end])
+
+
 def gumbel_noise(rng: np.random.Generator, shape: tuple[int, ...]) -> torch.Tensor:
     """Standard Gumbel noise, float32 ``shape``, from ``rng`` (for the Gumbel-max trick)."""
     return torch.from_numpy(-np.log(-np.log(rng.random(shape) + 1e-20) + 1e-20).astype(np.float32))
@@ -137,13 +160,14 @@ class ChainBuffer:
         self.values = np.zeros(capacity, np.float32)
         self.teach = np.zeros(capacity, np.int64)
         self.search = np.zeros(capacity, np.int64)
+        self.exact = np.full(capacity, np.nan, np.float32)
         self.adv = np.zeros(capacity, np.float32)
         self.ret = np.zeros(capacity, np.float32)
         self.size = 0
         self.ready: list[int] = []
         self.chains: dict[tuple[int, int], list[int]] = {}
 
-    def add(self, envs, seats, obs, masks, critic, actions, logp, values, teach, search=0) -> None:
+    def add(self, envs, seats, obs, masks, critic, actions, logp, values, teach, search=0, exact=np.nan) -> None:
         k = len(envs)
         i = self.size
         if i + k > len(self.obs):
@@ -151,6 +175,7 @@ class ChainBuffer:
         sl = slice(i, i + k)
         self.obs[sl], self.masks[sl], self.actions[sl] = obs, masks, actions
         self.logp[sl], self.values[sl], self.teach[sl], self.search[sl] = logp, values, teach, search
+        self.exact[sl] = exact
         if critic is not None:
             self.critic[sl] = critic
         for j, (e, s) in enumerate(zip(envs.tolist(), seats.tolist())):
@@ -161,7 +186,8 @@ class ChainBuffer:
         for seat in (0, 1):
             rows = self.chains.pop((env, seat), None)
             if rows:
-                adv, ret = chain_gae(self.values[rows], float(rewards[seat]), gamma, lam)
+                adv, ret = bootstrapped_chain_gae(self.values[rows], self.exact[rows], float(rewards[seat]), gamma,
+                                                  lam)
                 self.adv[rows], self.ret[rows] = adv, ret
                 self.ready.extend(rows)
 
@@ -172,7 +198,8 @@ class ChainBuffer:
         batch = {k: getattr(self, k)[rows] for k in BATCH_KEYS}
         keep = sorted(r for chain in self.chains.values() for r in chain)
         remap = {old: new for new, old in enumerate(keep)}
-        for arr in (self.obs, self.masks, self.critic, self.actions, self.logp, self.values, self.teach, self.search):
+        for arr in (self.obs, self.masks, self.critic, self.actions, self.logp, self.values, self.teach, self.search,
+                    self.exact):
             arr[:len(keep)] = arr[keep]
         self.chains = {key: [remap[r] for r in chain] for key, chain in self.chains.items()}
         self.size = len(keep)
@@ -186,6 +213,7 @@ class ChainBuffer:
                 "actions": torch.from_numpy(self.actions[:n].copy()),
                 "logp": torch.from_numpy(self.logp[:n].copy()), "values": torch.from_numpy(self.values[:n].copy()),
                 "teach": torch.from_numpy(self.teach[:n].copy()), "search": torch.from_numpy(self.search[:n].copy()),
+                "exact": torch.from_numpy(self.exact[:n].copy()),
                 "chains": [[e, s, rows] for (e, s), rows in self.chains.items()]}
 
     def load(self, st: dict) -> None:
@@ -195,6 +223,7 @@ class ChainBuffer:
                                                            st["values"].numpy())
         self.teach[:n] = st["teach"].numpy() if "teach" in st else 0
         self.search[:n] = st["search"].numpy() if "search" in st else 0
+        self.exact[:n] = st["exact"].numpy() if "exact" in st else np.nan
         self.chains = {(int(e), int(s)): [int(r) for r in rows] for e, s, rows in st["chains"]}
         self.size, self.ready = n, []
 
@@ -239,6 +268,9 @@ class Sampler:
         endgame_teacher: label each learner decision with a choice once the stock is exhausted (a position of
             perfect information: the observation determines it) with its exactly best actions, by the compiled
             solver (:meth:`agents.search.solver_core.CoreSolver.best_action_bits`), for ``train.py``'s teacher loss.
+        endgame_bootstrap: also give each learner decision once the stock is exhausted (forced ones included) its
+            exact value, by the same solver, and end the returns of the seat's earlier decisions in that hand there
+            (:func:`bootstrapped_chain_gae`; ``train.py --endgame-bootstrap``).
         search_share: the search teacher (expert iteration, Anthony, Tian & Barber 2017): the share of the learner's
             decisions with a choice while cards are hidden (the stock open or closed) that are labelled with the
             best actions of :class:`agents.search.expert.ExpertAgent` (full-depth PIMC) on the learner's
@@ -264,7 +296,7 @@ class Sampler:
                  threads: int | None = None, precision: str = "fp32", endgame_teacher: bool = False,
                  search_share: float = 0.0, search_nodes: int = 200_000, target: dict | None = None,
                  target_prob: float = 0.0, equilibrium: str | None = None, random_prob: float = 0.0,
-                 search_stock: int | None = None) -> None:
+                 search_stock: int | None = None, endgame_bootstrap: bool = False) -> None:
         if threads is not None:
             torch.set_num_threads(threads)
         self.index = index
@@ -295,7 +327,8 @@ class Sampler:
             raise ValueError(f"critic_extra {self.critic_dim}: the privileged critic takes the state vector plus "
                              f"the seat, {state_size(self.rules) + 2} inputs")
         self.heuristic = HeuristicAgent(rules=self.rules, seed=seed)
-        self.teacher = CoreSolver(self.rules) if endgame_teacher else None
+        self.endgame_teacher, self.endgame_bootstrap = bool(endgame_teacher), bool(endgame_bootstrap)
+        self.teacher = CoreSolver(self.rules) if endgame_teacher or endgame_bootstrap else None
         self.search_share = float(search_share)
         self.search_stock = search_stock
         self.search = None
@@ -313,19 +346,25 @@ class Sampler:
         self.opp_seat = np.full(num_envs, -1, dtype=np.int64)  # seat played by an opponent this hand, -1: self-play
         self.opp_kind = np.zeros(num_envs, dtype=np.int64)  # OPPONENT_KINDS: 0 pool, 1 heuristic, 2 target, 3 random
 
-    def _teach(self, idx: np.ndarray) -> np.ndarray | int:
-        """The endgame teacher's labels of the learner's decisions in slots ``idx`` (module doc of ``Sampler``):
-        the bits of the exactly best actions where the stock is exhausted and there is a choice, else 0."""
+    def _teach(self, idx: np.ndarray) -> tuple[np.ndarray | int, np.ndarray | float]:
+        """The endgame teacher's labels and the endgame bootstrap's values of the learner's decisions in slots
+        ``idx`` (class doc): ``(teach, exact)``, the bits of the exactly best actions where the stock is exhausted
+        and there is a choice, else 0 (0 throughout without the teacher), and with the bootstrap the exact values
+        float32 where the stock is exhausted, else NaN (NaN throughout without it)."""
         if self.teacher is None:
-            return 0
+            return 0, np.nan
         st = self.venv.state_arrays[idx]
         exhausted = (st[:, F.stock_top] == st[:, F.stock_end]) & (st[:, F.closed_by] < 0)
-        choice = self.masks[idx].sum(axis=1) > 1
-        rows = idx[exhausted & choice]
+        solved = exhausted if self.endgame_bootstrap else exhausted & (self.masks[idx].sum(axis=1) > 1)
         teach = np.zeros(len(idx), dtype=np.int64)
-        if len(rows):
-            teach[exhausted & choice] = self.teacher.best_action_bits(self.venv.state_arrays, rows)
-        return teach
+        exact = np.full(len(idx), np.nan, dtype=np.float32)
+        if solved.any():
+            bits, values = self.teacher.best_action_bits(self.venv.state_arrays, idx[solved], with_values=True)
+            if self.endgame_teacher:
+                teach[solved] = np.where(self.masks[idx[solved]].sum(axis=1) > 1, bits, 0)
+            if self.endgame_bootstrap:
+                exact[solved] = values
+        return teach, (exact if self.endgame_bootstrap else np.nan)
 
     def _search_teach(self, idx: np.ndarray) -> np.ndarray | int:
         """The search teacher's labels of the learner's decisions in slots ``idx`` (``search_share`` in the class
@@ -406,8 +445,9 @@ class Sampler:
                     gumbel=gumbel_noise(rng, mask_l.shape))
                 a = a.numpy()
                 actions[idx_l] = a
+                teach, exact = self._teach(idx_l)
                 buf.add(idx_l, to_move[idx_l], obs[idx_l], masks[idx_l], crit, a, logp.numpy(), values.numpy(),
-                        self._teach(idx_l), self._search_teach(idx_l))
+                        teach, self._search_teach(idx_l), exact)
             idx_h = idx_o[self.opp_kind[idx_o] == 1]
             idx_p = idx_o[self.opp_kind[idx_o] == 0]
             idx_t = idx_o[self.opp_kind[idx_o] == 2]
@@ -517,8 +557,9 @@ def sampler_state_problem(st: Any, num_envs: int, n_obs: int, n_actions: int, ca
     for k, shape, dtypes in (("obs", (rows, n_obs), (torch.float32,)), ("masks", (rows, n_actions), (torch.int8,)),
                              ("critic", (rows, critic_cols), (torch.float32,)), ("actions", (rows,), (torch.int64,)),
                              ("logp", (rows,), (torch.float32,)), ("values", (rows,), (torch.float32,)),
-                             ("teach", (rows,), (torch.int64,)), ("search", (rows,), (torch.int64,))):
-        if k not in b:  # a state from before the endgame or the search teacher
+                             ("teach", (rows,), (torch.int64,)), ("search", (rows,), (torch.int64,)),
+                             ("exact", (rows,), (torch.float32,))):
+        if k not in b:  # a state from before the endgame teacher, the search teacher or the endgame bootstrap
             continue
         problem = tensor_problem(f"buffer {k!r}", b[k], shape, dtypes)
         if problem:
@@ -886,6 +927,7 @@ def sampler_kwargs(args, rules: RuleSet, net: dict, index: int, target: dict | N
                 rows_per_call=-(-args.batch_size // args.samplers), pool_prob=args.pool_prob,
                 heuristic_prob=args.heuristic_prob, gamma=args.gamma, gae_lambda=args.gae_lambda,
                 precision=args.precision, endgame_teacher=args.endgame_teacher_coef > 0,
+                endgame_bootstrap=args.endgame_bootstrap,
                 search_share=args.search_teacher_share if args.search_teacher_coef > 0 else 0.0,
                 search_nodes=args.search_teacher_nodes, search_stock=args.search_teacher_stock, target=target,
                 target_prob=args.opponent_prob, equilibrium=equilibrium, random_prob=args.random_prob)
