@@ -63,7 +63,6 @@ import numpy as np
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import torch  # noqa: E402
-from torch.optim.swa_utils import AveragedModel  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
 from agents.learned.checkpoint import load_checkpoint  # noqa: E402
@@ -71,6 +70,7 @@ from agents.learned.policy_net import ActorCritic, resolve_precision  # noqa: E4
 from agents.training import command_line, resume, trainer_flags  # noqa: E402
 from agents.training.recipe import DEFAULT_TOTAL_STEPS, PPOArgs, cores, rules_of  # noqa: E402
 from agents.training.reporting import (  # noqa: E402
+    SamplerTally,
     close_writer,
     eval_panel,
     evaluation_table,
@@ -90,6 +90,7 @@ from agents.training.self_play import (  # noqa: E402
     sampler_capacity,
     start_samplers,
 )
+from agents.training.tail_average import TailAverage  # noqa: E402
 from schnapsen_env.encoding import obs_size, state_size  # noqa: E402
 
 
@@ -352,8 +353,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
     global_step, update, hands, evals = 0, 0, 0, 0
     train_s0 = 0.0  # seconds of training before this invocation (a resumed run's), without evaluations
     history: list[dict] = []
-    sampler_states = None
-    average = None  # the tail average of the weights (--average-last), once its updates have begun
+    sampler_states = saved_average = None
     next_request = None  # the samplers' next batch, drawn before the last update (--overlap-sampling)
     if resume_ckpt is None:
         trainer_flags.load_init(args, rules, model)
@@ -366,7 +366,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
         global_step, update, hands, evals = tr["global_step"], tr["update"], tr["hands"], tr["evals"]
         history = list(tr["history"])
         train_s0 = tr.get("train_seconds", 0.0)
-        average = resume.restore_average(tr, model)
+        saved_average = tr.get("average")
         if global_step >= args.total_steps and (run_dir / "policy.pt").exists():  # else: write the final policy
             raise ValueError(f"the run in {str(run_dir)!r} already finished at {global_step:,} learner decisions "
                              f"(--total-steps {args.total_steps:,}): pass a larger --total-steps to extend it")
@@ -393,33 +393,21 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             print(samplers.describe(), flush=True)
 
         n_updates_total = max(1, args.total_steps // args.batch_size)
-        # --average-last: the updates after this one of the n_updates_total planned are averaged, and the run's
-        # last update always: a batch ends with whole env steps, so it holds a few more decisions than --batch-size
-        # and a run makes a few fewer updates than planned (a small share would average none). A run
-        # extended by --resume before its new window drops the average it had begun.
-        average_after = (n_updates_total - max(1, round(args.average_last * n_updates_total))
-                         if args.average_last else None)
-        in_window = lambda: average_after is not None and (  # noqa: E731
-            update > average_after or global_step >= args.total_steps)
-        if average is not None and not in_window():
-            average = None
+        average = TailAverage(args.average_last, n_updates_total, args.total_steps, saved_average, model, update,
+                              global_step)  # --average-last
         bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps),
                    disable=None if args.progress else True,  # None: no bar where the output is not a terminal
                    unit=" decisions", unit_scale=True, dynamic_ncols=True)
         latest_eval = ""
         t_start, steps_at_start = time.time(), global_step
-        rows_trained, pending, per_sampler = 0, 0, [0] * args.samplers
+        rows_trained, tally = 0, SamplerTally(args.samplers)
         # Wall-clock seconds the learner waited for batches (under --overlap-sampling, only the part of the
         # sampling that the update did not cover) and spent in the PPO updates.
         sampling_s = update_s = 0.0
         # The training time of the learning curves: this loop's seconds without the evaluations' (eval_s).
         t_loop, eval_s = time.perf_counter(), 0.0
         train_seconds = lambda: train_s0 + time.perf_counter() - t_loop - eval_s  # noqa: E731
-        # The search teacher: decisions labelled, labelled decisions trained, the samplers' seconds in its search.
-        search_labels, search_trained, search_s = 0, 0, 0.0
-        target_hands, target_points = 0, 0.0  # hands against --opponent in this invocation, the learner's points
-        random_hands, random_points = 0, 0.0  # the same against the random player (--random-prob)
-        pids: set[int] = set()
+        search_trained = 0  # labelled decisions of the search teacher trained in this invocation
         exact_tree = None  # built on the first exact measurement (--nash-conv-every)
         rows_per_sampler = -(-args.batch_size // args.samplers)
         updates_this_call = 0
@@ -438,22 +426,10 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             t1 = time.perf_counter()
             sampling_s += t1 - t0
             batch = {k: np.concatenate([b[k] for b, _ in results]) for k in results[0][0]}
-            for i, (_, st) in enumerate(results):
-                per_sampler[i] += st["decisions"]
-                pids.add(st["pid"])
-            new_steps = sum(st["decisions"] for _, st in results)
-            bar.update(max(0, min(new_steps, args.total_steps - bar.n)))  # the bar stops at its total
-            global_step += new_steps
-            hands += sum(st["hands"] for _, st in results)
-            opp_hands = sum(st["opponent_hands"] for _, st in results)
-            opp_points = sum(st["opponent_points"] for _, st in results)
-            target_hands += sum(st["target_hands"] for _, st in results)
-            random_hands += sum(st["random_hands"] for _, st in results)
-            random_points += sum(st["random_points"] for _, st in results)
-            target_points += sum(st["target_points"] for _, st in results)
-            pending = sum(st["pending"] for _, st in results)
-            search_labels += sum(st["search_labels"] for _, st in results)
-            search_s += sum(st["search_seconds"] for _, st in results)
+            played = tally.add([st for _, st in results])
+            bar.update(max(0, min(played["decisions"], args.total_steps - bar.n)))  # the bar stops at its total
+            global_step += played["decisions"]
+            hands += played["hands"]
             # --overlap-sampling: the next batch is played with the weights from before this update (one update of
             # lag), during the update; where a checkpoint follows (it saves the samplers' states, which a batch in
             # flight would change) the request waits in the checkpoint, so a resumed run plays the same batches.
@@ -484,10 +460,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             update += 1
             updates_this_call += 1
             sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
-            if in_window():
-                if average is None:
-                    average = AveragedModel(model)
-                average.update_parameters(model)  # the running uniform mean of the weights after each update
+            average.add(model, update, global_step)
             if update % args.pool_every == 0:
                 pool.append({k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
                 pool = pool[len(pool) - args.pool_size:] if len(pool) > args.pool_size else pool
@@ -495,8 +468,9 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
                 writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
                 writer.add_scalar("charts/SPS", sps, global_step)
                 writer.add_scalar("charts/hands", hands, global_step)
-                if opp_hands:
-                    writer.add_scalar("charts/opponent_game_points_per_hand", opp_points / opp_hands, global_step)
+                if played["opponent_hands"]:
+                    writer.add_scalar("charts/opponent_game_points_per_hand",
+                                      played["opponent_points"] / played["opponent_hands"], global_step)
                 for k, v in stats.items():
                     writer.add_scalar(f"losses/{k}", float(np.mean(v)), global_step)
                 writer.add_scalar("losses/explained_variance", explained_var, global_step)
@@ -505,7 +479,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
                                       global_step)
                 if args.search_teacher_share:
                     writer.add_scalar("charts/search_teacher_labels", searched, global_step)
-                    writer.add_scalar("charts/search_teacher_seconds", search_s, global_step)
+                    writer.add_scalar("charts/search_teacher_seconds", tally.search_seconds, global_step)
 
             # ------------------------------------------------------------ evaluation and checkpoints
             final = global_step >= args.total_steps
@@ -519,7 +493,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
                                              history, writer))
             if args.nash_conv_every and (update % args.nash_conv_every == 0 or final):
                 # the last measurement is of the policy the run writes (the tail average where there is one)
-                measured = average.module if final and average is not None else model
+                measured = average.policy(model) if final else model
                 exact_tree = measure_nash_conv(measured, rules, exact_tree, global_step, history, writer)
             eval_s += time.perf_counter() - t_eval
             bar.set_postfix_str(latest_eval)  # the bar shows the rate itself
@@ -527,20 +501,19 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
                 files.save_checkpoint(model, rules, args, resume.trainer_state(
                     optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands,
                     evals=evals, history=history, next_request=next_request, train_seconds=train_seconds(),
-                    average=resume.average_state(average)))
+                    average=average.state()))
         bar.close()
         sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
         print(f"trained {global_step:,} learner decisions, {hands:,} hands, {update} updates, {sps:,.0f} decisions/s",
               flush=True)
-        search_cost = search_teacher_report(search_labels, search_trained, search_s, args.samplers,
+        search_cost = search_teacher_report(tally.search_labels, search_trained, tally.search_seconds, args.samplers,
                                             train_seconds() - train_s0)
         if args.search_teacher_share:
-            print(f"search teacher: {search_labels:,} decisions labelled, {search_s:,.1f} s of search in the "
-                  f"samplers ({search_cost['share_of_sampler_time']:.1%} of their time)", flush=True)
+            print(f"search teacher: {tally.search_labels:,} decisions labelled, {tally.search_seconds:,.1f} s of "
+                  f"search in the samplers ({search_cost['share_of_sampler_time']:.1%} of their time)", flush=True)
         files.save_checkpoint(model, rules, args, resume.trainer_state(
             optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands, evals=evals,
-            history=history, next_request=next_request, train_seconds=train_seconds(),
-            average=resume.average_state(average)))
+            history=history, next_request=next_request, train_seconds=train_seconds(), average=average.state()))
     except SamplerError as e:  # the run ends; its last checkpoint was written before the sampler was lost
         raise files.sampler_lost(e) from None
     except KeyboardInterrupt:  # Ctrl-C: the message says what is kept and how to continue
@@ -548,15 +521,10 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
     finally:
         samplers.close()
     summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "samplers": args.samplers,
-               "sampler_decisions": per_sampler, "sampler_pids": sorted(pids),
-               "sampler_nodes": [p["node"] for p in samplers.placement], "decisions_trained": rows_trained,
-               "decisions_pending": pending, "sampling_seconds": sampling_s, "update_seconds": update_s,
+               **tally.summary(), "sampler_nodes": [p["node"] for p in samplers.placement],
+               "decisions_trained": rows_trained, "sampling_seconds": sampling_s, "update_seconds": update_s,
                "batches_overlapped": overlapped, "train_seconds": train_seconds(), "eval_seconds": eval_s,
-               "averaged_updates": 0 if average is None else int(average.n_averaged),
-               "search_teacher": search_cost, "history": history, "target_hands": target_hands,
-               "target_points_per_hand": target_points / target_hands if target_hands else None,
-               "random_hands": random_hands,
-               "random_points_per_hand": random_points / random_hands if random_hands else None,
+               "averaged_updates": average.count, "search_teacher": search_cost, "history": history,
                "nash_conv": [{"step": h["step"], "nash_conv": h["nash_conv"], "exploitability": h["exploitability"]}
                              for h in history if "nash_conv" in h],
                "evaluation": {}}
@@ -564,7 +532,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
         print(f"stopped after {updates_this_call} updates; continue with: {files.resume_command}")
         close_writer(writer)
         return summary
-    policy = model if average is None else average.module  # the network policy.pt holds
+    policy = average.policy(model)  # the network policy.pt holds
     files.save_policy(policy, rules, args)
     if args.final_eval_deals:
         if args.progress:

@@ -1,7 +1,7 @@
 """What a training run reports: TensorBoard logs (:func:`tensorboard_writer`, :func:`close_writer`), the arena's
 evaluation of the current policy on duplicate deals (:func:`evaluate`, :func:`evaluation_table`; shared by
-``train.py`` and ``train_rllib.py``) and ``train.py``'s exact exploitability measurements
-(:func:`measure_nash_conv`).
+``train.py`` and ``train_rllib.py``), ``train.py``'s exact exploitability measurements (:func:`measure_nash_conv`)
+and the samplers' counts (:class:`SamplerTally`).
 """
 
 from __future__ import annotations
@@ -83,6 +83,47 @@ def record_evaluation(res: dict, step: int, train_seconds: float, history: list,
         writer.add_scalar("eval/train_seconds", train_seconds, step)
     return (f"eval at {step:,} steps, {train_seconds:,.0f} s of training: " + ", ".join(
         f"{k} {v.mean:+.3f} gp/hand (win {v.hand_win_rate:.1%})" for k, v in res.items()))
+
+
+class SamplerTally:
+    """The samplers' counts over one invocation of ``train.py``, summed from each batch's stats
+    (:meth:`agents.training.self_play.Sampler.collect`), for the TensorBoard charts and summary.json.
+
+    Args:
+        samplers: the run's sampler count.
+    """
+
+    def __init__(self, samplers: int) -> None:
+        self.per_sampler = [0] * samplers  # learner decisions each sampler played
+        self.pids: set[int] = set()
+        self.pending = 0  # decisions of hands still running, after the latest batch
+        self.target_hands, self.target_points = 0, 0.0  # hands against --opponent, the learner's game points
+        self.random_hands, self.random_points = 0, 0.0  # the same against the random player (--random-prob)
+        self.search_labels, self.search_seconds = 0, 0.0  # the search teacher's labels and the samplers' seconds
+
+    def add(self, stats: list[dict]) -> dict:
+        """Add one batch's stats (one dict a sampler); returns that batch's ``decisions``, ``hands``,
+        ``opponent_hands`` and ``opponent_points`` (hands against any opponent but the learner itself)."""
+        for i, st in enumerate(stats):
+            self.per_sampler[i] += st["decisions"]
+            self.pids.add(st["pid"])
+        total = lambda key: sum(st[key] for st in stats)  # noqa: E731
+        self.pending = total("pending")
+        self.target_hands += total("target_hands")
+        self.target_points += total("target_points")
+        self.random_hands += total("random_hands")
+        self.random_points += total("random_points")
+        self.search_labels += total("search_labels")
+        self.search_seconds += total("search_seconds")
+        return {k: total(k) for k in ("decisions", "hands", "opponent_hands", "opponent_points")}
+
+    def summary(self) -> dict:
+        """summary.json's sampler entries."""
+        return {"sampler_decisions": self.per_sampler, "sampler_pids": sorted(self.pids),
+                "decisions_pending": self.pending, "target_hands": self.target_hands,
+                "target_points_per_hand": self.target_points / self.target_hands if self.target_hands else None,
+                "random_hands": self.random_hands,
+                "random_points_per_hand": self.random_points / self.random_hands if self.random_hands else None}
 
 
 def search_teacher_report(labels: int, trained: int, seconds: float, samplers: int, train_seconds: float) -> dict:

@@ -15,7 +15,6 @@ import typing
 
 import numpy as np
 import torch
-from torch.optim.swa_utils import AveragedModel
 
 from agents.learned.checkpoint import CheckpointError
 from agents.learned.policy_net import ActorCritic, resolve_precision, versions
@@ -275,27 +274,6 @@ def restore(ckpt: dict, args, model: ActorCritic, optimizer: torch.optim.Optimiz
     return tr
 
 
-def average_state(average: AveragedModel | None) -> dict | None:
-    """A checkpoint's ``"average"`` entry: the tail average's weights and how many updates it holds (None before
-    the average begins or without ``--average-last``)."""
-    if average is None:
-        return None
-    return {"weights": {k: v.detach().cpu().clone() for k, v in average.module.state_dict().items()},
-            "count": int(average.n_averaged)}
-
-
-def restore_average(tr: dict, model: ActorCritic) -> AveragedModel | None:
-    """The tail average of a checkpoint's trainer state (checked by :func:`trainer_state_problem`) as the
-    :class:`torch.optim.swa_utils.AveragedModel` of ``model`` it was, or None where it holds none."""
-    saved = tr.get("average")
-    if saved is None:
-        return None
-    average = AveragedModel(model)
-    average.module.load_state_dict(saved["weights"])
-    average.n_averaged.fill_(saved["count"])
-    return average
-
-
 def restore_samplers(samplers, states: list, ckpt: dict, path: str) -> None:
     """Give every sampler its hands, chains and generator from the checkpoint.
 
@@ -315,7 +293,8 @@ def restore_samplers(samplers, states: list, ckpt: dict, path: str) -> None:
 def trainer_state(optimizer: torch.optim.Optimizer, samplers, rng: np.random.Generator, **progress) -> dict:
     """A checkpoint's ``"trainer"`` entry (:data:`TRAINER_KEYS`): the optimiser's, the samplers' and the
     generators' states, and the learner's ``progress`` (``pool``, ``global_step``, ``update``, ``hands``,
-    ``evals``, ``history``, ``next_request``, ``train_seconds``, ``average``: :func:`average_state`)."""
+    ``evals``, ``history``, ``next_request``, ``train_seconds``, ``average``:
+    :meth:`agents.training.tail_average.TailAverage.state`)."""
     state = {"optimizer": optimizer.state_dict(), "samplers": samplers.get_state(), "rng": rng.bit_generator.state,
              "torch_rng": torch.get_rng_state(), **progress}
     return {k: state[k] for k in TRAINER_KEYS}
