@@ -23,7 +23,8 @@
   uniformly random player (exploration: the teachers then label positions self-play never reaches), and
   ``--opponent`` with ``--opponent-prob`` hands against a frozen target policy (1.0: a learned best response to it).
 * Each seat's decisions in one hand form a chain; the only reward is the hand's game points at its end, so
-  advantages are computed per chain when the hand ends (no truncated chains, no bootstrap).
+  advantages are computed per chain when the hand ends (no truncated chains). With ``--endgame-bootstrap`` a
+  chain's decisions before the exhausted stock end there instead, with the solver's exact value of the position.
 * Teachers: once the stock is exhausted, the exact solver's best actions (``--endgame-teacher-coef``); while cards
   are hidden, on a share of the decisions, the expert's search on the learner's observation
   (``--search-teacher-share``, expert iteration, Anthony, Tian & Barber 2017); both add ``-log P(best actions)``.
@@ -42,8 +43,9 @@ This file is the recipe (:class:`Args`; the flags shared with ``train_rllib.py``
 :class:`agents.training.recipe.PPOArgs`) and the loop: sample, PPO update, evaluate, checkpoint. GAE is computed
 in the samplers when a hand ends (:func:`agents.training.self_play.chain_gae`): they run in their own processes or
 Ray actors, which import the package, never this script. The plumbing lives in :mod:`agents.training`: flag checks
-(``recipe``, ``trainer_flags``), ``--resume`` (``resume``), the run folder (``run_files``), TensorBoard and
-evaluation (``reporting``), and the command line's one-line errors (``command_line``).
+(``recipe``, ``trainer_flags``), ``--resume`` (``resume``), the run folder (``run_files``), the tail average
+(``tail_average``), TensorBoard, evaluation and the samplers' counts (``reporting``), and the command line's
+one-line errors (``command_line``).
 """
 
 from __future__ import annotations
