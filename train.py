@@ -111,12 +111,12 @@ class Args(PPOArgs):
     """run the samplers in the learner's process, one after another; the same results as processes at the same
     --threads, whose default differs between the two (for debugging)"""
     ray_address: str | None = None
-    """run the samplers as Ray actors (one CPU each) on this Ray: "local" starts one here, "auto" or
-    "HOST:PORT" joins a running cluster (extra "rllib")"""
+    """Ray to run the samplers on as actors (one CPU each); "local" starts one here, "auto" or "HOST:PORT" joins a
+    running cluster (extra "rllib")"""
     device: str = "cpu"
     """torch device of the learner: "cpu", or "cuda" when present (samplers always act on the CPU)"""
     precision: str = "auto"
-    """how the network's trunk computes, in the learner and the samplers: "fp32", "bf16" (bfloat16 matrix
+    """how the trunk computes: "fp32", "bf16" or "auto"; in the learner and the samplers: "fp32", "bf16" (bfloat16 matrix
     products under torch.autocast, weights and optimiser in float32; about half the update's time where the
     hardware has bfloat16 arithmetic) or "auto" (bf16 on a CPU with AVX512-BF16 or AMX and on a CUDA device with
     bfloat16, else fp32); the checkpoint records the resolved value"""
@@ -126,6 +126,10 @@ class Args(PPOArgs):
     GPU"""
     privileged_critic: bool = False
     """value head also sees the omniscient state vector; as in PerfectDou (Yang et al. 2022)"""
+    canonical_trump: bool = False
+    """the network sees every hand as one of clubs trumps; the observation's suits relabelled so that trump is
+    clubs and the logits mapped back (agents/learned/policy_net.py): the game is the same under any relabelling of
+    the suits, so what it learns from one trump's hands holds for all four"""
     overlap_sampling: bool = True
     """the samplers play the next batch while the learner updates, acting with the weights from before the
     update (one update of lag: PPO's ratio is taken to the log-probabilities the samplers recorded, so the clipped
@@ -347,7 +351,8 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
     torch.use_deterministic_algorithms(args.torch_deterministic)
 
     critic_dim = state_size(rules) + 2 if args.privileged_critic else 0
-    model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers, critic_dim).to(device)
+    model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers, critic_dim,
+                        args.canonical_trump).to(device)
     model.precision = args.precision
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
     capacity = sampler_capacity(-(-args.batch_size // args.samplers), args.num_envs)

@@ -121,6 +121,37 @@ def obs_bounds(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
+def trump_relabelling(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
+    """Index tables that relabel the suits of an observation and of the actions so that trump is clubs: the game
+    is the same under any relabelling of the suits (no rule names a suit), so a policy may see every hand as one
+    of clubs trumps and learn from all four trumps' hands at once (``train.py --canonical-trump``).
+
+    For the trump suit ``t``, the relabelling swaps suits ``t`` and clubs (the identity for clubs); it is its own
+    inverse. ``obs_index[t]`` gathers an observation with trump ``t`` into the observation of the relabelled hand:
+    ``canonical = obs[obs_index[t]]``; ``action_index[t]`` maps the relabelled hand's actions back:
+    ``logits = canonical_logits[action_index[t]]`` (and ``mask[action_index[t]]`` is the relabelled hand's mask).
+
+    Returns:
+        ``(obs_index, action_index)``: int64 ``(4, obs_size(rules))`` and ``(4, rules.n_actions)``; rows of suits
+        the deck lacks (``schnapsen10`` has clubs and diamonds) are the identity.
+    """
+    deck, lay, n = rules.deck, layout(rules), rules.n_cards
+    obs_index = np.tile(np.arange(obs_size(rules)), (4, 1))
+    action_index = np.tile(np.arange(rules.n_actions), (4, 1))
+    for t in range(1, deck.n_suits):
+        swap = np.arange(4)
+        swap[[0, t]] = [t, 0]
+        cards = np.array([deck.card(swap[deck.suit[c]], deck.rank[c]) for c in range(n)])
+        for name in PLANES:
+            obs_index[t, lay[name]] = lay[name].start + cards
+        for name in ("trump", "announced"):
+            obs_index[t, lay[name]] = lay[name].start + swap
+        obs_index[t, lay["marriages"]] = lay["marriages"].start + np.concatenate([swap, 4 + swap])
+        action_index[t, :n] = cards
+        action_index[t, n:n + 4] = n + swap  # the marriage actions, MARRIAGE_C + suit
+    return obs_index, action_index
+
+
 def _planes_int(s: GameState, me: int) -> int:
     """The 11 card planes packed into one int (plane k occupies bits k*n .. k*n+n-1)."""
     n = s.deck.size

@@ -27,8 +27,8 @@ import torch
 from torch import nn
 
 from agents.learned.checkpoint import CheckpointError, load_checkpoint, save_atomic
-from schnapsen_env.encoding import layout_signature
-from schnapsen_env.ruleset import RuleSet
+from schnapsen_env.encoding import layout, layout_signature, obs_size, trump_relabelling
+from schnapsen_env.ruleset import RULESETS, RuleSet
 
 
 def masked_logits(logits: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
@@ -97,13 +97,29 @@ class ActorCritic(nn.Module):
         layers: number of hidden layers in the shared trunk.
         critic_extra: extra inputs of the value head only (the privileged critic's state vector plus
             the seat one-hot; 0 for a plain critic).
+        canonical_trump: see every hand as one of clubs trumps: the observation's suits are relabelled so that
+            trump is clubs before the trunk, and the policy head's logits mapped back to the hand's own actions
+            (:func:`schnapsen_env.encoding.trump_relabelling`; no weights, a gather at each end). The game is the
+            same under any relabelling of the suits, so what the network learns from one trump's hands holds for
+            all four. The value needs no mapping. The privileged critic's extra inputs are not relabelled.
+
+    Raises:
+        ValueError: ``canonical_trump`` with an ``obs_size`` that is no ruleset's observation length.
     """
 
     def __init__(self, obs_size: int, n_actions: int, hidden: int = 256, layers: int = 2,
-                 critic_extra: int = 0) -> None:
+                 critic_extra: int = 0, canonical_trump: bool = False) -> None:
         super().__init__()
         self.obs_size, self.n_actions, self.hidden, self.layers = obs_size, n_actions, hidden, layers
         self.critic_extra = critic_extra
+        self.canonical_trump = bool(canonical_trump)
+        if self.canonical_trump:
+            rules = _ruleset_of(obs_size, n_actions)
+            obs_index, action_index = trump_relabelling(rules)
+            self._trump = layout(rules)["trump"]
+            # not in the state dict: they follow from the layout, and the weights stay those of a plain network
+            self.register_buffer("obs_index", torch.from_numpy(obs_index), persistent=False)
+            self.register_buffer("action_index", torch.from_numpy(action_index), persistent=False)
         mods: list[nn.Module] = []
         width = obs_size
         for _ in range(layers):
@@ -121,8 +137,26 @@ class ActorCritic(nn.Module):
         #: ``"fp32"`` or ``"bf16"`` (the trunk under bfloat16 autocast; see the class docstring).
         self.precision = "fp32"
 
+    def _relabel(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(observations as the trunk sees them, the trump suits (B,) int64 or None)``: relabelled to clubs
+        trumps with ``canonical_trump``, else as given."""
+        if not self.canonical_trump:
+            return obs, None
+        trump = obs[:, self._trump].argmax(dim=1)
+        return obs.gather(1, self.obs_index[trump]), trump
+
+    def _logits(self, h: torch.Tensor, trump: torch.Tensor | None) -> torch.Tensor:
+        """The policy head on the trunk's output, as logits of the hand's own actions."""
+        logits = self.policy(h)
+        return logits if trump is None else logits.gather(1, self.action_index[trump])
+
     def features(self, obs: torch.Tensor) -> torch.Tensor:
-        """The trunk's output, float32 ``(B, hidden)``, computed in :attr:`precision`."""
+        """The trunk's output, float32 ``(B, hidden)``, computed in :attr:`precision` (on the observations
+        relabelled to clubs trumps with ``canonical_trump``)."""
+        obs, _ = self._relabel(obs)
+        return self._trunk(obs)
+
+    def _trunk(self, obs: torch.Tensor) -> torch.Tensor:
         if self.precision == "bf16":
             with torch.autocast(device_type=obs.device.type, dtype=torch.bfloat16):
                 h = self.trunk(obs)
@@ -131,18 +165,20 @@ class ActorCritic(nn.Module):
 
     def forward(self, obs: torch.Tensor, critic_input: torch.Tensor | None = None):
         """``(logits (B, A), value (B,))`` for observations ``(B, obs_size)``."""
-        h = self.features(obs)
+        obs, trump = self._relabel(obs)
+        h = self._trunk(obs)
         if self.critic_extra:
             if critic_input is None:
                 raise ValueError("this network has a privileged critic: pass critic_input")
             v = self.critic_net(torch.cat([h, critic_input], dim=-1))
         else:
             v = self.critic_net(h)
-        return self.policy(h), v.squeeze(-1)
+        return self._logits(h, trump), v.squeeze(-1)
 
     def act_logits(self, obs: torch.Tensor) -> torch.Tensor:
         """Policy logits only (what a playing agent needs)."""
-        return self.policy(self.features(obs))
+        obs, trump = self._relabel(obs)
+        return self._logits(self._trunk(obs), trump)
 
     def get_action_and_value(self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
                              critic_input: torch.Tensor | None = None, gumbel: torch.Tensor | None = None,
@@ -172,8 +208,22 @@ class ActorCritic(nn.Module):
 
     def config(self) -> dict:
         """The architecture: the constructor's keyword arguments (``ActorCritic(**config)`` rebuilds it)."""
-        return {"obs_size": self.obs_size, "n_actions": self.n_actions, "hidden": self.hidden,
-                "layers": self.layers, "critic_extra": self.critic_extra}
+        config = {"obs_size": self.obs_size, "n_actions": self.n_actions, "hidden": self.hidden,
+                  "layers": self.layers, "critic_extra": self.critic_extra}
+        if self.canonical_trump:  # a plain network's config stays as it was, for the policies written before
+            config["canonical_trump"] = True
+        return config
+
+
+def _ruleset_of(size: int, n_actions: int) -> RuleSet:
+    """The ruleset whose observations are ``size`` long and whose actions number ``n_actions`` (the layout does
+    not depend on the knobs)."""
+    for name in RULESETS:
+        rules = RuleSet.make(name)
+        if obs_size(rules) == size and rules.n_actions == n_actions:
+            return rules
+    raise ValueError(f"canonical_trump needs a ruleset's observation and action sizes, got {size} and {n_actions}: "
+                     f"expected one of {[(obs_size(RuleSet.make(n)), RuleSet.make(n).n_actions) for n in RULESETS]}")
 
 
 # ------------------------------------------------------------------------------------------- checkpoints

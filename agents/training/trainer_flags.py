@@ -117,7 +117,8 @@ def load_init(args, rules, model) -> None:
 
     Raises:
         ValueError: naming ``--init-from``: a missing or unreadable file, a checkpoint of another ruleset or
-            observation layout, or a network of another ``--hidden`` or ``--layers`` (the message gives both). A
+            observation layout, or a network of another ``--hidden``, ``--layers`` or ``--canonical-trump`` (the
+            message gives both). A
             network with another critic (``--privileged-critic`` or not) gives its actor (trunk and policy head);
             the critic starts fresh.
     """
@@ -129,6 +130,11 @@ def load_init(args, rules, model) -> None:
         raise ValueError(f"--init-from {args.init_from!r}: its network is --hidden {have['hidden']} --layers "
                          f"{have['layers']}, this run's --hidden {want['hidden']} --layers {want['layers']}: expected "
                          "the same sizes (pass its --hidden and --layers)")
+    relabelled = have.get("canonical_trump", False)
+    if relabelled != want.get("canonical_trump", False):
+        raise ValueError(f"--init-from {args.init_from!r}: its network was trained {'with' if relabelled else 'without'} "
+                         f"--canonical-trump, this run's {'without' if relabelled else 'with'} it: expected the same "
+                         f"(pass {'--canonical-trump' if relabelled else '--no-canonical-trump'})")
     weights = init.state_dict()
     if have["critic_extra"] != want["critic_extra"]:  # another critic: the actor is taken, the critic starts fresh
         weights = {k: v for k, v in weights.items() if not k.startswith("critic_net.")}

@@ -1,0 +1,101 @@
+"""The game is the same under any relabelling of the suits (no rule names a suit), so the observation and action
+tables of :func:`schnapsen_env.encoding.trump_relabelling` turn every hand into one of clubs trumps exactly: a
+hand dealt from the relabelled deck, played with the relabelled actions, shows at every step the relabelled
+observations and masks and ends with the same result. Property tests over random hands of every ruleset and the
+knob variants of the rules' property tests; then the network that sees hands relabelled (``canonical_trump``)
+answers the same for a hand and its relabelling."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+from hypothesis import given
+from hypothesis import strategies as st
+from test_properties import RULES, SEEDS, _settings
+
+from agents.learned.policy_net import ActorCritic
+from schnapsen_env import GameState, RuleSet, encoding
+
+ALL_RULES = [*RULES, RuleSet.make("schnapsen10")]
+
+
+def relabelled_hand(rules: RuleSet, rng: np.random.Generator):
+    """A random hand and the same hand with trump relabelled to clubs: ``(hand, relabelled, trump)``."""
+    deck = list(rules.deck.codes)
+    rng.shuffle(deck)
+    dealer = int(rng.integers(2))
+    hand = GameState.from_deck(rules, deck, dealer)
+    t = hand.trump
+    swap = {0: t, t: 0}
+    d = rules.deck
+    codes = [d.codes[d.card(swap.get(d.suit[c], d.suit[c]), d.rank[c])] for c in map(d.index, deck)]
+    return hand, GameState.from_deck(rules, codes, dealer), t
+
+
+@_settings(300)
+@given(seed=SEEDS, variant=st.integers(0, len(ALL_RULES) - 1))
+def test_a_hand_relabelled_to_clubs_trumps_shows_the_relabelled_observations_masks_and_result(seed, variant):
+    rules = ALL_RULES[variant]
+    rng = np.random.default_rng(seed)
+    obs_index, action_index = encoding.trump_relabelling(rules)
+    hand, relabelled, t = relabelled_hand(rules, rng)
+    assert relabelled.trump == 0
+    while hand.result is None:
+        for seat in (0, 1):
+            np.testing.assert_array_equal(encoding.observation(hand, seat)[obs_index[t]],
+                                          encoding.observation(relabelled, seat))
+        mask = hand.action_mask()
+        np.testing.assert_array_equal(mask[action_index[t]], relabelled.action_mask())
+        action = int(rng.choice(np.flatnonzero(mask)))
+        hand.step(action)
+        relabelled.step(int(action_index[t][action]))  # the table is its own inverse
+    assert relabelled.result == hand.result
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
+def test_relabelling_tables_are_their_own_inverse_and_clubs_is_the_identity(ruleset):
+    rules = RuleSet.make(ruleset)
+    obs_index, action_index = encoding.trump_relabelling(rules)
+    assert obs_index.shape == (4, encoding.obs_size(rules)) and action_index.shape == (4, rules.n_actions)
+    for table in (obs_index, action_index):
+        np.testing.assert_array_equal(table[0], np.arange(table.shape[1]))
+        for row in table:
+            np.testing.assert_array_equal(row[row], np.arange(len(row)))
+        assert len({tuple(r) for r in table[:rules.deck.n_suits]}) == rules.deck.n_suits
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
+def test_the_canonical_trump_network_answers_a_hand_and_its_relabelling_alike(ruleset):
+    rules = RuleSet.make(ruleset)
+    torch.manual_seed(0)
+    net = ActorCritic(encoding.obs_size(rules), rules.n_actions, hidden=32, canonical_trump=True).eval()
+    plain = ActorCritic(encoding.obs_size(rules), rules.n_actions, hidden=32).eval()
+    plain.load_state_dict(net.state_dict())  # the relabelling adds no weights
+    _, action_index = encoding.trump_relabelling(rules)
+    rng = np.random.default_rng(3)
+    rows, tried = [], 0
+    while len(rows) < 40:
+        hand, relabelled, t = relabelled_hand(rules, rng)
+        tried += t != 0
+        for _ in range(int(rng.integers(0, 6))):
+            if hand.result is not None:
+                break
+            a = int(rng.choice(np.flatnonzero(hand.action_mask())))
+            hand.step(a)
+            relabelled.step(int(action_index[t][a]))
+        if hand.result is None:
+            rows.append((encoding.observation(hand, hand.to_move), encoding.observation(relabelled, hand.to_move),
+                         t))
+    assert tried > 10
+    obs = torch.from_numpy(np.stack([r[0] for r in rows]))
+    obs_relabelled = torch.from_numpy(np.stack([r[1] for r in rows]))
+    index = torch.from_numpy(np.stack([action_index[r[2]] for r in rows]))
+    with torch.no_grad():
+        logits, value = net(obs)
+        logits_c, value_c = plain(obs_relabelled)  # clubs trumps: what the canonical network computes inside
+        torch.testing.assert_close(logits, logits_c.gather(1, index))
+        torch.testing.assert_close(value, value_c)
+        torch.testing.assert_close(net(obs_relabelled)[0], logits_c)  # clubs trumps are left as they are
+        torch.testing.assert_close(net.act_logits(obs), logits)
+    assert not torch.allclose(plain(obs)[0], logits)  # without the relabelling the answers differ
