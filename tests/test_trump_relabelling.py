@@ -99,3 +99,27 @@ def test_the_canonical_trump_network_answers_a_hand_and_its_relabelling_alike(ru
         torch.testing.assert_close(net(obs_relabelled)[0], logits_c)  # clubs trumps are left as they are
         torch.testing.assert_close(net.act_logits(obs), logits)
     assert not torch.allclose(plain(obs)[0], logits)  # without the relabelling the answers differ
+
+
+def test_a_canonical_trump_run_writes_a_policy_that_loads_relabelled_and_plays_legally(tmp_path):
+    from agents.learned.checkpoint import load_checkpoint
+    from agents.learned.policy import PolicyAgent
+    from agents.learned.policy_net import load_policy
+    from helpers.play import assert_legal_hands
+    from helpers.scripts import load_script
+    from helpers.training import tiny_args
+
+    train = load_script("train.py")
+    train.main(tiny_args(tmp_path, canonical_trump=True, total_steps=1500))
+    policy = tmp_path / "tiny" / "policy.pt"
+    assert load_checkpoint(policy)["net"]["canonical_trump"] is True
+    model, rules, _ = load_policy(policy, "schnapsen20")
+    assert model.canonical_trump
+    assert rules.name == "schnapsen20"
+    assert_legal_hands(PolicyAgent.load(policy, seed=0), hands=10)
+    # a plain network's config is as it always was, so the policies written before load unchanged
+    train.main(tiny_args(tmp_path, run_name="plain", total_steps=1500))
+    assert set(load_checkpoint(tmp_path / "plain" / "policy.pt")["net"]) == {
+        "obs_size", "n_actions", "hidden", "layers", "critic_extra"}
+    with pytest.raises(ValueError, match="--init-from .* trained with --canonical-trump, this run's without it"):
+        train.main(tiny_args(tmp_path, run_name="init", init_from=str(policy)))
