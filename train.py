@@ -130,8 +130,12 @@ class Args(PPOArgs):
     """the network sees every hand as one of clubs trumps; the observation's suits relabelled so that trump is
     clubs and the logits mapped back (agents/learned/policy_net.py): the game is the same under any relabelling of
     the suits, so what it learns from one trump's hands holds for all four"""
+    canonical_suits: bool = False
+    """as --canonical-trump, and the other suits sorted; in a canonical order, by what the observation shows of each (its
+    cards in every card plane, then its marriages), so that hands which differ only in the names of their suits look
+    the same to the network (agents/learned/policy_net.py)"""
     overlap_sampling: bool = True
-    """the samplers play the next batch while the learner updates, acting with the weights from before the
+    """the samplers play the next batch while the learner updates; they act with the weights from before the
     update (one update of lag: PPO's ratio is taken to the log-probabilities the samplers recorded, so the clipped
     ratio corrects for it); --no-overlap-sampling samples and updates in turn, on-policy"""
     sampler_nice: int = SAMPLER_NICE
@@ -212,8 +216,8 @@ class Args(PPOArgs):
     resume: str | None = None
     """checkpoint to continue from (its arguments are used; --total-steps may extend the run)"""
     stop_after_updates: int | None = None
-    """stop (with a checkpoint, without the final evaluation) after this many updates in this invocation,
-    for time-boxed jobs; --resume continues the run exactly"""
+    """updates after which this invocation stops; with a checkpoint, without the final evaluation, for time-boxed
+    jobs; --resume continues the run exactly"""
 
 
 
@@ -352,7 +356,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
 
     critic_dim = state_size(rules) + 2 if args.privileged_critic else 0
     model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers, critic_dim,
-                        args.canonical_trump).to(device)
+                        args.canonical_trump, args.canonical_suits).to(device)
     model.precision = args.precision
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
     capacity = sampler_capacity(-(-args.batch_size // args.samplers), args.num_envs)

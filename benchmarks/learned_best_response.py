@@ -188,7 +188,8 @@ def train(args: argparse.Namespace, run_dir: Path) -> dict:
         net = load_checkpoint_agent(policy_path(init), args.ruleset).model.config()
         cmd += ["--init-from", init, "--hidden", str(net["hidden"]), "--layers", str(net["layers"]),
                 "--privileged-critic" if net["critic_extra"] else "--no-privileged-critic",
-                "--canonical-trump" if net.get("canonical_trump") else "--no-canonical-trump"]
+                "--canonical-trump" if net.get("canonical_trump") else "--no-canonical-trump",
+                "--canonical-suits" if net.get("canonical_suits") else "--no-canonical-suits"]
     if args.target_greedy and is_policy(args.target):
         cmd += ["--opponent-greedy"]
     cmd += shlex.split(args.train_flags)

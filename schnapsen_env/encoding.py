@@ -121,35 +121,53 @@ def obs_bounds(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
     return low, high
 
 
-def trump_relabelling(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
-    """Index tables that relabel the suits of an observation and of the actions so that trump is clubs: the game
-    is the same under any relabelling of the suits (no rule names a suit), so a policy may see every hand as one
-    of clubs trumps and learn from all four trumps' hands at once (``train.py --canonical-trump``).
+def suit_relabelling(rules: RuleSet, perm) -> tuple[np.ndarray, np.ndarray]:
+    """Index tables that relabel the suits of an observation and of the actions: the relabelled hand's suit ``k``
+    is the hand's suit ``perm[k]``. No rule names a suit (trump is whichever suit the turn-up shows), so a hand and
+    its relabelling are the same game: ``obs[obs_index]`` is the relabelled hand's observation,
+    ``mask[action_index]`` the hand's action mask, and ``relabelled_logits[action_index]`` a policy's logits of
+    the relabelled hand as logits of the hand's own actions (``train.py --canonical-trump``).
 
-    For the trump suit ``t``, the relabelling swaps suits ``t`` and clubs (the identity for clubs); it is its own
-    inverse. ``obs_index[t]`` gathers an observation with trump ``t`` into the observation of the relabelled hand:
-    ``canonical = obs[obs_index[t]]``; ``action_index[t]`` maps the relabelled hand's actions back:
-    ``logits = canonical_logits[action_index[t]]`` (and ``mask[action_index[t]]`` is the relabelled hand's mask).
+    Args:
+        perm: a permutation of the deck's suits (``range(rules.deck.n_suits)``).
+    Returns:
+        ``(obs_index, action_index)``: int64 ``(obs_size(rules),)`` and ``(rules.n_actions,)``.
+    """
+    deck, lay, n = rules.deck, layout(rules), rules.n_cards
+    perm = np.asarray(perm, dtype=np.int64)
+    if sorted(perm.tolist()) != list(range(deck.n_suits)):
+        raise ValueError(f"perm must be a permutation of the {deck.n_suits} suits, got {perm.tolist()}")
+    perm = np.concatenate([perm, np.arange(deck.n_suits, 4)])  # suits the deck lacks stay where they are
+    inverse = np.argsort(perm)
+    obs_index = np.arange(obs_size(rules))
+    action_index = np.arange(rules.n_actions)
+    into = np.array([deck.card(perm[deck.suit[c]], deck.rank[c]) for c in range(n)])  # relabelled card c <- into[c]
+    back = np.array([deck.card(inverse[deck.suit[c]], deck.rank[c]) for c in range(n)])
+    for name in PLANES:
+        obs_index[lay[name]] = lay[name].start + into
+    for name in ("trump", "announced"):
+        obs_index[lay[name]] = lay[name].start + perm
+    obs_index[lay["marriages"]] = lay["marriages"].start + np.concatenate([perm, 4 + perm])
+    action_index[:n] = back
+    action_index[n:n + 4] = n + inverse  # the marriage actions, MARRIAGE_C + suit
+    return obs_index, action_index
+
+
+def trump_relabelling(rules: RuleSet) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`suit_relabelling`'s tables that make trump clubs: for each trump suit ``t``, the swap of ``t`` and
+    clubs (its own inverse; the identity for clubs).
 
     Returns:
         ``(obs_index, action_index)``: int64 ``(4, obs_size(rules))`` and ``(4, rules.n_actions)``; rows of suits
         the deck lacks (``schnapsen10`` has clubs and diamonds) are the identity.
     """
-    deck, lay, n = rules.deck, layout(rules), rules.n_cards
-    obs_index = np.tile(np.arange(obs_size(rules)), (4, 1))
-    action_index = np.tile(np.arange(rules.n_actions), (4, 1))
-    for t in range(1, deck.n_suits):
-        swap = np.arange(4)
-        swap[[0, t]] = [t, 0]
-        cards = np.array([deck.card(swap[deck.suit[c]], deck.rank[c]) for c in range(n)])
-        for name in PLANES:
-            obs_index[t, lay[name]] = lay[name].start + cards
-        for name in ("trump", "announced"):
-            obs_index[t, lay[name]] = lay[name].start + swap
-        obs_index[t, lay["marriages"]] = lay["marriages"].start + np.concatenate([swap, 4 + swap])
-        action_index[t, :n] = cards
-        action_index[t, n:n + 4] = n + swap  # the marriage actions, MARRIAGE_C + suit
-    return obs_index, action_index
+    tables = []
+    for t in range(4):
+        swap = np.arange(rules.deck.n_suits)
+        if t < rules.deck.n_suits:
+            swap[[0, t]] = [t, 0]
+        tables.append(suit_relabelling(rules, swap))
+    return np.stack([o for o, _ in tables]), np.stack([a for _, a in tables])
 
 
 def _planes_int(s: GameState, me: int) -> int:

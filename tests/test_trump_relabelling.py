@@ -123,3 +123,52 @@ def test_a_canonical_trump_run_writes_a_policy_that_loads_relabelled_and_plays_l
         "obs_size", "n_actions", "hidden", "layers", "critic_extra"}
     with pytest.raises(ValueError, match="--init-from .* trained with --canonical-trump, this run's without it"):
         train.main(tiny_args(tmp_path, run_name="init", init_from=str(policy)))
+
+
+def suit_features(o: np.ndarray, rules: RuleSet, s: int) -> tuple:
+    """What the observation ``o`` shows of suit ``s``: its cards in every card plane, trump, marriages, announcement."""
+    lay, deck = encoding.layout(rules), rules.deck
+    cards = [deck.card(s, r) for r in range(deck.ranks_per_suit)]
+    return (tuple(tuple(o[lay[name]][cards].tolist()) for name in encoding.PLANES), o[lay["trump"]][s],
+            o[lay["marriages"]][s], o[lay["marriages"]][4 + s], o[lay["announced"]][s])
+
+
+@pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
+def test_the_canonical_suits_network_answers_every_relabelling_of_a_hand_alike(ruleset):
+    """Any relabelling of the suits (not only trump's) leaves the canonical_suits network's answer the same, mapped
+    to the relabelled actions: the trunk sees one observation for all of them."""
+    rules = RuleSet.make(ruleset)
+    torch.manual_seed(0)
+    net = ActorCritic(encoding.obs_size(rules), rules.n_actions, hidden=32, canonical_suits=True).eval()
+    trump_only = ActorCritic(encoding.obs_size(rules), rules.n_actions, hidden=32, canonical_trump=True).eval()
+    trump_only.load_state_dict(net.state_dict())
+    rng = np.random.default_rng(5)
+    obs, obs_relabelled, index = [], [], []
+    for _ in range(60):
+        hand = GameState.new_hand(rules, rng)
+        for _ in range(int(rng.integers(0, 8))):
+            if hand.result is None:
+                hand.step(int(rng.choice(np.flatnonzero(hand.action_mask()))))
+        if hand.result is not None:
+            continue
+        perm = rng.permutation(rules.deck.n_suits)
+        obs_index, action_index = encoding.suit_relabelling(rules, perm)
+        o = encoding.observation(hand, hand.to_move)
+        obs.append(o)
+        obs_relabelled.append(o[obs_index])
+        index.append(action_index)
+    obs, obs_relabelled = torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(obs_relabelled))
+    index = torch.from_numpy(np.stack(index))
+    with torch.no_grad():
+        torch.testing.assert_close(net._relabel(obs_relabelled)[0], net._relabel(obs)[0], rtol=0, atol=0)
+        logits, value = net(obs)
+        logits_r, value_r = net(obs_relabelled)
+        torch.testing.assert_close(value_r, value, rtol=0, atol=1e-6)
+        # Two suits the observation shows alike may go in either order: their cards' logits may then swap (the
+        # actions are alike too); every other row answers the same.
+        distinct = torch.tensor([len({suit_features(o, rules, s) for s in range(rules.deck.n_suits)})
+                                 == rules.deck.n_suits for o in obs.numpy()])
+        assert distinct.float().mean() > 0.8
+        torch.testing.assert_close(logits_r.gather(1, index)[distinct], logits[distinct], rtol=0, atol=1e-6)
+        if rules.deck.n_suits > 2:  # with two suits, trump first leaves nothing to order
+            assert not torch.allclose(trump_only(obs_relabelled)[0].gather(1, index), trump_only(obs)[0])

@@ -27,7 +27,7 @@ import torch
 from torch import nn
 
 from agents.learned.checkpoint import CheckpointError, load_checkpoint, save_atomic
-from schnapsen_env.encoding import layout, layout_signature, obs_size, trump_relabelling
+from schnapsen_env.encoding import PLANES, layout, layout_signature, obs_size, suit_relabelling, trump_relabelling
 from schnapsen_env.ruleset import RULESETS, RuleSet
 
 
@@ -102,21 +102,32 @@ class ActorCritic(nn.Module):
             (:func:`schnapsen_env.encoding.trump_relabelling`; no weights, a gather at each end). The game is the
             same under any relabelling of the suits, so what the network learns from one trump's hands holds for
             all four. The value needs no mapping. The privileged critic's extra inputs are not relabelled.
+        canonical_suits: as ``canonical_trump``, and the other suits put in a canonical order too: by what the
+            observation shows of each (its cards in every card plane, then its marriages and announcement, compared
+            in that order), so that hands which differ only in the names of their suits look the same to the trunk
+            (suits the observation cannot tell apart may go in either order: the observation is the same).
 
     Raises:
         ValueError: ``canonical_trump`` with an ``obs_size`` that is no ruleset's observation length.
     """
 
     def __init__(self, obs_size: int, n_actions: int, hidden: int = 256, layers: int = 2,
-                 critic_extra: int = 0, canonical_trump: bool = False) -> None:
+                 critic_extra: int = 0, canonical_trump: bool = False, canonical_suits: bool = False) -> None:
         super().__init__()
         self.obs_size, self.n_actions, self.hidden, self.layers = obs_size, n_actions, hidden, layers
         self.critic_extra = critic_extra
-        self.canonical_trump = bool(canonical_trump)
+        self.canonical_suits = bool(canonical_suits)
+        self.canonical_trump = bool(canonical_trump) or self.canonical_suits
         if self.canonical_trump:
             rules = _ruleset_of(obs_size, n_actions)
-            obs_index, action_index = trump_relabelling(rules)
-            self._trump = layout(rules)["trump"]
+            lay = layout(rules)
+            self._trump = lay["trump"]
+            if self.canonical_suits:
+                obs_index, action_index, key_columns, codes = _suit_orders(rules)
+                self.register_buffer("key_columns", torch.from_numpy(key_columns), persistent=False)
+                self.register_buffer("order_ids", torch.from_numpy(codes), persistent=False)
+            else:
+                obs_index, action_index = trump_relabelling(rules)
             # not in the state dict: they follow from the layout, and the weights stay those of a plain network
             self.register_buffer("obs_index", torch.from_numpy(obs_index), persistent=False)
             self.register_buffer("action_index", torch.from_numpy(action_index), persistent=False)
@@ -138,17 +149,30 @@ class ActorCritic(nn.Module):
         self.precision = "fp32"
 
     def _relabel(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``(observations as the trunk sees them, the trump suits (B,) int64 or None)``: relabelled to clubs
-        trumps with ``canonical_trump``, else as given."""
+        """``(observations as the trunk sees them, the relabelling of each row (B,) int64 or None)``: relabelled to
+        clubs trumps with ``canonical_trump``, and the other suits in their canonical order with
+        ``canonical_suits``; else as given."""
         if not self.canonical_trump:
             return obs, None
-        trump = obs[:, self._trump].argmax(dim=1)
-        return obs.gather(1, self.obs_index[trump]), trump
+        if not self.canonical_suits:
+            table = obs[:, self._trump].argmax(dim=1)
+        else:  # a stable sort per key chunk, the least significant first: the suits by their whole key
+            n_suits = self.key_columns.shape[1]
+            order = torch.arange(n_suits, device=obs.device).expand(len(obs), n_suits)
+            bits = (obs[:, self.key_columns.flatten()] > 0.5).long().view(len(obs), *self.key_columns.shape)
+            weights = torch.ones(self.key_columns.shape[-1], dtype=torch.long, device=obs.device)
+            for chunk in reversed(range(bits.shape[1])):  # each chunk's bits as one int64, the first bit highest
+                key = (bits[:, chunk] * (weights << torch.arange(bits.shape[-1] - 1, -1, -1,
+                                                                 device=obs.device))).sum(-1)
+                order = order.gather(1, torch.sort(key.gather(1, order), dim=1, descending=True, stable=True)[1])
+            code = (order * (n_suits ** torch.arange(n_suits - 1, -1, -1, device=obs.device))).sum(-1)
+            table = self.order_ids[code]
+        return obs.gather(1, self.obs_index[table]), table
 
-    def _logits(self, h: torch.Tensor, trump: torch.Tensor | None) -> torch.Tensor:
+    def _logits(self, h: torch.Tensor, table: torch.Tensor | None) -> torch.Tensor:
         """The policy head on the trunk's output, as logits of the hand's own actions."""
         logits = self.policy(h)
-        return logits if trump is None else logits.gather(1, self.action_index[trump])
+        return logits if table is None else logits.gather(1, self.action_index[table])
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
         """The trunk's output, float32 ``(B, hidden)``, computed in :attr:`precision` (on the observations
@@ -212,7 +236,44 @@ class ActorCritic(nn.Module):
                   "layers": self.layers, "critic_extra": self.critic_extra}
         if self.canonical_trump:  # a plain network's config stays as it was, for the policies written before
             config["canonical_trump"] = True
+        if self.canonical_suits:
+            config["canonical_suits"] = True
         return config
+
+
+#: Bits of one key chunk of :func:`_suit_orders` (an int64 holds them without its sign).
+_KEY_BITS = 62
+
+
+def _suit_orders(rules: RuleSet):
+    """The tables of ``canonical_suits``: every order of the deck's suits as a relabelling
+    (:func:`schnapsen_env.encoding.suit_relabelling`, rows ``(P, obs_size)`` and ``(P, n_actions)``), the observation
+    columns of each suit's sort key ``(chunks, n_suits, _KEY_BITS)`` (trump first, so it sorts first, then the
+    suit's cards in each card plane, its marriages and its announcement; the last chunk padded with the suit's
+    trump bit again) and the row of each order by its code ``sum(order[k] * n_suits ** (n_suits - 1 - k))``."""
+    from itertools import permutations
+
+    deck, lay = rules.deck, layout(rules)
+    n_suits = deck.n_suits
+    orders = list(permutations(range(n_suits)))
+    tables = [suit_relabelling(rules, order) for order in orders]
+    codes = np.zeros(n_suits ** n_suits, dtype=np.int64)
+    for i, order in enumerate(orders):
+        codes[sum(s * n_suits ** (n_suits - 1 - k) for k, s in enumerate(order))] = i
+    columns = []
+    for s in range(n_suits):
+        cols = [lay["trump"].start + s]
+        for name in PLANES:
+            cols += [lay[name].start + deck.card(s, r) for r in range(deck.ranks_per_suit)]
+        cols += [lay["marriages"].start + s, lay["marriages"].start + 4 + s, lay["announced"].start + s]
+        columns.append(cols)
+    width = len(columns[0])
+    chunks = -(-width // _KEY_BITS)
+    key = np.zeros((chunks, n_suits, _KEY_BITS), dtype=np.int64)
+    for s, cols in enumerate(columns):
+        padded = cols + [cols[0]] * (chunks * _KEY_BITS - width)  # padding: the trump bit again, harmless
+        key[:, s] = np.array(padded).reshape(chunks, _KEY_BITS)
+    return (np.stack([o for o, _ in tables]), np.stack([a for _, a in tables]), key, codes)
 
 
 def _ruleset_of(size: int, n_actions: int) -> RuleSet:

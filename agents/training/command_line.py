@@ -70,7 +70,7 @@ HELP_GROUPS: dict[str, tuple[str, ...]] = {
             "gae_lambda", "clip_coef", "ent_coef", "vf_coef", "max_grad_norm", "endgame_teacher_coef", "endgame_bootstrap",
             "search_teacher_share",
             "search_teacher_nodes", "search_teacher_stock", "search_teacher_coef", "search_teacher", "cfr_iterations"),
-    "network": ("hidden", "layers", "privileged_critic", "canonical_trump", "precision", "init_from"),
+    "network": ("hidden", "layers", "privileged_critic", "canonical_trump", "canonical_suits", "precision", "init_from"),
     "opponents": ("pool_size", "pool_every", "pool_prob", "heuristic_prob", "random_prob", "opponent", "opponent_prob",
                   "opponent_greedy"),
     "machine": ("samplers", "num_envs", "threads", "device", "overlap_sampling", "sampler_nice", "inline_samplers",

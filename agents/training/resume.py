@@ -38,7 +38,7 @@ ADDED_ARGS = {"precision": "fp32", "endgame_teacher_coef": 0.0, "overlap_samplin
               "opponent_prob": 0.0, "search_teacher": "expert", "cfr_iterations": 100,
               "random_prob": 0.0, "init_from": None, "opponent_greedy": False,
               "average_last": 0.0, "endgame_bootstrap": False,
-              "canonical_trump": False}
+              "canonical_trump": False, "canonical_suits": False}
 
 #: Keys of a trainer checkpoint's ``"trainer"`` entry: the state ``--resume`` restores.
 TRAINER_KEYS = ("optimizer", "pool", "samplers", "rng", "torch_rng", "global_step", "update", "hands", "evals",

@@ -117,7 +117,7 @@ def load_init(args, rules, model) -> None:
 
     Raises:
         ValueError: naming ``--init-from``: a missing or unreadable file, a checkpoint of another ruleset or
-            observation layout, or a network of another ``--hidden``, ``--layers`` or ``--canonical-trump`` (the
+            observation layout, or a network of another ``--hidden``, ``--layers``, ``--canonical-trump`` or ``--canonical-suits`` (the
             message gives both). A
             network with another critic (``--privileged-critic`` or not) gives its actor (trunk and policy head);
             the critic starts fresh.
@@ -130,11 +130,12 @@ def load_init(args, rules, model) -> None:
         raise ValueError(f"--init-from {args.init_from!r}: its network is --hidden {have['hidden']} --layers "
                          f"{have['layers']}, this run's --hidden {want['hidden']} --layers {want['layers']}: expected "
                          "the same sizes (pass its --hidden and --layers)")
-    relabelled = have.get("canonical_trump", False)
-    if relabelled != want.get("canonical_trump", False):
-        raise ValueError(f"--init-from {args.init_from!r}: its network was trained {'with' if relabelled else 'without'} "
-                         f"--canonical-trump, this run's {'without' if relabelled else 'with'} it: expected the same "
-                         f"(pass {'--canonical-trump' if relabelled else '--no-canonical-trump'})")
+    for key in ("canonical_trump", "canonical_suits"):
+        if have.get(key, False) != want.get(key, False):
+            had, name = have.get(key, False), "--" + key.replace("_", "-")
+            raise ValueError(f"--init-from {args.init_from!r}: its network was trained {'with' if had else 'without'} "
+                             f"{name}, this run's {'without' if had else 'with'} it: expected the same (pass "
+                             f"{name if had else '--no-' + name[2:]})")
     weights = init.state_dict()
     if have["critic_extra"] != want["critic_extra"]:  # another critic: the actor is taken, the critic starts fresh
         weights = {k: v for k, v in weights.items() if not k.startswith("critic_net.")}
