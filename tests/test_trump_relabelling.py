@@ -101,7 +101,8 @@ def test_the_canonical_trump_network_answers_a_hand_and_its_relabelling_alike(ru
     assert not torch.allclose(plain(obs)[0], logits)  # without the relabelling the answers differ
 
 
-def test_a_canonical_trump_run_writes_a_policy_that_loads_relabelled_and_plays_legally(tmp_path):
+@pytest.mark.parametrize("flag", ["canonical_trump", "canonical_suits"])
+def test_a_relabelling_run_writes_a_policy_that_loads_relabelled_and_plays_legally(tmp_path, flag):
     from agents.learned.checkpoint import load_checkpoint
     from agents.learned.policy import PolicyAgent
     from agents.learned.policy_net import load_policy
@@ -110,18 +111,19 @@ def test_a_canonical_trump_run_writes_a_policy_that_loads_relabelled_and_plays_l
     from helpers.training import tiny_args
 
     train = load_script("train.py")
-    train.main(tiny_args(tmp_path, canonical_trump=True, total_steps=1500))
+    train.main(tiny_args(tmp_path, total_steps=1500, **{flag: True}))
     policy = tmp_path / "tiny" / "policy.pt"
-    assert load_checkpoint(policy)["net"]["canonical_trump"] is True
+    assert load_checkpoint(policy)["net"][flag] is True
     model, rules, _ = load_policy(policy, "schnapsen20")
-    assert model.canonical_trump
+    assert getattr(model, flag) and model.canonical_trump
     assert rules.name == "schnapsen20"
     assert_legal_hands(PolicyAgent.load(policy, seed=0), hands=10)
     # a plain network's config is as it always was, so the policies written before load unchanged
     train.main(tiny_args(tmp_path, run_name="plain", total_steps=1500))
     assert set(load_checkpoint(tmp_path / "plain" / "policy.pt")["net"]) == {
         "obs_size", "n_actions", "hidden", "layers", "critic_extra"}
-    with pytest.raises(ValueError, match="--init-from .* trained with --canonical-trump, this run's without it"):
+    name = "--" + flag.replace("_", "-")
+    with pytest.raises(ValueError, match=f"--init-from .* trained with {name}, this run's without it"):
         train.main(tiny_args(tmp_path, run_name="init", init_from=str(policy)))
 
 

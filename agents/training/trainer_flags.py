@@ -130,7 +130,7 @@ def load_init(args, rules, model) -> None:
         raise ValueError(f"--init-from {args.init_from!r}: its network is --hidden {have['hidden']} --layers "
                          f"{have['layers']}, this run's --hidden {want['hidden']} --layers {want['layers']}: expected "
                          "the same sizes (pass its --hidden and --layers)")
-    for key in ("canonical_trump", "canonical_suits"):
+    for key in ("canonical_suits", "canonical_trump"):  # suits first: it implies trump
         if have.get(key, False) != want.get(key, False):
             had, name = have.get(key, False), "--" + key.replace("_", "-")
             raise ValueError(f"--init-from {args.init_from!r}: its network was trained {'with' if had else 'without'} "
