@@ -342,7 +342,7 @@ def test_against_the_random_player_the_endgame_teacher_labels_the_learner_exactl
         idx = np.arange(sampler.num_envs)
         st = sampler.venv.state_arrays.copy()
         learner = sampler.opp_seat != sampler.to_move
-        teach = sampler._teach(idx)
+        teach, _ = sampler._teach(idx)
         exhausted = (st[:, F.stock_top] == st[:, F.stock_end]) & (st[:, F.closed_by] < 0)
         rows = np.flatnonzero(learner & exhausted & (sampler.masks.sum(axis=1) > 1) & (sampler.opp_seat >= 0))
         if len(rows):

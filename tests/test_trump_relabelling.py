@@ -111,7 +111,8 @@ def test_a_relabelling_run_writes_a_policy_that_loads_relabelled_and_plays_legal
     from helpers.training import tiny_args
 
     train = load_script("train.py")
-    train.main(tiny_args(tmp_path, total_steps=1500, **{flag: True}))
+    relabelling = {"canonical_trump": flag == "canonical_trump", "canonical_suits": flag == "canonical_suits"}
+    train.main(tiny_args(tmp_path, total_steps=1500, **relabelling))
     policy = tmp_path / "tiny" / "policy.pt"
     assert load_checkpoint(policy)["net"][flag] is True
     model, rules, _ = load_policy(policy, "schnapsen20")
@@ -119,12 +120,13 @@ def test_a_relabelling_run_writes_a_policy_that_loads_relabelled_and_plays_legal
     assert rules.name == "schnapsen20"
     assert_legal_hands(PolicyAgent.load(policy, seed=0), hands=10)
     # a plain network's config is as it always was, so the policies written before load unchanged
-    train.main(tiny_args(tmp_path, run_name="plain", total_steps=1500))
+    plain = {"canonical_trump": False, "canonical_suits": False}
+    train.main(tiny_args(tmp_path, run_name="plain", total_steps=1500, **plain))
     assert set(load_checkpoint(tmp_path / "plain" / "policy.pt")["net"]) == {
         "obs_size", "n_actions", "hidden", "layers", "critic_extra"}
     name = "--" + flag.replace("_", "-")
     with pytest.raises(ValueError, match=f"--init-from .* trained with {name}, this run's without it"):
-        train.main(tiny_args(tmp_path, run_name="init", init_from=str(policy)))
+        train.main(tiny_args(tmp_path, run_name="init", init_from=str(policy), **plain))
 
 
 def suit_features(o: np.ndarray, rules: RuleSet, s: int) -> tuple:
