@@ -176,7 +176,7 @@ class ActorCritic(nn.Module):
 
     def features(self, obs: torch.Tensor) -> torch.Tensor:
         """The trunk's output, float32 ``(B, hidden)``, computed in :attr:`precision` (on the observations
-        relabelled to clubs trumps with ``canonical_trump``)."""
+        relabelled by ``canonical_trump`` or ``canonical_suits``)."""
         obs, _ = self._relabel(obs)
         return self._trunk(obs)
 
