@@ -176,3 +176,35 @@ def test_the_canonical_suits_network_answers_every_relabelling_of_a_hand_alike(r
         torch.testing.assert_close(logits_r.gather(1, index)[distinct], logits[distinct], rtol=0, atol=1e-6)
         if rules.deck.n_suits > 2:  # with two suits, trump first leaves nothing to order
             assert not torch.allclose(trump_only(obs_relabelled)[0].gather(1, index), trump_only(obs)[0])
+
+
+@pytest.mark.parametrize("init", [{}, {"canonical_trump": True}, {"canonical_suits": True},
+                                  {"canonical_trump": True, "canonical_suits": True}])
+@pytest.mark.parametrize("run", [(False, False), (True, False), (False, True), (True, True)])
+def test_init_from_names_every_flag_that_makes_the_run_fit_its_network(tmp_path, init, run):
+    """--init-from a network of another relabelling is refused with the flags to pass, all of them at once: passing
+    them makes the run's network the init's (a --canonical-trump policy under the default --canonical-suits needs
+    --canonical-trump and --no-canonical-suits, not one and then the other)."""
+    import re
+    from types import SimpleNamespace
+
+    from agents.learned.policy_net import save_policy
+    from agents.training import trainer_flags
+
+    rules = RuleSet.make("schnapsen20")
+    size = encoding.obs_size(rules), rules.n_actions
+    path = tmp_path / "init.pt"
+    save_policy(path, ActorCritic(*size, hidden=8, **init), rules, {})
+    args = SimpleNamespace(init_from=str(path), canonical_trump=run[0], canonical_suits=run[1])
+    net = lambda a: ActorCritic(*size, hidden=8, canonical_trump=a.canonical_trump,  # noqa: E731
+                                canonical_suits=a.canonical_suits)
+    model = net(args)
+    if model.config() == ActorCritic(*size, hidden=8, **init).config():
+        trainer_flags.load_init(args, rules, model)
+        return
+    with pytest.raises(ValueError, match="--init-from") as e:
+        trainer_flags.load_init(args, rules, model)
+    flags = re.search(r"\(pass ([-a-z ]+)\)", str(e.value)).group(1).split()
+    for f in flags:
+        setattr(args, f.removeprefix("--no-").removeprefix("--").replace("-", "_"), not f.startswith("--no-"))
+    trainer_flags.load_init(args, rules, net(args))  # the advice suffices

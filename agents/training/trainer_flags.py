@@ -133,9 +133,15 @@ def load_init(args, rules, model) -> None:
     for key in ("canonical_suits", "canonical_trump"):  # suits first: it implies trump
         if have.get(key, False) != want.get(key, False):
             had, name = have.get(key, False), "--" + key.replace("_", "-")
+            # every flag that makes this run's network the init's, at once: its --canonical-suits, and its
+            # --canonical-trump where that is not implied by --canonical-suits
+            need = {"canonical_suits": have.get("canonical_suits", False)}
+            if not need["canonical_suits"]:
+                need["canonical_trump"] = have.get("canonical_trump", False)
+            flags = " ".join(("--" if on else "--no-") + k.replace("_", "-") for k, on in need.items()
+                             if bool(getattr(args, k)) != on)
             raise ValueError(f"--init-from {args.init_from!r}: its network was trained {'with' if had else 'without'} "
-                             f"{name}, this run's {'without' if had else 'with'} it: expected the same (pass "
-                             f"{name if had else '--no-' + name[2:]})")
+                             f"{name}, this run's {'without' if had else 'with'} it: expected the same (pass {flags})")
     weights = init.state_dict()
     if have["critic_extra"] != want["critic_extra"]:  # another critic: the actor is taken, the critic starts fresh
         weights = {k: v for k, v in weights.items() if not k.startswith("critic_net.")}
