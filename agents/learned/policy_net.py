@@ -123,9 +123,12 @@ class ActorCritic(nn.Module):
             lay = layout(rules)
             self._trump = lay["trump"]
             if self.canonical_suits:
-                obs_index, action_index, key_columns, codes = _suit_orders(rules)
-                self.register_buffer("key_columns", torch.from_numpy(key_columns), persistent=False)
+                obs_index, action_index, key_weights, codes = _suit_orders(rules)
+                self.n_suits = rules.deck.n_suits
+                self.register_buffer("key_weights", torch.from_numpy(key_weights), persistent=False)
                 self.register_buffer("order_ids", torch.from_numpy(codes), persistent=False)
+                self.register_buffer("order_code", torch.from_numpy(
+                    self.n_suits ** np.arange(self.n_suits - 1, -1, -1, dtype=np.int64)), persistent=False)
             else:
                 obs_index, action_index = trump_relabelling(rules)
             # not in the state dict: they follow from the layout, and the weights stay those of a plain network
@@ -157,16 +160,12 @@ class ActorCritic(nn.Module):
         if not self.canonical_suits:
             table = obs[:, self._trump].argmax(dim=1)
         else:  # a stable sort per key chunk, the least significant first: the suits by their whole key
-            n_suits = self.key_columns.shape[1]
-            order = torch.arange(n_suits, device=obs.device).expand(len(obs), n_suits)
-            bits = (obs[:, self.key_columns.flatten()] > 0.5).long().view(len(obs), *self.key_columns.shape)
-            weights = torch.ones(self.key_columns.shape[-1], dtype=torch.long, device=obs.device)
-            for chunk in reversed(range(bits.shape[1])):  # each chunk's bits as one int64, the first bit highest
-                key = (bits[:, chunk] * (weights << torch.arange(bits.shape[-1] - 1, -1, -1,
-                                                                 device=obs.device))).sum(-1)
-                order = order.gather(1, torch.sort(key.gather(1, order), dim=1, descending=True, stable=True)[1])
-            code = (order * (n_suits ** torch.arange(n_suits - 1, -1, -1, device=obs.device))).sum(-1)
-            table = self.order_ids[code]
+            keys = (obs.double() @ self.key_weights).view(len(obs), -1, self.n_suits)  # exact: 0/1 bits, 52 a chunk
+            order = torch.arange(self.n_suits, device=obs.device).expand(len(obs), self.n_suits)
+            for chunk in reversed(range(keys.shape[1])):
+                order = order.gather(1, torch.sort(keys[:, chunk].gather(1, order), dim=1, descending=True,
+                                                   stable=True)[1])
+            table = self.order_ids[(order * self.order_code).sum(-1)]
         return obs.gather(1, self.obs_index[table]), table
 
     def _logits(self, h: torch.Tensor, table: torch.Tensor | None) -> torch.Tensor:
@@ -241,16 +240,17 @@ class ActorCritic(nn.Module):
         return config
 
 
-#: Bits of one key chunk of :func:`_suit_orders` (an int64 holds them without its sign).
-_KEY_BITS = 62
+#: Bits of one key chunk of :func:`_suit_orders`: a float64 holds the sum of their powers of two exactly.
+_KEY_BITS = 52
 
 
 def _suit_orders(rules: RuleSet):
     """The tables of ``canonical_suits``: every order of the deck's suits as a relabelling
-    (:func:`schnapsen_env.encoding.suit_relabelling`, rows ``(P, obs_size)`` and ``(P, n_actions)``), the observation
-    columns of each suit's sort key ``(chunks, n_suits, _KEY_BITS)`` (trump first, so it sorts first, then the
-    suit's cards in each card plane, its marriages and its announcement; the last chunk padded with the suit's
-    trump bit again) and the row of each order by its code ``sum(order[k] * n_suits ** (n_suits - 1 - k))``."""
+    (:func:`schnapsen_env.encoding.suit_relabelling`, rows ``(P, obs_size)`` and ``(P, n_actions)``), the weights
+    that make each suit's sort key of an observation, float64 ``(obs_size, chunks * n_suits)`` (chunk by chunk, the
+    suits within a chunk; a key holds the suit's trump bit first, so that trump sorts first, then its cards in each
+    card plane, its marriages and its announcement, each 0/1 entry a power of two, :data:`_KEY_BITS` a chunk, the
+    first the highest), and the row of each order by its code ``sum(order[k] * n_suits ** (n_suits - 1 - k))``."""
     from itertools import permutations
 
     deck, lay = rules.deck, layout(rules)
@@ -267,13 +267,13 @@ def _suit_orders(rules: RuleSet):
             cols += [lay[name].start + deck.card(s, r) for r in range(deck.ranks_per_suit)]
         cols += [lay["marriages"].start + s, lay["marriages"].start + 4 + s, lay["announced"].start + s]
         columns.append(cols)
-    width = len(columns[0])
-    chunks = -(-width // _KEY_BITS)
-    key = np.zeros((chunks, n_suits, _KEY_BITS), dtype=np.int64)
+    chunks = -(-len(columns[0]) // _KEY_BITS)
+    weights = np.zeros((obs_size(rules), chunks * n_suits), dtype=np.float64)
     for s, cols in enumerate(columns):
-        padded = cols + [cols[0]] * (chunks * _KEY_BITS - width)  # padding: the trump bit again, harmless
-        key[:, s] = np.array(padded).reshape(chunks, _KEY_BITS)
-    return (np.stack([o for o, _ in tables]), np.stack([a for _, a in tables]), key, codes)
+        for j, col in enumerate(cols):
+            chunk, place = divmod(j, _KEY_BITS)
+            weights[col, chunk * n_suits + s] = 2.0 ** (_KEY_BITS - 1 - place)
+    return np.stack([o for o, _ in tables]), np.stack([a for _, a in tables]), weights, codes
 
 
 def _ruleset_of(size: int, n_actions: int) -> RuleSet:
