@@ -528,8 +528,8 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             history=history, next_request=next_request, train_seconds=train_seconds(), average=average.state()))
     except SamplerError as e:  # the run ends; its last checkpoint was written before the sampler was lost
         raise files.sampler_lost(e) from None
-    except KeyboardInterrupt:  # Ctrl-C: the message says what is kept and how to continue
-        raise KeyboardInterrupt(files.kept()) from None
+    except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the message says what is kept and how to continue
+        raise type(e)(files.kept()) from None
     finally:
         samplers.close()
     summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "samplers": args.samplers,

@@ -9,6 +9,7 @@ import math
 import os
 import re
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -714,6 +715,30 @@ def test_ctrl_c_names_the_checkpoint_kept_and_the_command_that_continues(tmp_pat
     steps = load_checkpoint(ckpt)["trainer"]["global_step"]
     assert capsys.readouterr().err == (
         f"\ntrain.py: interrupted: the last good checkpoint '{ckpt}' (update 2, {steps:,} steps) is kept: continue "
+        f"with: python train.py --resume {ckpt} --no-progress --threads 1 --no-tensorboard --inline-samplers "
+        "--final-eval-deals 0\n")
+
+
+def test_sigterm_stops_the_run_as_ctrl_c_does_naming_the_checkpoint_and_the_command(tmp_path, monkeypatch, capsys):
+    """SIGTERM (``kill``, a scheduler's time limit) after update 2's checkpoint: status 143, one line with the
+    checkpoint kept and the command that continues (it was a bare traceback-less death with no message), and the
+    previous SIGTERM handler is back afterwards."""
+    real_save = RunFiles.save_checkpoint
+
+    def save_then_terminate(self, model, rules, args, trainer):
+        real_save(self, model, rules, args, trainer)
+        if trainer["update"] == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    monkeypatch.setattr(RunFiles, "save_checkpoint", save_then_terminate)
+    before = signal.getsignal(signal.SIGTERM)
+    assert train.cli(tiny_argv(tmp_path)) == 143
+    assert signal.getsignal(signal.SIGTERM) is before
+    ckpt = tmp_path / "tiny" / "checkpoint.pt"
+    assert load_checkpoint(ckpt)["trainer"]["update"] == 2
+    steps = load_checkpoint(ckpt)["trainer"]["global_step"]
+    assert capsys.readouterr().err == (
+        f"\ntrain.py: terminated: the last good checkpoint '{ckpt}' (update 2, {steps:,} steps) is kept: continue "
         f"with: python train.py --resume {ckpt} --no-progress --threads 1 --no-tensorboard --inline-samplers "
         "--final-eval-deals 0\n")
 

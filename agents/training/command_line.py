@@ -16,13 +16,38 @@ import io
 import os
 import re
 import shutil
+import signal
 import sys
+import threading
 import textwrap
 
 import tyro
 
 from agents.training.self_play import SamplerError
 from schnapsen_env.errors import one_line
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM (``kill``, a scheduler's time limit, ``docker stop``) during a run: it stops the run as Ctrl-C does,
+    through ``train.py``'s interrupt path, so the message names the checkpoint kept and the command that continues."""
+
+
+@contextlib.contextmanager
+def sigterm_as_interrupt():
+    """Within the block, SIGTERM raises :class:`Terminated` in the main thread (elsewhere: no change); the previous
+    handler is restored after it."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def terminate(signum, frame):
+        raise Terminated
+
+    previous = signal.signal(signal.SIGTERM, terminate)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 class UsageError(ValueError):
@@ -260,10 +285,13 @@ def cli(argv: list[str] | None, cls: type, prog: str, run) -> int:
     prints one line naming the last good checkpoint and returns 1. A sampler process or Ray actor that dies (killed,
     out of memory, its node lost) prints one line naming it, the last good checkpoint and the command that continues
     the run, and returns 1; one that fails (a bug, not a user's mistake) prints the same line and its traceback.
+    Ctrl-C (status 130) and SIGTERM (status 143, :class:`Terminated`) print one line: the last good checkpoint and
+    the command that continues from it.
     """
     try:
         args = parse_args(argv, cls, prog)
-        run(args)
+        with sigterm_as_interrupt():
+            run(args)
     except ValueError as e:  # bad flags, paths, checkpoints (CheckpointError and UsageError are ValueErrors)
         print(f"{prog}: error: {one_line(e, 2000)}", file=sys.stderr)
         return 2
@@ -279,6 +307,7 @@ def cli(argv: list[str] | None, cls: type, prog: str, run) -> int:
         return 1
     except KeyboardInterrupt as e:  # train.py's main says what it kept and the command that continues
         kept = e.args[0] if e.args else "the last checkpoint written is kept (continue with --resume)"
-        print(f"\n{prog}: interrupted: {kept}", file=sys.stderr)
-        return 130
+        terminated = isinstance(e, Terminated)
+        print(f"\n{prog}: {'terminated' if terminated else 'interrupted'}: {kept}", file=sys.stderr)
+        return 128 + (signal.SIGTERM if terminated else signal.SIGINT)
     return 0
