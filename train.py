@@ -335,12 +335,16 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
     else:
         resume_ckpt = load_checkpoint(args.resume)
         args = resume.resumed_args(resume_ckpt, args, typed)
-    if args.threads is None:  # overlapping local samplers hold their cores during the update; else all of them
-        overlapped = args.overlap_sampling and not args.inline_samplers and args.ray_address is None
-        args = dataclasses.replace(args, threads=max(1, cores() - args.samplers) if overlapped else cores())
     trainer_flags.validate(args)
-    target = trainer_flags.load_target(args)  # --opponent's frozen policy (None without one)
     args = dataclasses.replace(args, precision=resolve_precision(args.precision, args.device))
+    if args.threads is None:
+        # Overlapping local samplers hold their cores during the update where it is quick (bfloat16 hardware); in
+        # float32 on a CPU the update is most of the work (2 threads: 1.3x the decisions/s of 1 on a 2-core AVX2
+        # machine), so it takes every core and the samplers, at a lower priority, what it leaves.
+        overlapped = args.overlap_sampling and not args.inline_samplers and args.ray_address is None
+        quick = args.precision == "bf16" or args.device != "cpu"
+        args = dataclasses.replace(args, threads=max(1, cores() - args.samplers) if overlapped and quick else cores())
+    target = trainer_flags.load_target(args)  # --opponent's frozen policy (None without one)
     rules = rules_of(args)
     if resume_ckpt is not None:
         resume.check_rules(resume_ckpt, rules, args.resume)

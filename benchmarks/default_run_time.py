@@ -8,7 +8,8 @@ from start to the end of its final table on this machine, and recorded as one ro
 AVX2 (``ATEN_CPU_CAPABILITY=avx2``, oneDNN's ``ONEDNN_MAX_CPU_ISA=AVX2``), numba compiling for an AVX2 CPU
 (``NUMBA_CPU_NAME=haswell``) and the network in float32 (``--precision fp32``, what ``--precision auto`` picks
 without bfloat16 in hardware). The clock rate and caches stay this machine's, so it estimates such a machine and
-does not replace timing one. A row (``kind``: ``"native"`` or ``"avx2-emulated"``, this machine's description,
+does not replace timing one. A row (``kind``: ``"avx2"`` timed on a CPU with AVX2 and no AVX-512, ``"native"`` on
+one with more, or ``"avx2-emulated"``; this machine's description,
 the minutes, the learner decisions/s, the commit and the command) replaces the file's row of the same kind and
 machine; the other rows are kept. ``--train-flags`` adds train.py flags (a short try: ``--train-flags
 "--total-steps 200000"``); the row records them.
@@ -34,6 +35,17 @@ sys.path.insert(0, str(ROOT))  # this checkout's packages, not an installed copy
 from agents.learned.policy_net import resolve_precision  # noqa: E402
 
 AVX2_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "NUMBA_CPU_NAME": "haswell"}
+
+
+def native_kind() -> str:
+    """``"avx2"`` on a CPU whose flags (``/proc/cpuinfo``) have AVX2 and no AVX-512 (the slower kind of machine the
+    project runs on), else ``"native"``."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((ln.split(":", 1)[1].split() for ln in f if ln.startswith("flags")), [])
+    except OSError:
+        return "native"
+    return "avx2" if "avx2" in flags and "avx512f" not in flags else "native"
 
 
 def parse(argv: list[str] | None = None) -> argparse.Namespace:
@@ -77,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"default_run_time.py: train.py failed (exit status {done.returncode})", file=sys.stderr)
             return 1
         summary = json.loads((Path(tmp) / "default" / "summary.json").read_text())
-    kind = "avx2-emulated" if args.emulate_avx2 else "native"
+    kind = "avx2-emulated" if args.emulate_avx2 else native_kind()
     precision = "fp32" if args.emulate_avx2 else resolve_precision("auto")  # what train.py's default picked
     row = {"kind": kind, "machine": harness.machine(), "precision": precision,
            "minutes": minutes, "decisions": summary["steps"], "decisions_per_second": summary["steps_per_second"],

@@ -437,6 +437,16 @@ def test_checkpoint_from_before_the_precision_flag_resumes_in_fp32(tmp_path):
     assert load_checkpoint(path)["args"]["precision"] == "fp32"
 
 
+@pytest.mark.parametrize("precision, threads", [("fp32", 4), ("bf16", 3)])
+def test_default_threads_leave_the_samplers_cores_only_where_the_update_is_quick(tmp_path, monkeypatch, precision,
+                                                                                 threads):
+    """On 4 cores with 1 overlapping sampler process: a float32 update on the CPU (most of the work where the
+    hardware has no bfloat16) takes every core; a bfloat16 one the 3 the sampler leaves."""
+    monkeypatch.setattr(train, "cores", lambda: 4)
+    train.main(tiny_args(tmp_path, threads=None, inline_samplers=False, stop_after_updates=1, precision=precision))
+    assert load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")["args"]["threads"] == threads
+
+
 def test_resume_takes_machine_flags_from_the_command_line(tmp_path):
     train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1))
     out = train.main(train.Args(resume=str(tmp_path / "tiny" / "checkpoint.pt"), threads=2, tensorboard=False,

@@ -40,7 +40,7 @@ class PPOArgs:
     repeated, one knob each)"""
     threads: int | None = None
     """torch CPU threads of the learner's update; default: the cores the local samplers leave free under
-    --overlap-sampling, at least 1, else this machine's cores; samplers use 1 each"""
+    --overlap-sampling in bf16 or on a GPU, at least 1, else this machine's cores; samplers use 1 each"""
     batch_size: int = 16384
     """at least this many finished learner decisions per PPO update (train_rllib.py: env steps per batch)"""
     minibatch_size: int = 2048
