@@ -339,8 +339,8 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
     args = dataclasses.replace(args, precision=resolve_precision(args.precision, args.device))
     if args.threads is None:
         # Overlapping local samplers hold their cores during the update where it is quick (bfloat16 hardware); in
-        # float32 on a CPU the update is most of the work (2 threads: 1.3x the decisions/s of 1 on a 2-core AVX2
-        # machine), so it takes every core and the samplers, at a lower priority, what it leaves.
+        # float32 on a CPU the update is most of the work (on a 2-core AVX2 machine one thread left the other core
+        # mostly idle), so it takes every core and the samplers, at a lower priority, what it leaves.
         overlapped = args.overlap_sampling and not args.inline_samplers and args.ray_address is None
         quick = args.precision == "bf16" or args.device != "cpu"
         args = dataclasses.replace(args, threads=max(1, cores() - args.samplers) if overlapped and quick else cores())
