@@ -70,6 +70,12 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
          # the resume with the trainer of the commit that shipped it (75dcbbe's parent); 163 minutes in all
          "python train.py --resume runs/long220m/checkpoint.pt --total-steps 220000000")),
     ShippedPolicy(
+        "trained-18m", "schnapsen20_policy_18m.pt", "schnapsen20",
+        "62417ab23be20ba3815d617f1d870908e8c23a6f14515e3d185fb619220acd43", "a54a350",
+        ("python train.py --run-name default --no-progress",)),
+    # the default run, timed by benchmarks/default_run_time.py on a 2-core AMD EPYC with AVX2 only (float32, 2
+    # learner threads), 31 minutes; against expert: benchmarks/trained_18m_schnapsen20.json
+    ShippedPolicy(
         "trained-sixtysix24", "sixtysix24_policy.pt", "sixtysix24",
         "94a53f96c4301809c21fc47228aa8fd693b4918e817a2432273981c4acc022c7", "41a7a39",
         ("python train.py --ruleset sixtysix24 --total-steps 36000000 --samplers 1 --eval-every 500 "
