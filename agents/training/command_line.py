@@ -18,8 +18,8 @@ import re
 import shutil
 import signal
 import sys
-import threading
 import textwrap
+import threading
 
 import tyro
 
