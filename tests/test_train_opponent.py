@@ -102,7 +102,7 @@ def test_a_best_response_run_is_reproducible_and_resumes_exactly(tmp_path, targe
     assert stopped["steps"] < 3000
     path = tmp_path / "split" / "checkpoint.pt"
     assert load_checkpoint(path)["args"]["opponent"] == target_pt  # the checkpoint records the flag
-    train.main(train.Args(resume=str(path)))
+    train.main(train.Args(resume=str(path), threads=1))
     ma, mb = load_checkpoint(tmp_path / "a" / "policy.pt")["model"], load_checkpoint(tmp_path / "b" / "policy.pt")
     ms = load_checkpoint(tmp_path / "split" / "policy.pt")["model"]
     for k in ma:
@@ -197,7 +197,7 @@ def test_a_best_response_to_a_searching_target_is_reproducible_and_resumes_exact
     a = train.main(tiny_args(tmp_path, run_name="a", **kw))
     assert a["target_hands"] > 0
     train.main(tiny_args(tmp_path, run_name="split", stop_after_updates=1, **kw))
-    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt")))
+    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt"), threads=1))
     ma, ms = (load_checkpoint(tmp_path / r / "policy.pt")["model"] for r in ("a", "split"))
     for k in ma:
         torch.testing.assert_close(ma[k], ms[k], rtol=0, atol=0)
@@ -229,7 +229,7 @@ def test_a_run_starts_from_the_init_policy_and_resumes_from_its_own_checkpoint(t
         torch.testing.assert_close(got[k], init[k], rtol=0, atol=0)
     a = train.main(tiny_args(tmp_path, run_name="a", **kw))
     train.main(tiny_args(tmp_path, run_name="split", stop_after_updates=1, **kw))
-    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt")))
+    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt"), threads=1))
     ma, ms = (load_checkpoint(tmp_path / r / "policy.pt")["model"] for r in ("a", "split"))
     assert a["steps"] >= 3000
     assert any(not torch.equal(ma[k], init[k]) for k in init)  # trained on from the init policy
@@ -360,7 +360,7 @@ def test_a_run_with_the_random_player_is_reproducible_and_resumes_exactly(tmp_pa
     path = tmp_path / "split" / "checkpoint.pt"
     kinds = {k for s in load_checkpoint(path)["trainer"]["samplers"] for k in s["opp_kind"].tolist()}
     assert OPPONENT_KINDS.index("random") in kinds  # the checkpoint holds hands against the random player
-    train.main(train.Args(resume=str(path)))
+    train.main(train.Args(resume=str(path), threads=1))
     ma, ms = (load_checkpoint(tmp_path / r / "policy.pt")["model"] for r in ("a", "split"))
     for k in ma:
         torch.testing.assert_close(ma[k], ms[k], rtol=0, atol=0)
