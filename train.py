@@ -338,12 +338,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
     trainer_flags.validate(args)
     args = dataclasses.replace(args, precision=resolve_precision(args.precision, args.device))
     if args.threads is None:
-        # Overlapping local samplers hold their cores during the update where it is quick (bfloat16 hardware); in
-        # float32 on a CPU the update is most of the work (on a 2-core AVX2 machine one thread left the other core
-        # mostly idle), so it takes every core and the samplers, at a lower priority, what it leaves.
-        overlapped = args.overlap_sampling and not args.inline_samplers and args.ray_address is None
-        quick = args.precision == "bf16" or args.device != "cpu"
-        args = dataclasses.replace(args, threads=max(1, cores() - args.samplers) if overlapped and quick else cores())
+        args = dataclasses.replace(args, threads=trainer_flags.default_threads(args))
     target = trainer_flags.load_target(args)  # --opponent's frozen policy (None without one)
     rules = rules_of(args)
     if resume_ckpt is not None:

@@ -442,7 +442,7 @@ def test_default_threads_leave_the_samplers_cores_only_where_the_update_is_quick
                                                                                  threads):
     """On 4 cores with 1 overlapping sampler process: a float32 update on the CPU (most of the work where the
     hardware has no bfloat16) takes every core; a bfloat16 one the 3 the sampler leaves."""
-    monkeypatch.setattr(train, "cores", lambda: 4)
+    monkeypatch.setattr(trainer_flags, "cores", lambda: 4)
     train.main(tiny_args(tmp_path, threads=None, inline_samplers=False, stop_after_updates=1, precision=precision))
     assert load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")["args"]["threads"] == threads
 

@@ -61,6 +61,16 @@ def _gib(n: int) -> str:
     return f"{x:,.1f} GiB" if x < 1e6 else f"{x:.1e} GiB"
 
 
+def default_threads(args) -> int:
+    """The learner's torch threads where ``--threads`` is not given (``args.precision`` resolved): the cores that
+    overlapping local samplers leave, at least 1, where the update is quick (bfloat16 hardware, a GPU); else every
+    core, since in float32 on a CPU the update is most of the work (on a 2-core AVX2 machine one thread left the
+    other core mostly idle) and the samplers, at a lower priority, take what it leaves."""
+    overlapped = args.overlap_sampling and not args.inline_samplers and args.ray_address is None
+    quick = args.precision == "bf16" or args.device != "cpu"
+    return max(1, cores() - args.samplers) if overlapped and quick else cores()
+
+
 def load_target(args) -> dict | None:
     """The frozen target of ``--opponent`` as the samplers take it (:class:`agents.training.self_play.Sampler`):
     a policy, ``{"net": its network config, "weights": its float32 state dict}`` (its own network size, read with
