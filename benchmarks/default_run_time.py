@@ -21,6 +21,7 @@ import argparse
 import json
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,7 @@ import harness  # noqa: E402
 
 sys.path.insert(0, str(ROOT))  # this checkout's packages, not an installed copy
 from agents.learned.policy_net import resolve_precision  # noqa: E402
+from agents.training.recipe import DEFAULT_TOTAL_STEPS  # noqa: E402
 
 AVX2_ENV = {"ATEN_CPU_CAPABILITY": "avx2", "ONEDNN_MAX_CPU_ISA": "AVX2", "NUMBA_CPU_NAME": "haswell"}
 
@@ -52,9 +54,13 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--emulate-avx2", action="store_true", help="run as a machine with AVX2 only (module doc)")
     p.add_argument("--train-flags", default="", help="more train.py flags, one shell-quoted string")
+    p.add_argument("--keep", metavar="DIR", help="keep the run's folder (its policy, checkpoint and logs) as DIR, "
+                   "a folder that does not exist yet (default: a temporary folder, removed)")
     harness.json_option(p)
     args = p.parse_args(argv)
     harness.check_json(p, args)
+    if args.keep and Path(args.keep).exists():
+        p.error(f"--keep {args.keep!r} exists: expected a new folder, so that no earlier run is overwritten")
     return args
 
 
@@ -89,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
             print(f"default_run_time.py: train.py failed (exit status {done.returncode})", file=sys.stderr)
             return 1
         summary = json.loads((Path(tmp) / "default" / "summary.json").read_text())
+        if args.keep:
+            Path(args.keep).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copytree(Path(tmp) / "default", args.keep)
+            print(f"kept the run as {args.keep}", flush=True)
     kind = "avx2-emulated" if args.emulate_avx2 else native_kind()
     precision = "fp32" if args.emulate_avx2 else resolve_precision("auto")  # what train.py's default picked
     row = {"kind": kind, "machine": harness.machine(), "precision": precision,
@@ -100,8 +110,8 @@ def main(argv: list[str] | None = None) -> int:
           f"{row['decisions_per_second']:,.0f}/s", flush=True)
     if args.json:
         rows = [r for r in rows if not (r.get("kind") == kind and r.get("machine") == row["machine"])] + [row]
-        title = ("wall-clock time of the default training run (python train.py: 18,000,000 learner decisions, the "
-                 "default --total-steps, with its periodic evaluations and final table), by machine")
+        title = (f"wall-clock time of the default training run (python train.py: {DEFAULT_TOTAL_STEPS:,} learner "
+                 "decisions, the default --total-steps, with its periodic evaluations and final table), by machine")
         Path(args.json).write_text(json.dumps({"title": title, "command": "python benchmarks/default_run_time.py "
                                                "[--emulate-avx2] --json PATH", "runs": rows}, indent=2) + "\n")
     return 0
