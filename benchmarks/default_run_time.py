@@ -10,7 +10,7 @@ AVX2 (``ATEN_CPU_CAPABILITY=avx2``, oneDNN's ``ONEDNN_MAX_CPU_ISA=AVX2``), numba
 without bfloat16 in hardware). The clock rate and caches stay this machine's, so it estimates such a machine and
 does not replace timing one. A row (``kind``: ``"avx2"`` timed on a CPU with AVX2 and no AVX-512, ``"native"`` on
 one with more, or ``"avx2-emulated"``; this machine's description,
-the minutes, the learner decisions/s, the commit and the command) replaces the file's row of the same kind and
+the minutes, the recipe's ``--total-steps`` and ``--update-epochs`` (read from the run's checkpoint), the learner decisions/s, the commit and the command) replaces the file's row of the same kind and
 machine; the other rows are kept. ``--train-flags`` adds train.py flags (a short try: ``--train-flags
 "--total-steps 200000"``); the row records them.
 """
@@ -33,6 +33,7 @@ sys.path.append(str(Path(__file__).resolve().parent))  # the shared harness
 import harness  # noqa: E402
 
 sys.path.insert(0, str(ROOT))  # this checkout's packages, not an installed copy
+from agents.learned.checkpoint import load_checkpoint  # noqa: E402
 from agents.learned.policy_net import resolve_precision  # noqa: E402
 from agents.training.recipe import DEFAULT_TOTAL_STEPS  # noqa: E402
 
@@ -95,6 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"default_run_time.py: train.py failed (exit status {done.returncode})", file=sys.stderr)
             return 1
         summary = json.loads((Path(tmp) / "default" / "summary.json").read_text())
+        ran = load_checkpoint(Path(tmp) / "default" / "checkpoint.pt")["args"]  # the recipe the run trained with
         if args.keep:
             Path(args.keep).parent.mkdir(parents=True, exist_ok=True)
             shutil.copytree(Path(tmp) / "default", args.keep)
@@ -102,7 +104,8 @@ def main(argv: list[str] | None = None) -> int:
     kind = "avx2-emulated" if args.emulate_avx2 else native_kind()
     precision = "fp32" if args.emulate_avx2 else resolve_precision("auto")  # what train.py's default picked
     row = {"kind": kind, "machine": harness.machine(), "precision": precision,
-           "minutes": minutes, "decisions": summary["steps"], "decisions_per_second": summary["steps_per_second"],
+           "minutes": minutes, "total_steps": ran["total_steps"], "update_epochs": ran["update_epochs"],
+           "decisions": summary["steps"], "decisions_per_second": summary["steps_per_second"],
            "train_seconds": summary.get("train_seconds"), "train_flags": " ".join(flags), "commit": harness.commit(),
            "how": "timed by benchmarks/default_run_time.py" + (" with AVX2 emulated" if args.emulate_avx2 else ""),
            "load_average": {"start": harness.LOAD_AT_START, "end": harness.load()}}

@@ -421,8 +421,8 @@ def test_default_run_time_times_a_run_and_replaces_only_its_own_row(tmp_path):
     out_json.write_text(json.dumps({"runs": [other]}))
     flags = ("--total-steps 2000 --num-envs 16 --batch-size 1024 --minibatch-size 256 --eval-every 0 "
              "--final-eval-deals 2 --samplers 1 --no-tensorboard")
-    for _ in range(2):
-        out = subprocess.run([sys.executable, str(DEFAULT_RUN), "--train-flags", flags, "--json", str(out_json)],
+    for keep in ([], ["--keep", str(tmp_path / "kept" / "default")]):
+        out = subprocess.run([sys.executable, str(DEFAULT_RUN), "--train-flags", flags, "--json", str(out_json), *keep],
                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stderr[-2000:]
     runs = json.loads(out_json.read_text())["runs"]
@@ -430,6 +430,13 @@ def test_default_run_time_times_a_run_and_replaces_only_its_own_row(tmp_path):
     row = runs[1]
     assert row["kind"] == kind and row["decisions"] >= 2000 and 0 < row["minutes"] < 10
     assert row["train_flags"] == flags and row["precision"] in ("fp32", "bf16")
+    assert (row["total_steps"], row["update_epochs"]) == (2000, 3)  # the recipe, from the run's checkpoint
+    kept = tmp_path / "kept" / "default"
+    assert json.loads((kept / "summary.json").read_text())["steps"] == row["decisions"] and (kept / "policy.pt").is_file()
+    again = subprocess.run([sys.executable, str(DEFAULT_RUN), "--keep", str(kept)], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=120)  # refused before any training
+    assert again.returncode == 2 and "--keep" in again.stderr and "exists" in again.stderr
+    assert "Traceback" not in again.stderr and json.loads(out_json.read_text())["runs"] == runs
 
 
 @pytest.mark.parametrize("argv, expected", [
