@@ -9,9 +9,10 @@ AVX2 (``ATEN_CPU_CAPABILITY=avx2``, oneDNN's ``ONEDNN_MAX_CPU_ISA=AVX2``), numba
 (``NUMBA_CPU_NAME=haswell``) and the network in float32 (``--precision fp32``, what ``--precision auto`` picks
 without bfloat16 in hardware). The clock rate and caches stay this machine's, so it estimates such a machine and
 does not replace timing one. A row (``kind``: ``"avx2"`` timed on a CPU with AVX2 and no AVX-512, ``"native"`` on
-one with more, or ``"avx2-emulated"``; this machine's description,
-the minutes, the recipe's ``--total-steps`` and ``--update-epochs`` (read from the run's checkpoint), the learner decisions/s, the commit and the command) replaces the file's row of the same kind and
-machine; the other rows are kept. ``--train-flags`` adds train.py flags (a short try: ``--train-flags
+one with more, or ``"avx2-emulated"``; this machine's description, the minutes, the recipe's ``--total-steps`` and
+``--update-epochs`` as the run's checkpoint gives them, the learner decisions/s, the commit and the command)
+replaces the file's row of the same kind, machine and recipe; the other rows are kept. ``--train-flags`` adds
+train.py flags (a short try: ``--train-flags
 "--total-steps 200000"``); the row records them.
 """
 
@@ -112,7 +113,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"default run ({kind}): {minutes:.1f} minutes, {row['decisions']:,} learner decisions at "
           f"{row['decisions_per_second']:,.0f}/s", flush=True)
     if args.json:
-        rows = [r for r in rows if not (r.get("kind") == kind and r.get("machine") == row["machine"])] + [row]
+        same = ("kind", "machine", "total_steps", "update_epochs")  # a row per machine and recipe
+        rows = [r for r in rows if any(r.get(k) != row[k] for k in same)] + [row]
         title = (f"wall-clock time of the default training run (python train.py: {DEFAULT_TOTAL_STEPS:,} learner "
                  "decisions, the default --total-steps, with its periodic evaluations and final table), by machine")
         Path(args.json).write_text(json.dumps({"title": title, "command": "python benchmarks/default_run_time.py "

@@ -418,7 +418,10 @@ def test_default_run_time_times_a_run_and_replaces_only_its_own_row(tmp_path):
     other = {"kind": "avx2", "machine": "elsewhere", "minutes": 24.6}
     flags_line = next((ln for ln in Path("/proc/cpuinfo").read_text().splitlines() if ln.startswith("flags")), "")
     kind = "avx2" if " avx2" in flags_line and " avx512f" not in flags_line else "native"
-    out_json.write_text(json.dumps({"runs": [other]}))
+    # this machine's row of another recipe stays: a row per machine and recipe
+    other_recipe = {"kind": kind, "machine": load_script("benchmarks/harness.py").machine(), "minutes": 31.2, "total_steps": 18_000_000,
+                    "update_epochs": 4}
+    out_json.write_text(json.dumps({"runs": [other, other_recipe]}))
     flags = ("--total-steps 2000 --num-envs 16 --batch-size 1024 --minibatch-size 256 --eval-every 0 "
              "--final-eval-deals 2 --samplers 1 --no-tensorboard")
     for keep in ([], ["--keep", str(tmp_path / "kept" / "default")]):
@@ -426,8 +429,8 @@ def test_default_run_time_times_a_run_and_replaces_only_its_own_row(tmp_path):
                              cwd=tmp_path, capture_output=True, text=True, timeout=600)
         assert out.returncode == 0, out.stderr[-2000:]
     runs = json.loads(out_json.read_text())["runs"]
-    assert runs[0] == other and len(runs) == 2
-    row = runs[1]
+    assert runs[:2] == [other, other_recipe] and len(runs) == 3
+    row = runs[2]
     assert row["kind"] == kind and row["decisions"] >= 2000 and 0 < row["minutes"] < 10
     assert row["train_flags"] == flags and row["precision"] in ("fp32", "bf16")
     assert (row["total_steps"], row["update_epochs"]) == (2000, 3)  # the recipe, from the run's checkpoint
