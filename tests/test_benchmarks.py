@@ -433,7 +433,7 @@ def test_default_run_time_times_a_run_and_replaces_only_its_own_row(tmp_path):
     row = runs[2]
     assert row["kind"] == kind and row["decisions"] >= 2000 and 0 < row["minutes"] < 10
     assert row["train_flags"] == flags and row["precision"] in ("fp32", "bf16")
-    assert (row["total_steps"], row["update_epochs"]) == (2000, 3)  # the recipe, from the run's checkpoint
+    assert (row["total_steps"], row["update_epochs"]) == (2000, 4)  # the recipe, from the run's checkpoint
     kept = tmp_path / "kept" / "default"
     assert json.loads((kept / "summary.json").read_text())["steps"] == row["decisions"] and (kept / "policy.pt").is_file()
     again = subprocess.run([sys.executable, str(DEFAULT_RUN), "--keep", str(kept)], cwd=tmp_path,

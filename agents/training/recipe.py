@@ -17,7 +17,7 @@ from schnapsen_env import RuleSet
 from schnapsen_env.errors import one_line, short_repr
 
 #: --total-steps when neither the command line nor a resumed run gives it.
-DEFAULT_TOTAL_STEPS = 12_000_000
+DEFAULT_TOTAL_STEPS = 18_000_000
 #: Largest seed: torch and numpy take seeds in [0, 2**63 - 1] alike.
 MAX_SEED = 2 ** 63 - 1
 #: Largest --threads (torch's intra-op threads).
@@ -32,7 +32,7 @@ class PPOArgs:
     """seed of every generator (deals, sampling, network init, pool)"""
     total_steps: int | None = None
     """learner decisions to train on (each is one action of the trained network; train_rllib.py: env steps, the
-    decisions of both seats); default 12,000,000, or the resumed run's value"""
+    decisions of both seats); default 18,000,000, or the resumed run's value"""
     ruleset: str = "schnapsen20"
     """"schnapsen20", "sixtysix24" or "schnapsen10" (its default rule knobs, changed by --knob)"""
     knob: tuple[str, ...] = ()
@@ -45,7 +45,7 @@ class PPOArgs:
     """at least this many finished learner decisions per PPO update (train_rllib.py: env steps per batch)"""
     minibatch_size: int = 2048
     """minibatch size in the PPO epochs"""
-    update_epochs: int = 3
+    update_epochs: int = 4
     """PPO epochs per update"""
     learning_rate: float = 3e-4
     """Adam learning rate"""
