@@ -472,6 +472,19 @@ def test_every_allowed_phrase_is_used():
             (where, pattern, why)
 
 
+def test_ci_runs_the_readme_test_command_and_then_the_slow_tests():
+    """CI (``.ci/run``) runs the README's test command as written, and the slow tests it leaves out, so that no test
+    is left to nobody; both run even when the first fails, and CI fails if either does."""
+    block = (ROOT / "README.md").read_text(encoding="utf-8").split("```bash\n", 1)[1].split("```", 1)[0]
+    commands = [ln.split("#", 1)[0].strip() for ln in block.splitlines() if ln.strip()]
+    assert len(commands) == 2 and commands[0].endswith("python train.py"), commands
+    test_command = commands[1]
+    assert "pytest" in test_command and test_command.endswith('-m "not slow"'), test_command
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert f"{test_command} || status=$?" in ci
+    assert ".venv/bin/python -m pytest -q -m slow || status=$?" in ci and ci[-1] == 'exit "$status"'
+
+
 def test_training_defaults_are_the_code_s():
     """The defaults docs/training.md names are train.py's (its Args dataclass and the recipe's total steps)."""
     sys.path.insert(0, str(ROOT))
