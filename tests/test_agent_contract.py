@@ -69,6 +69,7 @@ def _cases():
 
 
 @pytest.mark.parametrize("name, case", list(_cases()))
+@pytest.mark.slow
 def test_every_agent_plays_the_gym_env_under_other_knobs(name, case):
     ruleset, knobs = case
     env = gymnasium.make("schnapsen_env/Schnapsen-v0", opponent=name, ruleset=ruleset,

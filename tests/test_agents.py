@@ -203,6 +203,7 @@ def test_heuristic_takes_a_led_ten_with_a_low_trump():
 
 # ------------------------------------------------------------------------------------------------ solver
 @pytest.mark.parametrize("ruleset", RULESETS)
+@pytest.mark.slow
 def test_solver_equals_minimax_on_exhausted_positions(ruleset):
     for s in exhausted_positions(ruleset, 50, seed=11):
         root = s.to_move

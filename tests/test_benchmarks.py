@@ -25,6 +25,7 @@ def test_the_benchmarks_folder_holds_the_scripts():
 
 
 @pytest.mark.parametrize("script", BENCHMARKS, ids=lambda p: p.name)
+@pytest.mark.slow
 def test_benchmark_answers_help_from_another_folder(script, tmp_path):
     needed = NEEDS.get(script.name)
     if needed and importlib.util.find_spec(needed) is None:
@@ -411,6 +412,7 @@ def test_write_rows_keeps_other_rows_and_takes_no_file_an_empty_one_or_a_device_
 DEFAULT_RUN = Path(__file__).resolve().parent.parent / "benchmarks" / "default_run_time.py"
 
 
+@pytest.mark.slow
 def test_default_run_time_times_a_run_and_replaces_only_its_own_row(tmp_path):
     """A short run through the script: its row (this machine, kind "avx2" on a CPU with AVX2 and no AVX-512, else
     "native") is added next to the file's other rows, and a second timing replaces it instead of adding another."""
@@ -466,6 +468,7 @@ VARIANTS = Path(__file__).resolve().parent.parent / "benchmarks" / "recipe_varia
 TINY = "--batch-size 512 --minibatch-size 256 --num-envs 16 --samplers 1 --inline-samplers"
 
 
+@pytest.mark.slow
 def test_recipe_variants_trains_records_and_reuses_a_finished_run(tmp_path):
     """A variant's row holds its flags, train.py command and both results; a second invocation keeps the first
     variant's row, and a finished run whose recorded flags are the variant's is evaluated, not trained again,

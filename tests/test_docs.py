@@ -283,14 +283,26 @@ def _run_shell_block(block: Block, cwd: Path) -> None:
         assert out.returncode == 0, (block.id, line, out.stdout[-3000:], out.stderr[-3000:])
 
 
+#: Pages whose shell blocks take tens of seconds together on 2 cores, though no one block is marked slow (each trains,
+#: solves or serves a little): their tests are marked slow too, so that the README's test command stays short.
+SLOW_SHELL_PAGES = {"README.md", "docs/rllib.md", "docs/getting-started.md", "docs/libraries.md", "docs/strength.md",
+                    "docs/openspiel.md", "docs/agents.md"}
+
+
 def _shell_pages() -> list:
     pages = {}
     for b in BLOCKS:
         if b.kind in SHELL:
             pages.setdefault(b.page, []).append(b)
-    return [pytest.param(blocks, id=str(page.relative_to(ROOT)),
-                         marks=[pytest.mark.slow] if any(b.marker("slow") for b in blocks) else [])
+    slow = lambda page, blocks: (str(page.relative_to(ROOT)) in SLOW_SHELL_PAGES  # noqa: E731
+                                 or any(b.marker("slow") for b in blocks))
+    return [pytest.param(blocks, id=str(page.relative_to(ROOT)), marks=[pytest.mark.slow] if slow(page, blocks) else [])
             for page, blocks in pages.items()]
+
+
+def test_the_slow_pages_are_pages_with_shell_blocks():
+    pages = {str(b.page.relative_to(ROOT)) for b in BLOCKS if b.kind in SHELL}
+    assert SLOW_SHELL_PAGES <= pages, SLOW_SHELL_PAGES - pages
 
 
 @pytest.mark.parametrize("blocks", _shell_pages())

@@ -54,6 +54,7 @@ def test_compiled_walk_counts_what_the_reference_engine_walks(knobs):
         assert got == _reference_count(GameState._deal(rules, order.tolist(), 1)), order
 
 
+@pytest.mark.slow
 def test_schnapsen10_tree_size():
     """The figure in RULES.md section 3a and the docs (OpenSpiel and schnapsen10)."""
     assert exact.tree_size(RULES) == {"deals": 6300, "nodes": 72_529_808, "decisions": 48_199_680,
@@ -99,6 +100,7 @@ def _restricted_openspiel_game(rules: RuleSet, orders: list[np.ndarray]):
 
 
 @pytest.mark.skipif(not HAS_OPENSPIEL, reason="needs the openspiel extra")
+@pytest.mark.slow
 def test_nash_conv_equals_openspiels_best_response_on_the_same_game():
     """Exact NashConv of three fixed policies (uniform random; the lowest legal action; the heuristic agent) on the
     game of a few deals, against OpenSpiel's own exploitability.nash_conv on the OpenSpiel game restricted to those deals:
@@ -249,6 +251,7 @@ def test_network_policy_is_the_masked_softmax():
     assert res["nash_conv"] > 0
 
 
+@pytest.mark.slow
 def test_whole_schnapsen10_game_figures():
     """The figures of agents/game_theory/exact.py's docstring and the docs: the open part's size, and the uniform policy's
     NashConv on the whole game (the docs table row)."""

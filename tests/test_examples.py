@@ -50,6 +50,7 @@ def test_torchrl_pettingzoo_example(one_torch_thread):
     _check(out)
 
 
+@pytest.mark.slow
 def test_tianshou_pettingzoo_example(one_torch_thread):
     pytest.importorskip("tianshou")
     out = _load("tianshou_pettingzoo").main(["--steps", "1000", "--eval-hands", "20", "--seed", "1"])

@@ -205,6 +205,7 @@ def sandbox(tmp_path_factory):
 
 @fuzz_settings(160)
 @given(prog=st.sampled_from(sorted(TOKENS)), data=st.data())
+@pytest.mark.slow
 def test_fuzz_command_lines_end_in_a_status_never_an_exception(sandbox, monkeypatch, prog, data):
     from fault_util import ReadOnly
 

@@ -101,6 +101,7 @@ def _lockstep(case_index: int) -> Counter:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[_case_id(c) for c in CASES])
+@pytest.mark.slow
 def test_act_batch_equals_act_in_lockstep(case):
     seen = _lockstep(CASES.index(case))
     assert seen["rows"] == N_SLOTS * N_STEPS

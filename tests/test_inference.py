@@ -161,6 +161,7 @@ def _exact_posterior(rules: RuleSet, g: GameState, model, unseen: np.ndarray) ->
 
 
 @pytest.mark.parametrize("deal_index", [17, 2024, 5000])
+@pytest.mark.slow
 def test_weights_are_the_models_likelihood_against_a_brute_force_over_every_deal(deal_index):
     """``schnapsen10``, seat 0 following the opponent's lead: the normalised weights of every world equal the
     posterior computed from every deal of the game, and worlds drawn by rejection (accepted with probability

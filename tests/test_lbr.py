@@ -77,6 +77,7 @@ def test_lbr_is_the_best_response_to_a_greedy_policy(seat, hand, turn_up):
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0] == "schnapsen10"], ids=lambda c: str(sorted(c[1].items())))
+@pytest.mark.slow
 def test_lbr_plays_only_legal_actions(case):
     """Twenty hands a knob set, hundreds over the knob sets, against the uniform policy (every action possible, so every kind of
     history): GameState.step refuses any illegal action."""
@@ -143,6 +144,7 @@ def test_drawn_worlds_estimate_the_exact_posterior(seed):
 
 
 @pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24"])
+@pytest.mark.slow
 def test_lbr_with_drawn_worlds_plays_only_legal_actions(ruleset):
     """Six hands a knob set (over a hundred a ruleset) against the uniform policy, every world budget at its
     smallest (sixtysix24 with a one-trick solver horizon, for time): GameState.step refuses any illegal action;

@@ -416,6 +416,7 @@ def new_stats() -> dict:
 # --------------------------------------------------------------------------- hypothesis tests
 @_settings(700)
 @given(seed=SEEDS, variant=VARIANT_INDEX)
+@pytest.mark.slow
 def test_random_hand_invariants(seed, variant):
     """Cards conserved, mask == legal_actions == independent model (R9-R11, R66-5, section 4), counted points,
     R6/R7/R19 transitions, position round trip at every step, push/pop, illegal steps refused, scoring oracle."""
@@ -424,6 +425,7 @@ def test_random_hand_invariants(seed, variant):
 
 @_settings(1200)
 @given(seed=SEEDS, variant=VARIANT_INDEX)
+@pytest.mark.slow
 def test_random_hand_fast_invariants(seed, variant):
     """The same checks without the (slow) exhaustive illegal-action sweep, over more hands."""
     play_and_check(RULES[variant], seed, new_stats(), illegal=False)

@@ -200,6 +200,7 @@ def test_rllib_flags_are_checked(tmp_path):
     assert cli(["--privileged-critic"], train_rllib.RLlibArgs, "train_rllib.py", train_rllib.main) == 2
 
 
+@pytest.mark.slow
 def test_tiny_rllib_training_run_is_legal_and_loads(tmp_path, local_ray):
     summary = train_rllib.main(_tiny(tmp_path, heuristic_prob=0.3, tensorboard=True))
     assert summary["steps"] >= 2000 and summary["iterations"] >= 2

@@ -443,6 +443,7 @@ def test_play_full_disk_reports_in_one_line_and_plays_on(tmp_path, monkeypatch, 
     assert rec.result is not None
 
 
+@pytest.mark.slow
 def test_train_full_disk_at_the_end_keeps_the_last_good_checkpoint(tmp_path, monkeypatch, capsys):
     disk = FullDisk(monkeypatch, tmp_path, free=None)
     real = policy_net.save_atomic
@@ -503,6 +504,7 @@ def test_stale_temporary_files_removed_when_a_run_starts(tiny_run, tmp_path):
     assert not any(p.exists() for p in stale) and all(p.exists() for p in keep)
 
 
+@pytest.mark.slow
 def test_tensorboard_logs_no_step_twice_after_a_resume(tmp_path, monkeypatch):
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 

@@ -33,6 +33,7 @@ EXACT_CASES = [(c, False) for c in CASES[::3]] + [(c, True) for c in CASES[::3] 
 
 @pytest.mark.parametrize("case,close_below_root", EXACT_CASES,
                          ids=lambda c: c if isinstance(c, bool) else case_id(c))
+@pytest.mark.slow
 def test_compiled_values_equal_reference(case, close_below_root):
     ruleset, knobs = case
     rules = RuleSet.make(ruleset, **knobs)
@@ -221,6 +222,7 @@ print(repr(out))
 """
 
 
+@pytest.mark.slow
 def test_a_second_process_runs_the_cached_strict_phase_search_bug(tmp_path):
     """The strict-phase search is recursive, and numba leaves a recursive call to another specialisation of the
     function unresolved in its cache (numba issue #6713): the first process ran, the second, loading the cache,

@@ -155,6 +155,7 @@ def whole_table(tmp_path_factory):
     return path
 
 
+@pytest.mark.slow
 def test_equilibrium_labels_are_table_draws_on_the_learners_hidden_card_decisions(whole_table):
     table = ObservationTable.load(whole_table, RULES)
     net = ActorCritic(obs_size(RULES), RULES.n_actions, hidden=32)

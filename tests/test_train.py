@@ -162,6 +162,7 @@ def test_endgame_bootstrap_values_are_the_solvers_and_end_the_earlier_returns(mo
     assert cut > 10
 
 
+@pytest.mark.slow
 def test_endgame_bootstrap_resumes_exactly(tmp_path):
     train.main(tiny_args(tmp_path, run_name="straight", total_steps=3500, threads=1, endgame_bootstrap=True))
     train.main(tiny_args(tmp_path, run_name="split", total_steps=3500, stop_after_updates=1, threads=1,
@@ -176,6 +177,7 @@ def test_endgame_bootstrap_resumes_exactly(tmp_path):
         torch.testing.assert_close(a["model"][k], b["model"][k], rtol=0, atol=0)
 
 
+@pytest.mark.slow
 def test_short_run_checkpoints_resumes_and_loads(tmp_path):
     args = tiny_args(tmp_path)
     summary = train.main(args)
@@ -200,6 +202,7 @@ def test_short_run_checkpoints_resumes_and_loads(tmp_path):
 
 
 @pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.slow
 def test_resume_is_exact(tmp_path, threads):
     """Bit for bit with one learner thread. With more, MKL's multi-threaded GEMMs may round differently once the
     resumed tensors sit at other addresses (its results depend on memory alignment), so the weights agree to float
@@ -251,6 +254,7 @@ def test_tail_average_is_the_mean_of_the_weights_after_each_of_the_last_updates(
     _weights_equal(load_checkpoint(tmp_path / "plain" / "policy.pt")["model"], plain["model"])
 
 
+@pytest.mark.slow
 def test_tail_average_resumes_exactly_and_a_malformed_one_is_refused(tmp_path):
     train.main(tiny_args(tmp_path, run_name="straight", total_steps=5000, average_last=0.5))
     # Stop inside the window (after update 3, the average holding one update), then resume.
@@ -331,6 +335,7 @@ def test_bad_checkpoints_are_refused(tmp_path):
         agent.act(env.observe(env.agent_selection))
 
 
+@pytest.mark.slow
 def test_learning_beats_random_clearly(tmp_path):
     args = tiny_args(tmp_path, run_name="learn", total_steps=120_000, num_envs=128, batch_size=8192,
                      minibatch_size=1024, update_epochs=4, hidden=128, checkpoint_every=100, pool_every=5,
@@ -426,6 +431,7 @@ def test_bf16_update_on_observations_rounded_once_equals_autocasts_rounding():
     assert all(torch.equal(a, b) for a, b in zip(*grads))
 
 
+@pytest.mark.slow
 def test_checkpoint_from_before_the_precision_flag_resumes_in_fp32(tmp_path):
     train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1, precision="fp32"))
     path = tmp_path / "tiny" / "checkpoint.pt"
@@ -447,6 +453,7 @@ def test_default_threads_leave_the_samplers_cores_only_where_the_update_is_quick
     assert load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")["args"]["threads"] == threads
 
 
+@pytest.mark.slow
 def test_resume_takes_machine_flags_from_the_command_line(tmp_path):
     train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1))
     out = train.main(train.Args(resume=str(tmp_path / "tiny" / "checkpoint.pt"), threads=2, tensorboard=False,
@@ -488,6 +495,7 @@ def _weights_equal(a: dict, b: dict) -> None:
         torch.testing.assert_close(a[k], b[k], rtol=0, atol=0)
 
 
+@pytest.mark.slow
 def test_two_sampler_processes_train_checkpoint_resume_and_play_legally(tmp_path):
     first = train.main(tiny_args(tmp_path, samplers=2, inline_samplers=False, total_steps=2500))
     assert first["samplers"] == 2 and len(first["sampler_pids"]) == 2 and os.getpid() not in first["sampler_pids"]
@@ -511,6 +519,7 @@ def test_sampler_processes_match_inline_samplers_exactly(tmp_path):
                    load_checkpoint(tmp_path / "inline" / "policy.pt")["model"])
 
 
+@pytest.mark.slow
 def test_overlapped_sampling_plays_the_same_batches_however_checkpoints_fall(tmp_path):
     """--overlap-sampling: the next batch is played with the weights from before the update, in flight during it
     (sampler processes, checkpoints far apart) or not (a checkpoint after every update, or samplers in the
@@ -577,6 +586,7 @@ def _same_run(a: Path, b: Path) -> None:
         assert ta[key] == tb[key], key
 
 
+@pytest.mark.slow
 def test_a_killed_sampler_process_ends_the_run_in_one_line_whose_command_continues_it_exactly(tmp_path, monkeypatch,
                                                                                               capsys):
     """SIGKILL of a sampler process (the out-of-memory killer) while it plays update 3's batch: status 1, one line
@@ -605,6 +615,7 @@ def test_a_killed_sampler_process_ends_the_run_in_one_line_whose_command_continu
 
 @pytest.mark.skipif(not hasattr(os, "getpriority"), reason="POSIX scheduling priorities")
 @pytest.mark.parametrize("overlap", [True, False])
+@pytest.mark.slow
 def test_overlapping_sampler_processes_yield_the_cores_to_the_learner(tmp_path, overlap):
     """--overlap-sampling: the sampler processes run at SAMPLER_NICE below the learner, so that the update keeps
     its core; without the overlap nothing runs beside them and they keep the learner's priority."""
@@ -628,6 +639,7 @@ def test_overlapping_sampler_processes_yield_the_cores_to_the_learner(tmp_path, 
             samplers.close()
 
 
+@pytest.mark.slow
 def test_a_checkpoint_without_next_request_resumes_and_a_malformed_one_is_refused(tmp_path):
     train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1, overlap_sampling=True))
     path = tmp_path / "tiny" / "checkpoint.pt"
@@ -694,6 +706,7 @@ def test_repeated_knob_flags_add_up_instead_of_replacing_each_other():
             rules_of(parse_args(["--knob", "close_min_stock=3", "--knob", "close_min_stock=4"], cls, "train.py"))
 
 
+@pytest.mark.slow
 def test_tiny_ray_run_samples_on_actors(tmp_path):
     pytest.importorskip("ray")
     import ray

@@ -93,6 +93,7 @@ def _br(tmp_path, target_pt, **kw):
     return tiny_args(tmp_path, opponent=target_pt, opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0, **kw)
 
 
+@pytest.mark.slow
 def test_a_best_response_run_is_reproducible_and_resumes_exactly(tmp_path, target_pt):
     a = train.main(_br(tmp_path, target_pt, run_name="a", total_steps=3000))
     b = train.main(_br(tmp_path, target_pt, run_name="b", total_steps=3000))
@@ -112,6 +113,7 @@ def test_a_best_response_run_is_reproducible_and_resumes_exactly(tmp_path, targe
     assert c["hands"] == load_checkpoint(tmp_path / "a" / "checkpoint.pt")["trainer"]["hands"]
 
 
+@pytest.mark.slow
 def test_a_checkpoint_from_before_the_flag_resumes_without_a_target(tmp_path):
     train.main(tiny_args(tmp_path, total_steps=3000, stop_after_updates=1))
     path = tmp_path / "tiny" / "checkpoint.pt"
@@ -191,6 +193,7 @@ def test_a_searching_target_plays_the_strategy_whose_exploitability_is_measured(
     np.testing.assert_array_equal(fresh(obs, masks).argmax(axis=1), chosen)
 
 
+@pytest.mark.slow
 def test_a_best_response_to_a_searching_target_is_reproducible_and_resumes_exactly(tmp_path):
     kw = dict(ruleset="schnapsen10", opponent="pimc:n_samples=4", opponent_prob=1.0, pool_prob=0.0, heuristic_prob=0.0,
               total_steps=3000)
@@ -219,6 +222,7 @@ def test_init_from_a_policy_with_another_critic_takes_its_actor_and_a_fresh_crit
 
 
 
+@pytest.mark.slow
 def test_a_run_starts_from_the_init_policy_and_resumes_from_its_own_checkpoint(tmp_path, target_pt):
     """--init-from loads the policy's weights (0 PPO epochs leave them as they were); a resumed run continues from
     its checkpoint, not from the init policy, exactly as an unbroken run."""
@@ -352,6 +356,7 @@ def test_against_the_random_player_the_endgame_teacher_labels_the_learner_exactl
     assert checked > 100
 
 
+@pytest.mark.slow
 def test_a_run_with_the_random_player_is_reproducible_and_resumes_exactly(tmp_path):
     kw = dict(total_steps=3000, random_prob=0.5, pool_prob=0.0, heuristic_prob=0.0)
     a = train.main(tiny_args(tmp_path, run_name="a", **kw))
@@ -366,6 +371,7 @@ def test_a_run_with_the_random_player_is_reproducible_and_resumes_exactly(tmp_pa
         torch.testing.assert_close(ma[k], ms[k], rtol=0, atol=0)
 
 
+@pytest.mark.slow
 def test_learned_best_response_measures_each_target_and_records_a_row_each(tmp_path):
     """Two targets, a searching agent and a policy, each trained against and measured in turn (tiny budgets); the
     agent target's row carries its exact NashConv and the ratio. A file's rows of other targets (or of a target
@@ -392,6 +398,7 @@ def test_learned_best_response_measures_each_target_and_records_a_row_each(tmp_p
     assert rows[0]["ratio"] == pytest.approx(2 * rows[0]["mean"] / rows[0]["exact_nash_conv"])
 
 
+@pytest.mark.slow
 def test_learned_best_response_from_a_policy_records_where_it_started(tmp_path):
     """With --init-from the row holds the starting policy's own result against the target on the same deals."""
     out_json = tmp_path / "br.json"
@@ -407,6 +414,7 @@ def test_learned_best_response_from_a_policy_records_where_it_started(tmp_path):
     assert row["start"]["ratio"] == pytest.approx(row["ratio"])
 
 
+@pytest.mark.slow
 def test_learned_best_response_to_a_greedy_target_that_is_its_own_start_scores_zero(tmp_path):
     """--target-greedy: the target plays its argmax, in training and in the match; a responder that is the target
     itself (started from it, 0 PPO epochs) ties it exactly on duplicate deals, and the row carries the exact NashConv
@@ -438,6 +446,7 @@ def test_learned_best_response_to_a_greedy_target_that_is_its_own_start_scores_z
     (["--ruleset", "schnapsen10", "--target", "expert", "--init-from", "gone.pt"],
      "--init-from 'gone.pt': no such file and no shipped policy"),
 ])
+@pytest.mark.slow
 def test_learned_best_response_bad_input_is_one_line(argv, expected, tmp_path):
     out = subprocess.run([sys.executable, str(BENCHMARK), *argv], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120)

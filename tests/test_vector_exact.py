@@ -95,6 +95,7 @@ def _lockstep(case_index: int) -> tuple[Counter, Counter]:
 
 
 @pytest.mark.parametrize("case", CASES, ids=[case_id(c) for c in CASES])
+@pytest.mark.slow
 def test_vector_env_lockstep_with_reference(case):
     reasons, kinds = _lockstep(CASES.index(case))
     assert sum(reasons.values()) > 200 and sum(kinds.values()) == N_SLOTS * N_STEPS

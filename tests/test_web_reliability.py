@@ -518,6 +518,7 @@ def _rss_mb(pid: int) -> float:
         return next(int(line.split()[1]) for line in f if line.startswith("VmRSS")) / 1024
 
 
+@pytest.mark.slow
 def test_uploads_beyond_the_replays_budget_do_not_grow_the_server():
     """An upload of 1 MB held 6.4 MB of parsed records, and the server kept 100 of them: 130 uploads took it from
     204 MB to 845 MB. Replays now keep their records as text, 32 MiB of it together: after the budget is full,
