@@ -61,8 +61,17 @@ def parse(argv: list[str] | None = None) -> argparse.Namespace:
     harness.json_option(p)
     args = p.parse_args(argv)
     harness.check_json(p, args)
-    if args.keep and Path(args.keep).exists():
-        p.error(f"--keep {args.keep!r} exists: expected a new folder, so that no earlier run is overwritten")
+    if args.keep:  # checked before the run, which a folder that cannot be written would otherwise lose at its end
+        if Path(args.keep).exists():
+            p.error(f"--keep {args.keep!r} exists: expected a new folder, so that no earlier run is overwritten")
+        parent = Path(args.keep).absolute().parent
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            p.error(f"--keep {args.keep!r}: cannot make its folder {str(parent)!r} ({e.strerror}): expected a new "
+                    "folder in a writable one")
+        if not os.access(parent, os.W_OK):
+            p.error(f"--keep {args.keep!r}: {str(parent)!r} is not writable: expected a new folder in a writable one")
     return args
 
 
@@ -98,10 +107,15 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         summary = json.loads((Path(tmp) / "default" / "summary.json").read_text())
         ran = load_checkpoint(Path(tmp) / "default" / "checkpoint.pt")["args"]  # the recipe the run trained with
+        status = 0
         if args.keep:
-            Path(args.keep).parent.mkdir(parents=True, exist_ok=True)
-            shutil.copytree(Path(tmp) / "default", args.keep)
-            print(f"kept the run as {args.keep}", flush=True)
+            try:
+                shutil.copytree(Path(tmp) / "default", args.keep)
+                print(f"kept the run as {args.keep}", flush=True)
+            except OSError as e:  # a full disk: the timing is still recorded below
+                print(f"default_run_time.py: --keep {args.keep!r}: the run could not be copied there ({e}); its "
+                      "timing is recorded all the same", file=sys.stderr)
+                status = 1
     kind = "avx2-emulated" if args.emulate_avx2 else native_kind()
     precision = "fp32" if args.emulate_avx2 else resolve_precision("auto")  # what train.py's default picked
     row = {"kind": kind, "machine": harness.machine(), "precision": precision,
@@ -119,7 +133,7 @@ def main(argv: list[str] | None = None) -> int:
                  "decisions, the default --total-steps, with its periodic evaluations and final table), by machine")
         Path(args.json).write_text(json.dumps({"title": title, "command": "python benchmarks/default_run_time.py "
                                                "[--emulate-avx2] --json PATH", "runs": rows}, indent=2) + "\n")
-    return 0
+    return status
 
 
 if __name__ == "__main__":

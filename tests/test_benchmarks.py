@@ -446,6 +446,7 @@ def test_default_run_time_times_a_run_and_replaces_only_its_own_row(tmp_path):
 
 @pytest.mark.parametrize("argv, expected", [
     (["--train-flags", "--seed 'x"], "--train-flags \"--seed 'x\""),
+    (["--keep", "/dev/null/run"], "--keep '/dev/null/run': cannot make its folder '/dev/null'"),
     (["--json", "/nonexistent/folder/x.json"], "--json '/nonexistent/folder/x.json'"),
 ])
 def test_default_run_time_bad_input_is_one_line(argv, expected, tmp_path):
