@@ -294,9 +294,9 @@ def _shell_pages() -> list:
     for b in BLOCKS:
         if b.kind in SHELL:
             pages.setdefault(b.page, []).append(b)
-    slow = lambda page, blocks: (str(page.relative_to(ROOT)) in SLOW_SHELL_PAGES  # noqa: E731
-                                 or any(b.marker("slow") for b in blocks))
-    return [pytest.param(blocks, id=str(page.relative_to(ROOT)), marks=[pytest.mark.slow] if slow(page, blocks) else [])
+    return [pytest.param(blocks, id=str(page.relative_to(ROOT)),
+                         marks=[pytest.mark.slow] if str(page.relative_to(ROOT)) in SLOW_SHELL_PAGES
+                         or any(b.marker("slow") for b in blocks) else [])
             for page, blocks in pages.items()]
 
 
