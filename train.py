@@ -273,6 +273,7 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rn
     """
     search_coef = args.search_teacher_coef if args.search_teacher_share else 0.0
     n = len(b["actions"])
+    obs, table = model.relabel(b["obs"])  # once for all epochs: the suits' relabelling depends on no weight
     stats: dict[str, list[float]] = {}
     for _ in range(args.update_epochs):
         perm = torch.from_numpy(rng.permutation(n)).to(b["actions"].device)
@@ -281,7 +282,8 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rn
             pick = lambda t, mb=mb: t.index_select(0, mb)  # the rows of the minibatch (faster than t[mb])
             critic = None if b["critic"] is None else pick(b["critic"])
             _, new_logp, entropy, new_values, log_probs = model.get_action_and_value(
-                pick(b["obs"]), pick(b["masks"]), pick(b["actions"]), critic, return_log_probs=True)
+                pick(obs), pick(b["masks"]), pick(b["actions"]), critic, return_log_probs=True,
+                relabelled=None if table is None else pick(table))
             mb_adv = pick(b["adv"])
             mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std(unbiased=False) + 1e-8)  # a minibatch may hold 1 row
             parts = ppo_losses(new_logp, pick(b["logp"]), mb_adv, new_values, pick(b["values"]), pick(b["ret"]),

@@ -164,7 +164,7 @@ def test_the_canonical_suits_network_answers_every_relabelling_of_a_hand_alike(r
     obs, obs_relabelled = torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(obs_relabelled))
     index = torch.from_numpy(np.stack(index))
     with torch.no_grad():
-        torch.testing.assert_close(net._relabel(obs_relabelled)[0], net._relabel(obs)[0], rtol=0, atol=0)
+        torch.testing.assert_close(net.relabel(obs_relabelled)[0], net.relabel(obs)[0], rtol=0, atol=0)
         logits, value = net(obs)
         logits_r, value_r = net(obs_relabelled)
         torch.testing.assert_close(value_r, value, rtol=0, atol=1e-6)
@@ -176,6 +176,38 @@ def test_the_canonical_suits_network_answers_every_relabelling_of_a_hand_alike(r
         torch.testing.assert_close(logits_r.gather(1, index)[distinct], logits[distinct], rtol=0, atol=1e-6)
         if rules.deck.n_suits > 2:  # with two suits, trump first leaves nothing to order
             assert not torch.allclose(trump_only(obs_relabelled)[0].gather(1, index), trump_only(obs)[0])
+
+
+@pytest.mark.parametrize("init", [{}, {"canonical_trump": True}, {"canonical_suits": True}])
+def test_rows_relabelled_once_for_a_whole_batch_give_the_answers_of_rows_relabelled_alone(init):
+    """The PPO update relabels a batch once for all its epochs (the relabelling depends on the observations only):
+    any minibatch of its rows, passed as ``relabelled``, gets bit for bit the actions' log-probabilities, entropy,
+    values and every action's log-probability that relabelling the minibatch itself gives."""
+    rules = RuleSet.make("schnapsen20")
+    torch.manual_seed(0)
+    net = ActorCritic(encoding.obs_size(rules), rules.n_actions, hidden=32, **init)
+    rng = np.random.default_rng(11)
+    obs, masks = [], []
+    while len(obs) < 200:
+        hand = GameState.new_hand(rules, rng)
+        for _ in range(int(rng.integers(0, 9))):
+            if hand.result is None:
+                hand.step(int(rng.choice(np.flatnonzero(hand.action_mask()))))
+        if hand.result is None:
+            obs.append(encoding.observation(hand, hand.to_move))
+            masks.append(hand.action_mask())
+    obs, masks = torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks)).bool()
+    actions = torch.from_numpy(np.array([rng.choice(np.flatnonzero(m)) for m in masks.numpy()]))
+    batch_obs, table = net.relabel(obs)
+    assert (table is None) == (not init)
+    rows = torch.from_numpy(rng.permutation(len(obs))[:64])
+    once = net.get_action_and_value(batch_obs[rows], masks[rows], actions[rows], return_log_probs=True,
+                                    relabelled=None if table is None else table[rows])
+    alone = net.get_action_and_value(obs[rows], masks[rows], actions[rows], return_log_probs=True)
+    for a, b in zip(once, alone):
+        torch.testing.assert_close(a, b, rtol=0, atol=0)
+    once[1].sum().backward()  # the gradient flows through the relabelled rows alike
+    assert net.trunk[0].weight.grad is not None and bool(net.trunk[0].weight.grad.abs().sum() > 0)
 
 
 @pytest.mark.parametrize("init", [{}, {"canonical_trump": True}, {"canonical_suits": True},

@@ -151,10 +151,11 @@ class ActorCritic(nn.Module):
         #: ``"fp32"`` or ``"bf16"`` (the trunk under bfloat16 autocast; see the class docstring).
         self.precision = "fp32"
 
-    def _relabel(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
-        """``(observations as the trunk sees them, the relabelling of each row (B,) int64 or None)``: relabelled to
-        clubs trumps with ``canonical_trump``, and the other suits in their canonical order with
-        ``canonical_suits``; else as given."""
+    def relabel(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+        """``(observations as the trunk sees them (B, obs_size), the relabelling of each row (B,) int64 or None)``:
+        relabelled to clubs trumps with ``canonical_trump``, and the other suits in their canonical order with
+        ``canonical_suits``; else as given. It depends on the observations only, not on the weights: the PPO
+        update relabels a batch once for all its epochs and passes each minibatch's rows as ``relabelled``."""
         if not self.canonical_trump:
             return obs, None
         if not self.canonical_suits:
@@ -176,7 +177,7 @@ class ActorCritic(nn.Module):
     def features(self, obs: torch.Tensor) -> torch.Tensor:
         """The trunk's output, float32 ``(B, hidden)``, computed in :attr:`precision` (on the observations
         relabelled by ``canonical_trump`` or ``canonical_suits``)."""
-        obs, _ = self._relabel(obs)
+        obs, _ = self.relabel(obs)
         return self._trunk(obs)
 
     def _trunk(self, obs: torch.Tensor) -> torch.Tensor:
@@ -186,9 +187,12 @@ class ActorCritic(nn.Module):
             return h.float()
         return self.trunk(obs)
 
-    def forward(self, obs: torch.Tensor, critic_input: torch.Tensor | None = None):
-        """``(logits (B, A), value (B,))`` for observations ``(B, obs_size)``."""
-        obs, trump = self._relabel(obs)
+    def forward(self, obs: torch.Tensor, critic_input: torch.Tensor | None = None,
+                relabelled: torch.Tensor | None | bool = False):
+        """``(logits (B, A), value (B,))`` for observations ``(B, obs_size)``; ``relabelled``: False relabels
+        ``obs`` here, else ``obs`` are relabelled already and this is their relabelling (:meth:`relabel`'s second
+        output, None included)."""
+        obs, trump = self.relabel(obs) if relabelled is False else (obs, relabelled)
         h = self._trunk(obs)
         if self.critic_extra:
             if critic_input is None:
@@ -200,12 +204,12 @@ class ActorCritic(nn.Module):
 
     def act_logits(self, obs: torch.Tensor) -> torch.Tensor:
         """Policy logits only (what a playing agent needs)."""
-        obs, trump = self._relabel(obs)
+        obs, trump = self.relabel(obs)
         return self._logits(self._trunk(obs), trump)
 
     def get_action_and_value(self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
                              critic_input: torch.Tensor | None = None, gumbel: torch.Tensor | None = None,
-                             return_log_probs: bool = False):
+                             return_log_probs: bool = False, relabelled: torch.Tensor | None | bool = False):
         """Act and evaluate in one pass, in the manner of CleanRL's ``Agent.get_action_and_value``.
 
         Args:
@@ -217,12 +221,15 @@ class ActorCritic(nn.Module):
                 the caller from its seeded ``numpy.random.Generator`` (no global torch RNG is touched); None with
                 ``action=None`` takes the most probable legal action.
             return_log_probs: also return every action's log-probability (the update's teacher loss needs them).
+            relabelled: False (default): relabel ``obs`` here (``canonical_trump``, ``canonical_suits``); else
+                ``obs`` are :meth:`relabel`'s first output and this is its second (a ``(B,)`` int64 tensor or None),
+                the same results without relabelling again.
 
         Returns:
             ``(action (B,) int64, log_prob (B,), entropy (B,), value (B,))``, and ``log_probs (B, n_actions)``
             (``-inf`` on illegal actions) with ``return_log_probs``; illegal actions are never chosen.
         """
-        logits, value = self(obs, critic_input)
+        logits, value = self(obs, critic_input, relabelled)
         logp = masked_log_probs(logits, mask)
         if action is None:
             action = torch.argmax(logp if gumbel is None else logp + gumbel, dim=-1)
