@@ -10,7 +10,7 @@ AVX2 (``ATEN_CPU_CAPABILITY=avx2``, oneDNN's ``ONEDNN_MAX_CPU_ISA=AVX2``), numba
 without bfloat16 in hardware). The clock rate and caches stay this machine's, so it estimates such a machine and
 does not replace timing one. A row (``kind``: ``"avx2"`` timed on a CPU with AVX2 and no AVX-512, ``"native"`` on
 one with more, or ``"avx2-emulated"``; this machine's description, the minutes, the recipe's ``--total-steps`` and
-``--update-epochs`` as the run's checkpoint gives them, the learner decisions/s, the commit and the command)
+``--update-epochs`` and ``--hidden`` as the run's checkpoint gives them, the learner decisions/s, the commit and the command)
 replaces the file's row of the same kind, machine and recipe; the other rows are kept. ``--train-flags`` adds
 train.py flags (a short try: ``--train-flags
 "--total-steps 200000"``); the row records them.
@@ -119,17 +119,17 @@ def main(argv: list[str] | None = None) -> int:
     precision = "fp32" if args.emulate_avx2 else resolve_precision("auto")  # what train.py's default picked
     row = {"kind": kind, "machine": harness.machine(), "precision": precision,
            "minutes": minutes, "total_steps": ran["total_steps"], "update_epochs": ran["update_epochs"],
-           "decisions": summary["steps"], "decisions_per_second": summary["steps_per_second"],
+           "hidden": ran["hidden"], "decisions": summary["steps"], "decisions_per_second": summary["steps_per_second"],
            "train_seconds": summary.get("train_seconds"), "train_flags": " ".join(flags), "commit": harness.commit(),
            "how": "timed by benchmarks/default_run_time.py" + (" with AVX2 emulated" if args.emulate_avx2 else ""),
            "load_average": {"start": harness.LOAD_AT_START, "end": harness.load()}}
     print(f"default run ({kind}): {minutes:.1f} minutes, {row['decisions']:,} learner decisions at "
           f"{row['decisions_per_second']:,.0f}/s", flush=True)
     if args.json:
-        same = ("kind", "machine", "total_steps", "update_epochs")  # a row per machine and recipe
+        same = ("kind", "machine", "total_steps", "update_epochs", "hidden")  # a row per machine and recipe
         rows = [r for r in rows if any(r.get(k) != row[k] for k in same)] + [row]
         title = ("wall-clock time of the default training run (python train.py, with its periodic evaluations and "
-                 "final table), by machine and recipe (each row's total_steps and update_epochs)")
+                 "final table), by machine and recipe (each row's total_steps, update_epochs and hidden)")
         Path(args.json).write_text(json.dumps({"title": title, "command": "python benchmarks/default_run_time.py "
                                                "[--emulate-avx2] --json PATH", "runs": rows}, indent=2) + "\n")
     return status

@@ -422,7 +422,7 @@ def test_default_run_time_times_a_run_and_replaces_only_its_own_row(tmp_path):
     kind = "avx2" if " avx2" in flags_line and " avx512f" not in flags_line else "native"
     # this machine's row of another recipe stays: a row per machine and recipe
     other_recipe = {"kind": kind, "machine": load_script("benchmarks/harness.py").machine(), "minutes": 31.2, "total_steps": 18_000_000,
-                    "update_epochs": 4}
+                    "update_epochs": 4, "hidden": 256}
     out_json.write_text(json.dumps({"runs": [other, other_recipe]}))
     flags = ("--total-steps 2000 --num-envs 16 --batch-size 1024 --minibatch-size 256 --eval-every 0 "
              "--final-eval-deals 2 --samplers 1 --no-tensorboard")
@@ -435,7 +435,7 @@ def test_default_run_time_times_a_run_and_replaces_only_its_own_row(tmp_path):
     row = runs[2]
     assert row["kind"] == kind and row["decisions"] >= 2000 and 0 < row["minutes"] < 10
     assert row["train_flags"] == flags and row["precision"] in ("fp32", "bf16")
-    assert (row["total_steps"], row["update_epochs"]) == (2000, 4)  # the recipe, from the run's checkpoint
+    assert (row["total_steps"], row["update_epochs"], row["hidden"]) == (2000, 4, 256)  # from the run's checkpoint
     kept = tmp_path / "kept" / "default"
     assert json.loads((kept / "summary.json").read_text())["steps"] == row["decisions"] and (kept / "policy.pt").is_file()
     again = subprocess.run([sys.executable, str(DEFAULT_RUN), "--keep", str(kept)], cwd=tmp_path,
