@@ -50,7 +50,6 @@ one-line errors (``command_line``).
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import sys
@@ -67,15 +66,15 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from agents.learned.checkpoint import load_checkpoint  # noqa: E402
-from agents.learned.policy_net import ActorCritic, resolve_precision  # noqa: E402
+from agents.learned.policy_net import ActorCritic  # noqa: E402
 from agents.training import command_line, resume, trainer_flags  # noqa: E402
-from agents.training.recipe import DEFAULT_TOTAL_STEPS, PPOArgs, cores, rules_of  # noqa: E402
+from agents.training.recipe import PPOArgs, rules_of  # noqa: E402
 from agents.training.reporting import (  # noqa: E402
     SamplerTally,
     close_writer,
     eval_panel,
     evaluation_table,
+    log_update,
     measure_nash_conv,
     next_steps,
     record_evaluation,
@@ -329,18 +328,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             with the last good checkpoint, which is kept, and the command that continues from it.
     """
     given = args  # as given: the flags of this invocation that a --resume needs again
-    resume_ckpt = None
-    if not args.resume:
-        args = dataclasses.replace(
-            args, total_steps=DEFAULT_TOTAL_STEPS if args.total_steps is None else args.total_steps,
-            samplers=cores() if args.samplers is None else args.samplers)  # 0 is refused by validate, not replaced
-    else:
-        resume_ckpt = load_checkpoint(args.resume)
-        args = resume.resumed_args(resume_ckpt, args, typed)
-    trainer_flags.validate(args)
-    args = dataclasses.replace(args, precision=resolve_precision(args.precision, args.device))
-    if args.threads is None:
-        args = dataclasses.replace(args, threads=trainer_flags.default_threads(args))
+    args, resume_ckpt = trainer_flags.resolve(args, typed)
     target = trainer_flags.load_target(args)  # --opponent's frozen policy (None without one)
     rules = rules_of(args)
     if resume_ckpt is not None:
@@ -362,28 +350,16 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
     model.precision = args.precision
     optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
     capacity = sampler_capacity(-(-args.batch_size // args.samplers), args.num_envs)
-    pool: list[dict] = []
-    global_step, update, hands, evals = 0, 0, 0, 0
-    train_s0 = 0.0  # seconds of training before this invocation (a resumed run's), without evaluations
-    history: list[dict] = []
-    sampler_states = saved_average = None
-    next_request = None  # the samplers' next batch, drawn before the last update (--overlap-sampling)
     if resume_ckpt is None:
+        run = resume.Progress()
         trainer_flags.load_init(args, rules, model)
     else:
-        tr = resume.restore(resume_ckpt, args, model, optimizer, rng, obs_size(rules), rules.n_actions, capacity,
-                            max(critic_dim, 1))
-        pool = list(tr["pool"])
-        next_request = tr.get("next_request")
-        sampler_states = tr["samplers"]
-        global_step, update, hands, evals = tr["global_step"], tr["update"], tr["hands"], tr["evals"]
-        history = list(tr["history"])
-        train_s0 = tr.get("train_seconds", 0.0)
-        saved_average = tr.get("average")
-        if global_step >= args.total_steps and (run_dir / "policy.pt").exists():  # else: write the final policy
-            raise ValueError(f"the run in {str(run_dir)!r} already finished at {global_step:,} learner decisions "
+        run = resume.restore(resume_ckpt, args, model, optimizer, rng, obs_size(rules), rules.n_actions, capacity,
+                             max(critic_dim, 1))
+        if run.global_step >= args.total_steps and (run_dir / "policy.pt").exists():  # else: write the final policy
+            raise ValueError(f"the run in {str(run_dir)!r} already finished at {run.global_step:,} learner decisions "
                              f"(--total-steps {args.total_steps:,}): pass a larger --total-steps to extend it")
-    files = RunFiles(run_dir, last_good=(update, global_step) if resume_ckpt is not None else None,
+    files = RunFiles(run_dir, last_good=(run.update, run.global_step) if resume_ckpt is not None else None,
                      resume_command=resume.resume_command(given, run_dir / "checkpoint.pt"))
 
     if args.progress:  # the bar stays at 0 while the samplers start, which can take a minute the first time
@@ -397,60 +373,62 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
     except SamplerError as e:  # one that died or failed while starting
         raise files.sampler_lost(e) from None
     try:
-        if sampler_states is not None:
-            resume.restore_samplers(samplers, sampler_states, resume_ckpt, args.resume)
+        if run.samplers is not None:
+            resume.restore_samplers(samplers, run.samplers, resume_ckpt, args.resume)
         writer = tensorboard_writer(args, rules, run_dir,
-                                    resumed_step=global_step if resume_ckpt is not None else None)
+                                    resumed_step=run.global_step if resume_ckpt is not None else None)
         print(f"run {run_dir}  seed {args.seed}  samplers {args.samplers}  rules {rules_text(rules)}", flush=True)
         if samplers.describe():
             print(samplers.describe(), flush=True)
 
         n_updates_total = max(1, args.total_steps // args.batch_size)
-        average = TailAverage(args.average_last, n_updates_total, args.total_steps, saved_average, model, update,
-                              global_step)  # --average-last
-        bar = tqdm(total=args.total_steps, initial=min(global_step, args.total_steps),
+        average = TailAverage(args.average_last, n_updates_total, args.total_steps, run.average, model, run.update,
+                              run.global_step)  # --average-last
+        bar = tqdm(total=args.total_steps, initial=min(run.global_step, args.total_steps),
                    disable=None if args.progress else True,  # None: no bar where the output is not a terminal
                    unit=" decisions", unit_scale=True, dynamic_ncols=True)
         latest_eval = ""
-        t_start, steps_at_start = time.time(), global_step
+        t_start, steps_at_start = time.time(), run.global_step
         rows_trained, tally = 0, SamplerTally(args.samplers)
         # Wall-clock seconds the learner waited for batches (under --overlap-sampling, only the part of the
         # sampling that the update did not cover) and spent in the PPO updates.
         sampling_s = update_s = 0.0
         # The training time of the learning curves: this loop's seconds without the evaluations' (eval_s).
         t_loop, eval_s = time.perf_counter(), 0.0
-        train_seconds = lambda: train_s0 + time.perf_counter() - t_loop - eval_s  # noqa: E731
+        train_seconds = lambda: run.train_seconds + time.perf_counter() - t_loop - eval_s  # noqa: E731
         search_trained = 0  # labelled decisions of the search teacher trained in this invocation
         exact_tree = None  # built on the first exact measurement (--nash-conv-every)
         rows_per_sampler = -(-args.batch_size // args.samplers)
         updates_this_call = 0
         in_flight = False  # the samplers are playing next_request's batch (--overlap-sampling)
         overlapped = 0  # batches the samplers played during an update
-        while global_step < args.total_steps:
+        checkpoint = lambda: files.save_checkpoint(model, rules, args, resume.trainer_state(  # noqa: E731
+            optimizer, samplers, rng, run, train_seconds(), average.state()))
+        while run.global_step < args.total_steps:
             if args.stop_after_updates is not None and updates_this_call >= args.stop_after_updates:
                 break
             # ------------------------------------------------------------ sampling (the samplers, in parallel)
             t0 = time.perf_counter()
             if not in_flight:
-                next_request = next_request or sampling_request(model, pool, rng)
-                samplers.submit(next_request["weights"], next_request["opponent"], rows_per_sampler)
+                run.next_request = run.next_request or sampling_request(model, run.pool, rng)
+                samplers.submit(run.next_request["weights"], run.next_request["opponent"], rows_per_sampler)
             results = samplers.gather()
-            in_flight, next_request = False, None
+            in_flight, run.next_request = False, None
             t1 = time.perf_counter()
             sampling_s += t1 - t0
             batch = {k: np.concatenate([b[k] for b, _ in results]) for k in results[0][0]}
             played = tally.add([st for _, st in results])
             bar.update(max(0, min(played["decisions"], args.total_steps - bar.n)))  # the bar stops at its total
-            global_step += played["decisions"]
-            hands += played["hands"]
+            run.global_step += played["decisions"]
+            run.hands += played["hands"]
             # --overlap-sampling: the next batch is played with the weights from before this update (one update of
             # lag), during the update; where a checkpoint follows (it saves the samplers' states, which a batch in
             # flight would change) the request waits in the checkpoint, so a resumed run plays the same batches.
-            if args.overlap_sampling and global_step < args.total_steps:
-                next_request = sampling_request(model, pool, rng)
-                if ((update + 1) % args.checkpoint_every != 0
+            if args.overlap_sampling and run.global_step < args.total_steps:
+                run.next_request = sampling_request(model, run.pool, rng)
+                if ((run.update + 1) % args.checkpoint_every != 0
                         and (args.stop_after_updates is None or updates_this_call + 1 < args.stop_after_updates)):
-                    samplers.submit(next_request["weights"], next_request["opponent"], rows_per_sampler)
+                    samplers.submit(run.next_request["weights"], run.next_request["opponent"], rows_per_sampler)
                     in_flight = True
                     overlapped += 0 if args.inline_samplers else 1  # inline samplers play it when gathered
 
@@ -458,90 +436,75 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             if args.anneal_lr:
                 # Linear decay; a run's last batches (each at least --batch-size, so the count rounds up) keep the
                 # last step's rate instead of 0.
-                frac = max(1.0 - update / n_updates_total, 1.0 / n_updates_total)
+                frac = max(1.0 - run.update / n_updates_total, 1.0 / n_updates_total)
                 optimizer.param_groups[0]["lr"] = frac * args.learning_rate
             tensors = batch_tensors(batch, device, model.precision, rules.n_actions, critic_dim > 0)
-            n = len(tensors["actions"])
-            rows_trained += n
+            rows_trained += len(tensors["actions"])
             stats = ppo_update(model, optimizer, tensors, rng, args)
             searched = int(tensors["searched"].sum()) if args.search_teacher_share else 0
             search_trained += searched
             update_s += time.perf_counter() - t1
-            y_pred, y_true = batch["values"], batch["ret"]
-            var_y = np.var(y_true)
-            explained_var = float("nan") if var_y == 0 else float(1 - np.var(y_true - y_pred) / var_y)
-            update += 1
+            run.update += 1
             updates_this_call += 1
-            sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
-            average.add(model, update, global_step)
-            if update % args.pool_every == 0:
-                pool.append({k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
-                pool = pool[len(pool) - args.pool_size:] if len(pool) > args.pool_size else pool
-            if writer is not None:
-                writer.add_scalar("charts/learning_rate", optimizer.param_groups[0]["lr"], global_step)
-                writer.add_scalar("charts/SPS", sps, global_step)
-                writer.add_scalar("charts/hands", hands, global_step)
-                if played["opponent_hands"]:
-                    writer.add_scalar("charts/opponent_game_points_per_hand",
-                                      played["opponent_points"] / played["opponent_hands"], global_step)
-                for k, v in stats.items():
-                    writer.add_scalar(f"losses/{k}", float(np.mean(v)), global_step)
-                writer.add_scalar("losses/explained_variance", explained_var, global_step)
-                if args.endgame_teacher_coef:
-                    writer.add_scalar("charts/teacher_labelled_share", float(tensors["taught"].float().mean()),
-                                      global_step)
-                if args.search_teacher_share:
-                    writer.add_scalar("charts/search_teacher_labels", searched, global_step)
-                    writer.add_scalar("charts/search_teacher_seconds", tally.search_seconds, global_step)
+            sps = (run.global_step - steps_at_start) / max(1e-9, time.time() - t_start)
+            average.add(model, run.update, run.global_step)
+            if run.update % args.pool_every == 0:
+                run.pool.append({k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
+                run.pool = run.pool[len(run.pool) - args.pool_size:] if len(run.pool) > args.pool_size else run.pool
+            charts = {"charts/learning_rate": optimizer.param_groups[0]["lr"], "charts/SPS": sps,
+                      "charts/hands": run.hands}
+            if played["opponent_hands"]:
+                charts["charts/opponent_game_points_per_hand"] = played["opponent_points"] / played["opponent_hands"]
+            if args.endgame_teacher_coef:
+                charts["charts/teacher_labelled_share"] = float(tensors["taught"].float().mean())
+            if args.search_teacher_share:
+                charts.update({"charts/search_teacher_labels": searched,
+                               "charts/search_teacher_seconds": tally.search_seconds})
+            log_update(writer, run.global_step, charts, stats, batch)
 
             # ------------------------------------------------------------ evaluation and checkpoints
-            final = global_step >= args.total_steps
+            final = run.global_step >= args.total_steps
             t_eval = time.perf_counter()
-            if args.eval_every and update % args.eval_every == 0 and not final:
-                evals += 1
-                res = files.evaluate(model, rules, args, eval_panel(args, evals), args.eval_deals,
-                                     seed=10_000 + evals)
+            if args.eval_every and run.update % args.eval_every == 0 and not final:
+                run.evals += 1
+                res = files.evaluate(model, rules, args, eval_panel(args, run.evals), args.eval_deals,
+                                     seed=10_000 + run.evals)
                 latest_eval = " ".join(f"{k} {v.mean:+.2f}" for k, v in res.items())
-                tqdm.write(record_evaluation(res, global_step, train_seconds() - (time.perf_counter() - t_eval),
-                                             history, writer))
-            if args.nash_conv_every and (update % args.nash_conv_every == 0 or final):
+                tqdm.write(record_evaluation(res, run.global_step,
+                                             train_seconds() - (time.perf_counter() - t_eval), run.history, writer))
+            if args.nash_conv_every and (run.update % args.nash_conv_every == 0 or final):
                 # the last measurement is of the policy the run writes (the tail average where there is one)
                 measured = average.policy(model) if final else model
-                exact_tree = measure_nash_conv(measured, rules, exact_tree, global_step, history, writer)
+                exact_tree = measure_nash_conv(measured, rules, exact_tree, run.global_step, run.history, writer)
             eval_s += time.perf_counter() - t_eval
             bar.set_postfix_str(latest_eval)  # the bar shows the rate itself
-            if update % args.checkpoint_every == 0 or final:
-                files.save_checkpoint(model, rules, args, resume.trainer_state(
-                    optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands,
-                    evals=evals, history=history, next_request=next_request, train_seconds=train_seconds(),
-                    average=average.state()))
+            if run.update % args.checkpoint_every == 0 or final:
+                checkpoint()
         bar.close()
-        sps = (global_step - steps_at_start) / max(1e-9, time.time() - t_start)
-        print(f"trained {global_step:,} learner decisions, {hands:,} hands, {update} updates, {sps:,.0f} decisions/s",
-              flush=True)
+        sps = (run.global_step - steps_at_start) / max(1e-9, time.time() - t_start)
+        print(f"trained {run.global_step:,} learner decisions, {run.hands:,} hands, {run.update} updates, "
+              f"{sps:,.0f} decisions/s", flush=True)
         search_cost = search_teacher_report(tally.search_labels, search_trained, tally.search_seconds, args.samplers,
-                                            train_seconds() - train_s0)
+                                            train_seconds() - run.train_seconds)
         if args.search_teacher_share:
             print(f"search teacher: {tally.search_labels:,} decisions labelled, {tally.search_seconds:,.1f} s of "
                   f"search in the samplers ({search_cost['share_of_sampler_time']:.1%} of their time)", flush=True)
-        files.save_checkpoint(model, rules, args, resume.trainer_state(
-            optimizer, samplers, rng, pool=pool, global_step=global_step, update=update, hands=hands, evals=evals,
-            history=history, next_request=next_request, train_seconds=train_seconds(), average=average.state()))
+        checkpoint()
     except SamplerError as e:  # the run ends; its last checkpoint was written before the sampler was lost
         raise files.sampler_lost(e) from None
     except KeyboardInterrupt as e:  # Ctrl-C or SIGTERM: the message says what is kept and how to continue
         raise type(e)(files.kept()) from None
     finally:
         samplers.close()
-    summary = {"run_dir": str(run_dir), "steps": global_step, "steps_per_second": sps, "samplers": args.samplers,
+    summary = {"run_dir": str(run_dir), "steps": run.global_step, "steps_per_second": sps, "samplers": args.samplers,
                **tally.summary(), "sampler_nodes": [p["node"] for p in samplers.placement],
                "decisions_trained": rows_trained, "sampling_seconds": sampling_s, "update_seconds": update_s,
                "batches_overlapped": overlapped, "train_seconds": train_seconds(), "eval_seconds": eval_s,
-               "averaged_updates": average.count, "search_teacher": search_cost, "history": history,
+               "averaged_updates": average.count, "search_teacher": search_cost, "history": run.history,
                "nash_conv": [{"step": h["step"], "nash_conv": h["nash_conv"], "exploitability": h["exploitability"]}
-                             for h in history if "nash_conv" in h],
+                             for h in run.history if "nash_conv" in h],
                "evaluation": {}}
-    if global_step < args.total_steps:
+    if run.global_step < args.total_steps:
         print(f"stopped after {updates_this_call} updates; continue with: {files.resume_command}")
         close_writer(writer)
         return summary
@@ -557,7 +520,7 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
         print(evaluation_table(run_dir / "policy.pt", res), flush=True)
         if writer is not None:
             for k, v in res.items():
-                writer.add_scalar(f"final/{k}_game_points_per_hand", v.mean, global_step)
+                writer.add_scalar(f"final/{k}_game_points_per_hand", v.mean, run.global_step)
     files.write_summary(json.dumps(summary, indent=2, default=str) + "\n")
     close_writer(writer)
     print(next_steps(run_dir, summary["evaluation"], rules), flush=True)

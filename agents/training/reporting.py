@@ -1,7 +1,7 @@
 """What a training run reports: TensorBoard logs (:func:`tensorboard_writer`, :func:`close_writer`), the arena's
 evaluation of the current policy on duplicate deals (:func:`evaluate`, :func:`evaluation_table`; shared by
-``train.py`` and ``train_rllib.py``), ``train.py``'s exact exploitability measurements (:func:`measure_nash_conv`)
-and the samplers' counts (:class:`SamplerTally`).
+``train.py`` and ``train_rllib.py``), ``train.py``'s exact exploitability measurements (:func:`measure_nash_conv`), each update's scalars
+(:func:`log_update`) and the samplers' counts (:class:`SamplerTally`).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import os
 import sys
 from pathlib import Path
 
+import numpy as np
 from tqdm import tqdm
 
 from agents.evaluation.arena import play_match
@@ -124,6 +125,22 @@ class SamplerTally:
                 "target_points_per_hand": self.target_points / self.target_hands if self.target_hands else None,
                 "random_hands": self.random_hands,
                 "random_points_per_hand": self.random_points / self.random_hands if self.random_hands else None}
+
+
+def log_update(writer, step: int, scalars: dict[str, float], losses: dict[str, list[float]], batch: dict) -> None:
+    """One PPO update's TensorBoard scalars at learner decision ``step`` (nothing without a ``writer``):
+    ``scalars`` by their names as given (``charts/...``), each loss piece's mean over the minibatches as
+    ``losses/NAME``, and ``losses/explained_variance`` of the batch's values (``batch``: the samplers' numpy arrays,
+    ``values`` and ``ret``; NaN where the returns do not vary)."""
+    if writer is None:
+        return
+    for name, value in scalars.items():
+        writer.add_scalar(name, value, step)
+    for name, values in losses.items():
+        writer.add_scalar(f"losses/{name}", float(np.mean(values)), step)
+    var_y = np.var(batch["ret"])
+    explained = float("nan") if var_y == 0 else float(1 - np.var(batch["ret"] - batch["values"]) / var_y)
+    writer.add_scalar("losses/explained_variance", explained, step)
 
 
 def search_teacher_report(labels: int, trained: int, seconds: float, samplers: int, train_seconds: float) -> dict:

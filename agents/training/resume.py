@@ -250,10 +250,10 @@ def check_rules(ckpt: dict, rules: RuleSet, path: str) -> None:
 
 
 def restore(ckpt: dict, args, model: ActorCritic, optimizer: torch.optim.Optimizer, rng: np.random.Generator,
-            n_obs: int, n_actions: int, capacity: int, critic_cols: int) -> dict:
+            n_obs: int, n_actions: int, capacity: int, critic_cols: int) -> Progress:
     """Load a checkpoint's network, optimiser and generators (numpy's ``rng`` and torch's) into the learner, after
-    :func:`trainer_state_problem` found nothing wrong; returns the trainer state (the pool, the samplers' states,
-    the counters) for the caller to continue from.
+    :func:`trainer_state_problem` found nothing wrong; returns the run's :class:`Progress` (the counters, the pool,
+    the samplers' states) for the caller to continue from.
 
     Raises:
         CheckpointError: a trainer state that does not fit this run (the message names the problem and both
@@ -272,7 +272,9 @@ def restore(ckpt: dict, args, model: ActorCritic, optimizer: torch.optim.Optimiz
     if problem is not None:
         raise CheckpointError(f"checkpoint {args.resume!r} cannot be resumed: {problem} ({versions_text(ckpt)}):"
                               " expected the checkpoint.pt of a run of this version with these arguments")
-    return tr
+    return Progress(global_step=tr["global_step"], update=tr["update"], hands=tr["hands"], evals=tr["evals"],
+                    history=list(tr["history"]), pool=list(tr["pool"]), next_request=tr.get("next_request"),
+                    train_seconds=tr.get("train_seconds", 0.0), samplers=tr["samplers"], average=tr.get("average"))
 
 
 def restore_samplers(samplers, states: list, ckpt: dict, path: str) -> None:
@@ -291,11 +293,41 @@ def restore_samplers(samplers, states: list, ckpt: dict, path: str) -> None:
                               f"{one_line(reason, 300)} ({versions_text(ckpt)})") from None
 
 
-def trainer_state(optimizer: torch.optim.Optimizer, samplers, rng: np.random.Generator, **progress) -> dict:
+@dataclasses.dataclass
+class Progress:
+    """Where a run stands: the learner's counters and what a checkpoint keeps of them, so that ``--resume``
+    continues exactly (a new run starts from the defaults)."""
+
+    global_step: int = 0
+    """learner decisions the samplers played for the updates so far"""
+    update: int = 0
+    """PPO updates done"""
+    hands: int = 0
+    """hands finished"""
+    evals: int = 0
+    """periodic evaluations done"""
+    history: list = dataclasses.field(default_factory=list)
+    """the evaluations' and exact measurements' entries (the learning curves of summary.json)"""
+    pool: list = dataclasses.field(default_factory=list)
+    """the opponent pool: earlier weights (state dicts)"""
+    next_request: dict | None = None
+    """the samplers' next batch (weights, pool opponent) drawn before a checkpoint under --overlap-sampling"""
+    train_seconds: float = 0.0
+    """seconds of training (evaluations excluded) before this invocation"""
+    samplers: list | None = None
+    """a resumed run's sampler states, for :func:`restore_samplers` (None: a new run)"""
+    average: dict | None = None
+    """a resumed run's tail average (:meth:`agents.training.tail_average.TailAverage.state`)"""
+
+
+def trainer_state(optimizer: torch.optim.Optimizer, samplers, rng: np.random.Generator, progress: Progress,
+                  train_seconds: float, average: dict | None) -> dict:
     """A checkpoint's ``"trainer"`` entry (:data:`TRAINER_KEYS`): the optimiser's, the samplers' and the
-    generators' states, and the learner's ``progress`` (``pool``, ``global_step``, ``update``, ``hands``,
-    ``evals``, ``history``, ``next_request``, ``train_seconds``, ``average``:
-    :meth:`agents.training.tail_average.TailAverage.state`)."""
+    generators' states, ``progress``'s counters, history, pool and next request, the run's ``train_seconds`` so
+    far and the tail ``average`` (:meth:`agents.training.tail_average.TailAverage.state`)."""
     state = {"optimizer": optimizer.state_dict(), "samplers": samplers.get_state(), "rng": rng.bit_generator.state,
-             "torch_rng": torch.get_rng_state(), **progress}
+             "torch_rng": torch.get_rng_state(), "pool": progress.pool, "global_step": progress.global_step,
+             "update": progress.update, "hands": progress.hands, "evals": progress.evals,
+             "history": progress.history, "next_request": progress.next_request, "train_seconds": train_seconds,
+             "average": average}
     return {k: state[k] for k in TRAINER_KEYS}

@@ -5,15 +5,18 @@ refused before any work when this machine does not have it.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import os
 
 import torch
 
 from agents.evaluation.arena import MAX_DEALS
+from agents.learned.checkpoint import load_checkpoint
 from agents.learned.data import SHIPPED_BY_NAME
-from agents.learned.policy_net import PRECISIONS, load_policy
-from agents.training.recipe import check_agents, cores, flag, rules_of, validate_recipe
+from agents.learned.policy_net import PRECISIONS, load_policy, resolve_precision
+from agents.training import resume
+from agents.training.recipe import DEFAULT_TOTAL_STEPS, check_agents, cores, flag, rules_of, validate_recipe
 from agents.training.self_play import sampler_capacity
 from schnapsen_env.encoding import obs_size, state_size
 
@@ -69,6 +72,31 @@ def default_threads(args) -> int:
     overlapped = args.overlap_sampling and not args.inline_samplers and args.ray_address is None
     quick = args.precision == "bf16" or args.device != "cpu"
     return max(1, cores() - args.samplers) if overlapped and quick else cores()
+
+
+def resolve(args, typed: frozenset[str] = frozenset()):
+    """The arguments a run trains with, checked: a new run's defaults filled in (``--total-steps``, ``--samplers``)
+    or a resumed run's from its checkpoint (:func:`agents.training.resume.resumed_args`, ``typed`` the flags the
+    command line named), then :func:`validate`, ``--precision`` resolved and ``--threads``' default
+    (:func:`default_threads`). Returns ``(args, the --resume checkpoint or None)``.
+
+    Raises:
+        ValueError: bad flags (:func:`validate`), flags that conflict with the resumed run.
+        CheckpointError: a --resume checkpoint that is missing, corrupt or of another version.
+    """
+    ckpt = None
+    if not args.resume:
+        args = dataclasses.replace(
+            args, total_steps=DEFAULT_TOTAL_STEPS if args.total_steps is None else args.total_steps,
+            samplers=cores() if args.samplers is None else args.samplers)  # 0 is refused by validate, not replaced
+    else:
+        ckpt = load_checkpoint(args.resume)
+        args = resume.resumed_args(ckpt, args, typed)
+    validate(args)
+    args = dataclasses.replace(args, precision=resolve_precision(args.precision, args.device))
+    if args.threads is None:
+        args = dataclasses.replace(args, threads=default_threads(args))
+    return args, ckpt
 
 
 def load_target(args) -> dict | None:
