@@ -42,10 +42,10 @@
 This file is the recipe (:class:`Args`; the flags shared with ``train_rllib.py`` are
 :class:`agents.training.recipe.PPOArgs`) and the loop: sample, PPO update, evaluate, checkpoint. GAE is computed
 in the samplers when a hand ends (:func:`agents.training.self_play.chain_gae`): they run in their own processes or
-Ray actors, which import the package, never this script. The plumbing lives in :mod:`agents.training`: flag checks
-(``recipe``, ``trainer_flags``), ``--resume`` (``resume``), the run folder (``run_files``), the tail average
-(``tail_average``), TensorBoard, evaluation and the samplers' counts (``reporting``), and the command line's
-one-line errors (``command_line``).
+Ray actors, which import the package, never this script. The plumbing lives in :mod:`agents.training`: flag
+checks and the arguments a run trains with (``recipe``, ``trainer_flags``), ``--resume`` and where a run stands
+(``resume``), the run folder (``run_files``), the tail average (``tail_average``), TensorBoard, evaluation and the
+samplers' counts (``reporting``), and the command line's one-line errors (``command_line``).
 """
 
 from __future__ import annotations

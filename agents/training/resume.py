@@ -1,6 +1,7 @@
 """``train.py --resume``: the arguments of a resumed run and the checks of a checkpoint's trainer state before any
 of it is used, so that a checkpoint of another version or another run is refused in one line naming both versions
-instead of failing (or, worse, training on) halfway.
+instead of failing (or, worse, training on) halfway; and where a run stands (:class:`Progress`), which a checkpoint
+keeps.
 
 A trainer checkpoint is a policy checkpoint (:func:`agents.learned.policy_net.save_policy`) with a ``"trainer"``
 entry (:func:`trainer_state`): the optimiser, the opponent pool, every sampler's hands, chains and generator, the
