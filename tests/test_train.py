@@ -96,6 +96,48 @@ def test_ppo_loss_pieces_by_hand():
     assert parts["clipfrac"].item() == pytest.approx(0.5)
 
 
+@pytest.mark.parametrize("init", [{}, {"canonical_trump": True}, {"canonical_suits": True}])
+def test_the_update_relabels_its_batch_once_a_minibatch_of_rows_at_a_time(tmp_path, monkeypatch, init):
+    """The PPO update relabels its batch once for all its epochs, a minibatch of rows at a time: each relabelling
+    sees at most --minibatch-size rows and the batch's rows once, and the batch relabelled so is bit for bit the batch
+    relabelled whole. Relabelled whole, its float64 sort keys and int64 gather indices were the batch's: a
+    200,000-row update (194 MiB of observations) peaked 612 MiB above its start, 216 MiB a minibatch at a time (the
+    relabelled copy), 36 MiB when each minibatch relabelled itself in every epoch."""
+    from schnapsen_env import GameState, encoding
+
+    rules = RuleSet.make("schnapsen20")
+    torch.manual_seed(0)
+    model = ActorCritic(obs_size(rules), rules.n_actions, hidden=16, **init)
+    rng = np.random.default_rng(5)
+    obs, masks = [], []
+    while len(obs) < 300:
+        hand = GameState.new_hand(rules, rng)
+        for _ in range(int(rng.integers(0, 9))):
+            if hand.result is None:
+                hand.step(int(rng.choice(np.flatnonzero(hand.action_mask()))))
+        if hand.result is None:
+            obs.append(encoding.observation(hand, hand.to_move))
+            masks.append(hand.action_mask())
+    obs, masks = torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks)).bool()
+    whole, table = model.relabel(obs)
+    chunked, chunked_table = train.relabel_batch(model, obs, 64)
+    torch.testing.assert_close(chunked, whole, rtol=0, atol=0)
+    if table is None:
+        assert chunked_table is None and chunked is obs  # nothing to relabel: no copy
+    else:
+        assert torch.equal(chunked_table, table)
+    seen = []
+    real = model.relabel
+    monkeypatch.setattr(model, "relabel", lambda o: seen.append(len(o)) or real(o))
+    n = len(obs)
+    b = {"obs": obs, "masks": masks, "critic": None,
+         "actions": torch.from_numpy(np.array([rng.choice(np.flatnonzero(m)) for m in masks.numpy()])),
+         "logp": torch.full((n,), -1.5), "adv": torch.randn(n), "values": torch.zeros(n), "ret": torch.randn(n)}
+    args = tiny_args(tmp_path, minibatch_size=64, update_epochs=3, endgame_teacher_coef=0.0)
+    train.ppo_update(model, torch.optim.Adam(model.parameters(), lr=1e-3), b, rng, args)
+    assert seen == ([] if table is None else [64, 64, 64, 64, 44])
+
+
 def test_chain_gae_by_hand():
     adv, ret = chain_gae(np.array([0.5, 1.0, -0.5], np.float32), 2.0, gamma=1.0, lam=0.5)
     # deltas: 1.0-0.5=0.5, -0.5-1.0=-1.5, 2.0+0.5=2.5; adv3=2.5, adv2=-1.5+.5*2.5=-0.25, adv1=.5-.125=.375

@@ -37,7 +37,8 @@ def memory_estimate(args) -> tuple[int, int]:
     The networks: the model, its gradients, Adam's two moments, the pool opponent, ``pool_size`` snapshots and a
     copy while checkpointing (float32 each), plus the activations of one minibatch, and each sampler's two
     networks. The hands: every sampler's buffer rows (its share of the batch plus 40 decisions per hand in flight,
-    of observation, mask and critic input), the learner's batch, and the env slots.
+    of observation, mask and critic input), the learner's batch (and its relabelled observations with
+    ``canonical_trump`` or ``canonical_suits``), and the env slots.
     """
     rules = rules_of(args)
     n_samplers = args.samplers or cores()
@@ -49,6 +50,8 @@ def memory_estimate(args) -> tuple[int, int]:
     rows = n_samplers * sampler_capacity(-(-args.batch_size // n_samplers), args.num_envs) + args.batch_size
     nets = 4 * params * (7 + 2 * n_samplers + args.pool_size) + 4 * 3 * min(args.minibatch_size, rows) * h * (layers + 2)
     hands = rows * (4 * n_obs + n_act + 4 * max(crit, 1) + 28) + n_samplers * args.num_envs * _BYTES_PER_ENV
+    if args.canonical_trump or args.canonical_suits:  # the update's relabelled copy of the batch (train.relabel_batch)
+        hands += args.batch_size * (4 * n_obs + 8)
     return hands, nets
 
 
