@@ -1,6 +1,7 @@
 """The checks of ``train.py``'s own flags, beyond the shared recipe's (:func:`agents.training.recipe.validate_recipe`):
 sampler, evaluation, device and precision flags, and the memory a run's sizes need (:func:`memory_estimate`),
-refused before any work when this machine does not have it.
+refused before any work when this machine does not have it; and the arguments a run trains with
+(:func:`resolve`: a new run's defaults, or a resumed run's from its checkpoint).
 """
 
 from __future__ import annotations
