@@ -46,7 +46,7 @@ from agents.training.self_play import (
     sampler_kwargs,
     start_samplers,
 )
-from helpers.play import assert_legal_hands
+from helpers.play import assert_legal_hands, random_positions
 from helpers.ray_cluster import RayCluster, wait_gone
 from helpers.sampler_loss import lose_a_sampler
 from helpers.scripts import ROOT, load_script
@@ -103,22 +103,12 @@ def test_the_update_relabels_its_batch_once_a_minibatch_of_rows_at_a_time(tmp_pa
     relabelled whole. Relabelled whole, its float64 sort keys and int64 gather indices were the batch's: a
     200,000-row update (194 MiB of observations) peaked 612 MiB above its start, 216 MiB a minibatch at a time (the
     relabelled copy), 36 MiB when each minibatch relabelled itself in every epoch."""
-    from schnapsen_env import GameState, encoding
 
     rules = RuleSet.make("schnapsen20")
     torch.manual_seed(0)
     model = ActorCritic(obs_size(rules), rules.n_actions, hidden=16, **init)
     rng = np.random.default_rng(5)
-    obs, masks = [], []
-    while len(obs) < 300:
-        hand = GameState.new_hand(rules, rng)
-        for _ in range(int(rng.integers(0, 9))):
-            if hand.result is None:
-                hand.step(int(rng.choice(np.flatnonzero(hand.action_mask()))))
-        if hand.result is None:
-            obs.append(encoding.observation(hand, hand.to_move))
-            masks.append(hand.action_mask())
-    obs, masks = torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks)).bool()
+    obs, masks = random_positions(rules, 300, rng)
     whole, table = model.relabel(obs)
     chunked, chunked_table = train.relabel_batch(model, obs, 64)
     torch.testing.assert_close(chunked, whole, rtol=0, atol=0)

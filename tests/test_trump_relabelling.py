@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from test_properties import RULES, SEEDS, _settings
 
 from agents.learned.policy_net import ActorCritic
+from helpers.play import random_positions
 from schnapsen_env import GameState, RuleSet, encoding
 
 ALL_RULES = [*RULES, RuleSet.make("schnapsen10")]
@@ -187,16 +188,7 @@ def test_rows_relabelled_once_for_a_whole_batch_give_the_answers_of_rows_relabel
     torch.manual_seed(0)
     net = ActorCritic(encoding.obs_size(rules), rules.n_actions, hidden=32, **init)
     rng = np.random.default_rng(11)
-    obs, masks = [], []
-    while len(obs) < 200:
-        hand = GameState.new_hand(rules, rng)
-        for _ in range(int(rng.integers(0, 9))):
-            if hand.result is None:
-                hand.step(int(rng.choice(np.flatnonzero(hand.action_mask()))))
-        if hand.result is None:
-            obs.append(encoding.observation(hand, hand.to_move))
-            masks.append(hand.action_mask())
-    obs, masks = torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks)).bool()
+    obs, masks = random_positions(rules, 200, rng)
     actions = torch.from_numpy(np.array([rng.choice(np.flatnonzero(m)) for m in masks.numpy()]))
     batch_obs, table = net.relabel(obs)
     assert (table is None) == (not init)

@@ -1,5 +1,5 @@
 """Whole hands and episodes played for the tests that need some play rather than a chosen position: seeded random
-records, the observation of the player to move, random play of an AEC episode with its rewards added up, and an agent playing hands with legal actions
+records, the observation of the player to move, positions of random play (observations and masks), random play of an AEC episode with its rewards added up, and an agent playing hands with legal actions
 only."""
 
 from __future__ import annotations
@@ -15,6 +15,26 @@ from schnapsen_env.records import Recorder
 def obs_of(g) -> dict:
     """The env's observation dict of the player to move in the ``GameState`` ``g``."""
     return {"observation": encoding.observation(g, g.to_move), "action_mask": g.action_mask()}
+
+
+def random_positions(rules: RuleSet, n: int, rng: np.random.Generator):
+    """``n`` positions of random play (0 to 8 random actions into a new hand, hands that ended skipped): the
+    observations of the player to move, float32 ``(n, obs_size)``, and their action masks, bool ``(n, n_actions)``,
+    as torch tensors."""
+    import torch
+
+    from schnapsen_env import GameState
+
+    obs, masks = [], []
+    while len(obs) < n:
+        hand = GameState.new_hand(rules, rng)
+        for _ in range(int(rng.integers(0, 9))):
+            if hand.result is None:
+                hand.step(int(rng.choice(np.flatnonzero(hand.action_mask()))))
+        if hand.result is None:
+            obs.append(encoding.observation(hand, hand.to_move))
+            masks.append(hand.action_mask())
+    return torch.from_numpy(np.stack(obs)), torch.from_numpy(np.stack(masks)).bool()
 
 
 def random_records(n: int, seed: int = 0) -> list:
