@@ -465,16 +465,18 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             if run.update % args.pool_every == 0:
                 run.pool.append({k: v.detach().cpu().clone() for k, v in model.state_dict().items()})
                 run.pool = run.pool[len(run.pool) - args.pool_size:] if len(run.pool) > args.pool_size else run.pool
-            charts = {"charts/learning_rate": optimizer.param_groups[0]["lr"], "charts/SPS": sps,
-                      "charts/hands": run.hands}
-            if played["opponent_hands"]:
-                charts["charts/opponent_game_points_per_hand"] = played["opponent_points"] / played["opponent_hands"]
-            if args.endgame_teacher_coef:
-                charts["charts/teacher_labelled_share"] = float(tensors["taught"].float().mean())
-            if args.search_teacher_share:
-                charts.update({"charts/search_teacher_labels": searched,
-                               "charts/search_teacher_seconds": tally.search_seconds})
-            log_update(writer, run.global_step, charts, stats, batch)
+            if writer is not None:  # (the labelled share would cost a device sync an update for nothing)
+                charts = {"charts/learning_rate": optimizer.param_groups[0]["lr"], "charts/SPS": sps,
+                          "charts/hands": run.hands}
+                if played["opponent_hands"]:
+                    charts["charts/opponent_game_points_per_hand"] = (played["opponent_points"]
+                                                                      / played["opponent_hands"])
+                if args.endgame_teacher_coef:
+                    charts["charts/teacher_labelled_share"] = float(tensors["taught"].float().mean())
+                if args.search_teacher_share:
+                    charts.update({"charts/search_teacher_labels": searched,
+                                   "charts/search_teacher_seconds": tally.search_seconds})
+                log_update(writer, run.global_step, charts, stats, batch)
 
             # ------------------------------------------------------------ evaluation and checkpoints
             final = run.global_step >= args.total_steps

@@ -520,6 +520,24 @@ def test_the_learning_rate_never_decays_to_zero_on_the_last_batches(tmp_path):
     assert len(rates) > 2500 // 1024 and min(rates) > 0
 
 
+def test_every_update_writes_its_charts_and_losses_to_tensorboard(tmp_path):
+    """Each PPO update's scalars (reporting.log_update): the charts, every loss piece's mean as losses/NAME and the
+    explained variance, one value an update at the learner decisions so far."""
+    summary = train.main(tiny_args(tmp_path, total_steps=2500, tensorboard=True))
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    ea = EventAccumulator(str(tmp_path / "tiny"))
+    ea.Reload()
+    tags = set(ea.Tags()["scalars"])
+    expected = {"charts/learning_rate", "charts/SPS", "charts/hands", "charts/teacher_labelled_share",
+                "losses/pg_loss", "losses/v_loss", "losses/entropy", "losses/approx_kl", "losses/clipfrac",
+                "losses/teacher", "losses/explained_variance"}
+    assert expected <= tags, expected - tags
+    steps = [e.step for e in ea.Scalars("losses/pg_loss")]
+    assert steps == sorted(steps) and len(steps) == len(set(steps)) > 2500 // 1024
+    assert steps[-1] == summary["steps"]
+    assert all(0.0 <= e.value <= 1.0 for e in ea.Scalars("charts/teacher_labelled_share"))
+
+
 # ------------------------------------------------------------------------------ samplers
 def _weights_equal(a: dict, b: dict) -> None:
     assert list(a) == list(b)
