@@ -391,7 +391,8 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
             resume.restore_samplers(samplers, run.samplers, resume_ckpt, args.resume)
         writer = tensorboard_writer(args, rules, run_dir,
                                     resumed_step=run.global_step if resume_ckpt is not None else None)
-        print(f"run {run_dir}  seed {args.seed}  samplers {args.samplers}  rules {rules_text(rules)}", flush=True)
+        print(f"run {run_dir}  seed {args.seed}  samplers {args.samplers}  precision {args.precision}  "
+              f"rules {rules_text(rules)}", flush=True)  # precision: what --precision auto chose on this machine
         if samplers.describe():
             print(samplers.describe(), flush=True)
 
