@@ -258,20 +258,6 @@ def teacher_loss(log_probs: torch.Tensor, best: torch.Tensor, taught: torch.Tens
     return -torch.logsumexp(lp, dim=1).mean()
 
 
-def relabel_batch(model: ActorCritic, obs: torch.Tensor, rows: int) -> tuple[torch.Tensor, torch.Tensor | None]:
-    """:meth:`ActorCritic.relabel` of a whole batch, ``rows`` at a time (the same tensors bit for bit: it works row
-    by row). The PPO update relabels its batch once for all epochs, as the suits' relabelling depends on no weight;
-    a minibatch at a time, its temporaries (float64 sort keys, int64 gather indices, about 3 times the observations'
-    bytes) stay those of a minibatch instead of the batch's, and the batch costs one relabelled copy of its
-    observations (``trainer_flags.memory_estimate`` counts it)."""
-    if not model.canonical_trump:
-        return obs, None
-    out, table = torch.empty_like(obs), torch.empty(len(obs), dtype=torch.int64, device=obs.device)
-    for start in range(0, len(obs), rows):
-        out[start:start + rows], table[start:start + rows] = model.relabel(obs[start:start + rows])
-    return out, table
-
-
 def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rng: np.random.Generator,
                args: Args) -> dict[str, list[float]]:
     """One PPO update on the batch ``b`` (:func:`agents.training.self_play.batch_tensors`): ``args.update_epochs``
@@ -286,7 +272,9 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rn
     """
     search_coef = args.search_teacher_coef if args.search_teacher_share else 0.0
     n = len(b["actions"])
-    obs, table = relabel_batch(model, b["obs"], args.minibatch_size)  # once for all epochs
+    # once for all epochs (it depends on no weight), a minibatch of rows at a time (trainer_flags.memory_estimate
+    # counts the relabelled copy)
+    obs, table = model.relabel(b["obs"], rows=args.minibatch_size)
     stats: dict[str, list[float]] = {}
     for _ in range(args.update_epochs):
         perm = torch.from_numpy(rng.permutation(n)).to(b["actions"].device)

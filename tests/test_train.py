@@ -110,15 +110,15 @@ def test_the_update_relabels_its_batch_once_a_minibatch_of_rows_at_a_time(tmp_pa
     rng = np.random.default_rng(5)
     obs, masks = random_positions(rules, 300, rng)
     whole, table = model.relabel(obs)
-    chunked, chunked_table = train.relabel_batch(model, obs, 64)
+    chunked, chunked_table = model.relabel(obs, rows=64)
     torch.testing.assert_close(chunked, whole, rtol=0, atol=0)
     if table is None:
         assert chunked_table is None and chunked is obs  # nothing to relabel: no copy
     else:
         assert torch.equal(chunked_table, table)
     seen = []
-    real = model.relabel
-    monkeypatch.setattr(model, "relabel", lambda o: seen.append(len(o)) or real(o))
+    real = model._relabel_rows
+    monkeypatch.setattr(model, "_relabel_rows", lambda o: seen.append(len(o)) or real(o))
     n = len(obs)
     b = {"obs": obs, "masks": masks, "critic": None,
          "actions": torch.from_numpy(np.array([rng.choice(np.flatnonzero(m)) for m in masks.numpy()])),

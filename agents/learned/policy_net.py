@@ -151,13 +151,28 @@ class ActorCritic(nn.Module):
         #: ``"fp32"`` or ``"bf16"`` (the trunk under bfloat16 autocast; see the class docstring).
         self.precision = "fp32"
 
-    def relabel(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor | None]:
+    def relabel(self, obs: torch.Tensor, rows: int | None = None) -> tuple[torch.Tensor, torch.Tensor | None]:
         """``(observations as the trunk sees them (B, obs_size), the relabelling of each row (B,) int64 or None)``:
         relabelled to clubs trumps with ``canonical_trump``, and the other suits in their canonical order with
-        ``canonical_suits``; else as given. It depends on the observations only, not on the weights: the PPO
-        update relabels a batch once for all its epochs and passes each minibatch's rows as ``relabelled``."""
+        ``canonical_suits``; else as given (no copy). It depends on the observations only, not on the weights: the
+        PPO update relabels a batch once for all its epochs and passes each minibatch's rows as ``relabelled``.
+
+        Args:
+            rows: relabel ``rows`` observations at a time into one copy (the same tensors bit for bit: it works row
+                by row), so that the temporaries (float64 sort keys, int64 gather indices, about 3 times the
+                observations' bytes) are a chunk's, not a whole batch's; None: all at once.
+        """
         if not self.canonical_trump:
             return obs, None
+        if rows is None or len(obs) <= rows:
+            return self._relabel_rows(obs)
+        out, table = torch.empty_like(obs), torch.empty(len(obs), dtype=torch.int64, device=obs.device)
+        for start in range(0, len(obs), rows):
+            out[start:start + rows], table[start:start + rows] = self._relabel_rows(obs[start:start + rows])
+        return out, table
+
+    def _relabel_rows(self, obs: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """:meth:`relabel` of ``obs`` in one pass (``canonical_trump`` or ``canonical_suits``)."""
         if not self.canonical_suits:
             table = obs[:, self._trump].argmax(dim=1)
         else:  # a stable sort per key chunk, the least significant first: the suits by their whole key

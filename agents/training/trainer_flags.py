@@ -51,7 +51,7 @@ def memory_estimate(args) -> tuple[int, int]:
     rows = n_samplers * sampler_capacity(-(-args.batch_size // n_samplers), args.num_envs) + args.batch_size
     nets = 4 * params * (7 + 2 * n_samplers + args.pool_size) + 4 * 3 * min(args.minibatch_size, rows) * h * (layers + 2)
     hands = rows * (4 * n_obs + n_act + 4 * max(crit, 1) + 28) + n_samplers * args.num_envs * _BYTES_PER_ENV
-    if args.canonical_trump or args.canonical_suits:  # the update's relabelled copy of the batch (train.relabel_batch)
+    if args.canonical_trump or args.canonical_suits:  # the update's relabelled copy of the batch (ActorCritic.relabel with rows)
         hands += args.batch_size * (4 * n_obs + 8)
     return hands, nets
 
