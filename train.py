@@ -66,7 +66,7 @@ os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 import torch  # noqa: E402
 from tqdm import tqdm  # noqa: E402
 
-from agents.learned.policy_net import ActorCritic  # noqa: E402
+from agents.learned.policy_net import ActorCritic, sparse_rows  # noqa: E402
 from agents.training import command_line, resume, trainer_flags  # noqa: E402
 from agents.training.recipe import PPOArgs, rules_of  # noqa: E402
 from agents.training.reporting import (  # noqa: E402
@@ -102,6 +102,10 @@ class Args(PPOArgs):
     learning_rate: float = 1e-3
     """Adam learning rate (train_rllib.py keeps 3e-4); at 1e-3 the default run ends far stronger against pimc
     and expert than at 3e-4 (docs/training.md, benchmarks/recipe_variants_schnapsen20.json)"""
+    hidden: int = 128
+    """hidden layer width (train_rllib.py keeps 256); at 128 the default run ties expert within 20 minutes on a
+    2-core AVX2-only machine, which the 256-wide network does not (docs/training.md,
+    benchmarks/default_run_schnapsen20.json)"""
     samplers: int | None = None
     """sampler processes (default: this machine's cores); a seeded run is reproducible for a fixed count"""
     num_envs: int = 256
@@ -275,6 +279,10 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rn
     # once for all epochs (it depends on no weight), a minibatch of rows at a time (trainer_flags.memory_estimate
     # counts the relabelled copy)
     obs, table = model.relabel(b["obs"], rows=args.minibatch_size)
+    # the first layer reads the observations' non-zero entries (most are zeros) where the trunk runs in float32,
+    # found once for all epochs, a minibatch of rows at a time (the temporaries a chunk's, as the relabelling's;
+    # memory_estimate counts what is kept)
+    sparse = sparse_rows(obs, rows=args.minibatch_size) if model.precision == "fp32" else None
     stats: dict[str, list[float]] = {}
     for _ in range(args.update_epochs):
         perm = torch.from_numpy(rng.permutation(n)).to(b["actions"].device)
@@ -284,7 +292,8 @@ def ppo_update(model: ActorCritic, optimizer: torch.optim.Optimizer, b: dict, rn
             critic = None if b["critic"] is None else pick(b["critic"])
             _, new_logp, entropy, new_values, log_probs = model.get_action_and_value(
                 pick(obs), pick(b["masks"]), pick(b["actions"]), critic, return_log_probs=True,
-                relabelled=None if table is None else pick(table))
+                relabelled=None if table is None else pick(table),
+                sparse=None if sparse is None else (pick(sparse[0]), pick(sparse[1])))
             mb_adv = pick(b["adv"])
             mb_adv = (mb_adv - mb_adv.mean()) / (mb_adv.std(unbiased=False) + 1e-8)  # a minibatch may hold 1 row
             parts = ppo_losses(new_logp, pick(b["logp"]), mb_adv, new_values, pick(b["values"]), pick(b["ret"]),
@@ -350,7 +359,9 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
     model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers, critic_dim,
                         args.canonical_trump, args.canonical_suits).to(device)
     model.precision = args.precision
-    optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
+    # fused: one kernel for every parameter's step (the same values up to float rounding); the per-tensor loop
+    # took a sixth of the 256-wide update on 2 AVX2 cores
+    optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
     capacity = sampler_capacity(-(-args.batch_size // args.samplers), args.num_envs)
     if resume_ckpt is None:
         run = resume.Progress()
@@ -519,8 +530,10 @@ def main(args: Args, typed: frozenset[str] = frozenset()) -> dict:
         if args.progress:
             print(f"final evaluation: {args.final_eval_deals:,} duplicate deals against each of "
                   f"{', '.join(args.final_eval_opponents)}", flush=True)
+        # its bars as the training's: none where standard error is not a terminal (a log file gets the table alone)
+        bars = args.progress and sys.stderr is not None and sys.stderr.isatty()
         res = files.evaluate(policy, rules, args, list(args.final_eval_opponents), args.final_eval_deals, seed=999_999,
-                             label="policy.pt", progress=args.progress)
+                             label="policy.pt", progress=bars)
         summary["evaluation"] = {k: v.to_dict() for k, v in res.items()}
         print(evaluation_table(run_dir / "policy.pt", res), flush=True)
         if writer is not None:

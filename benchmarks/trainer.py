@@ -8,7 +8,7 @@ Run:
     bash scripts/bootstrap.sh python benchmarks/trainer.py --peer 6e744c5 --peer-like-ours  # a change, A/B
     bash scripts/bootstrap.sh python benchmarks/trainer.py --ceiling   # also the update alone: the ceiling here
 
-Both trainers run their defaults for the network (256 x 2), the batch (16,384 decisions), the minibatch (2,048),
+Both trainers run the network of the peer's default, 256 x 2 (`--hidden` sets another width for both; `train.py`'s own default is 128), the batch (16,384 decisions), the minibatch (2,048),
 the epochs (4) and the opponent mix, with 256 hands in flight in all (the peer's ``--num-envs 256``; ours: 2
 samplers x 128), no evaluation; ours also with its defaults beyond the peer's (``--precision auto``, the endgame
 teacher), and ``--variants`` adds rows for ours in float32, ours without the teacher and ours
@@ -90,12 +90,13 @@ args = train.Args(**json.loads({kw!r}))
 args.precision = resolve_precision(args.precision)
 torch.set_num_threads(args.threads)
 rules = rules_of(args)
-model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers)
+model = ActorCritic(obs_size(rules), rules.n_actions, args.hidden, args.layers, canonical_trump=args.canonical_trump,
+                    canonical_suits=args.canonical_suits)  # the network train.py builds, its relabelling included
 model.precision = args.precision
 sampler = Sampler(**sampler_kwargs(args, rules, model.config(), 0), threads=args.threads)
 batch, _ = sampler.collect(model.state_dict(), None, args.batch_size)
 tensors = batch_tensors(batch, torch.device("cpu"), args.precision, rules.n_actions, False)
-optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5)
+optimizer = torch.optim.Adam(model.parameters(), lr=args.learning_rate, eps=1e-5, fused=True)
 rng = np.random.default_rng(args.seed)
 train.ppo_update(model, optimizer, tensors, rng, args)  # warm-up
 start = time.perf_counter()
@@ -163,16 +164,21 @@ def main(argv: list[str] | None = None) -> dict:
                    help="run the peer with ours' flags (2 samplers x 128 hands) instead of the single-process "
                         "trainer's (one process, 256 hands): for a peer commit that has sampler processes "
                         "(bcf5418 and later), to measure a change of this checkout against it")
+    p.add_argument("--hidden", type=int, default=256,
+                   help="network width of both trees (default: 256, the peer's default; train.py's own is 128)")
     p.add_argument("--json", help="also write the figures to this file")
     args = p.parse_args(argv)
     if args.updates < 1 or args.rounds < 1:
         p.error("--updates and --rounds must be >= 1")
+    if args.hidden < 1:
+        sys.exit(f"trainer.py: error: --hidden must be >= 1 (a layer width), got {args.hidden}")
     if args.json:
         try:
             check_output_file(args.json, f"--json {args.json!r}")
         except ValueError as e:
             p.error(str(e))
     batch = 16384
+    common = dict(COMMON, hidden=args.hidden)
     steps = batch * args.updates
     # ours' learner updates on the cores its 2 samplers leave free, at least 1 (train.py's --threads default)
     ceiling_threads = max(1, cores() - 2)
@@ -182,25 +188,25 @@ def main(argv: list[str] | None = None) -> dict:
             peer = harness.peer_tree(args.peer, ["train.py", "agents", "schnapsen_env"], Path(tmp) / "peer")
         except harness.PeerError as e:
             sys.exit(f"trainer.py: error: {e}")
-        peer_kw = (dict(COMMON, total_steps=steps, num_envs=128, samplers=2) if args.peer_like_ours
-                   else dict(COMMON, total_steps=steps, num_envs=256))
+        peer_kw = (dict(common, total_steps=steps, num_envs=128, samplers=2) if args.peer_like_ours
+                   else dict(common, total_steps=steps, num_envs=256))
         check_flags(peer, peer_kw, args.peer)
         configs = {
             "peer": (peer, peer_kw),
-            "ours": (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2)),
+            "ours": (ROOT, dict(common, total_steps=steps, num_envs=128, samplers=2)),
         }
         if args.variants:  # where the gain comes from: ours in float32, and ours without the endgame teacher
-            configs["ours_fp32"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2, precision="fp32"))
-            configs["ours_no_teacher"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2,
+            configs["ours_fp32"] = (ROOT, dict(common, total_steps=steps, num_envs=128, samplers=2, precision="fp32"))
+            configs["ours_no_teacher"] = (ROOT, dict(common, total_steps=steps, num_envs=128, samplers=2,
                                                      endgame_teacher_coef=0.0))
-            configs["ours_no_overlap"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=2,
+            configs["ours_no_overlap"] = (ROOT, dict(common, total_steps=steps, num_envs=128, samplers=2,
                                                      overlap_sampling=False))
         if args.ray:
             for n in (1, 2):
-                configs[f"ray{n}"] = (ROOT, dict(COMMON, total_steps=steps, num_envs=128, samplers=n,
+                configs[f"ray{n}"] = (ROOT, dict(common, total_steps=steps, num_envs=128, samplers=n,
                                                  ray_address="local", overlap_sampling=False))
         if args.ceiling:  # the update with as many threads as ours' learner takes beside its 2 samplers
-            configs["update_alone"] = (ROOT, dict(COMMON, samplers=1, num_envs=256, threads=ceiling_threads))
+            configs["update_alone"] = (ROOT, dict(common, samplers=1, num_envs=256, threads=ceiling_threads))
         for key, (tree, kw) in configs.items():  # warm-up: numba caches of both trees, imports
             if key != "update_alone":
                 run(tree, {**kw, "total_steps": 2000, "batch_size": 1024, "minibatch_size": 512})
@@ -217,7 +223,7 @@ def main(argv: list[str] | None = None) -> dict:
     ratio, low, high = harness.ratio(rate["ours"], rate["peer"])
     print(f"ours / peer: {ratio:.2f}x (per round {low:.2f}x..{high:.2f}x; goal {GOAL_TRAINER}x)")
     out = {"peer": args.peer, "peer_like_ours": args.peer_like_ours, "updates": args.updates, "rounds": args.rounds,
-           "batch": batch, "machine": machine(), "rate": rate, "ratio": ratio}
+           "batch": batch, "hidden": args.hidden, "machine": machine(), "rate": rate, "ratio": ratio}
     for key, label in (("ours_fp32", "ours, --precision fp32"), ("ours_no_teacher", "ours, --endgame-teacher-coef 0"),
                        ("ours_no_overlap", "ours, --no-overlap-sampling")):
         if key in rate:
@@ -248,7 +254,7 @@ def main(argv: list[str] | None = None) -> dict:
             out["ratios"]["ray2 / ray1 sampler rate"] = harness.ratio_figures(
                 out["sampler_rate"]["ray2"], out["sampler_rate"]["ray1"], GOAL_RAY)
         out["title"] = (f"learner decisions/s, median of {args.rounds} interleaved rounds, {args.updates} updates of "
-                        f"{batch:,} decisions each (peer: commit {args.peer})")
+                        f"{batch:,} decisions each, a {args.hidden}-wide network (peer: commit {args.peer})")
         out["unit"] = "decisions/s"
         harness.write_json(args.json, out, out["machine"])
     return out

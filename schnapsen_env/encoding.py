@@ -84,6 +84,13 @@ def obs_size(rules: RuleSet) -> int:
     return len(PLANES) * rules.n_cards + _N_SCALARS
 
 
+def obs_nonzero_bound(rules: RuleSet) -> int:
+    """At most this many entries of an observation are non-zero: ``2 * n_cards + 35``. A card is set in at most
+    two card planes (where it lies now; a played card in its trick-history plane and the won-trick plane of whoever
+    took the trick), every scalar counted as set (a property test plays random hands to the end)."""
+    return 2 * rules.n_cards + _N_SCALARS
+
+
 def state_size(rules: RuleSet) -> int:
     """Length of the omniscient state vector: ``4 * n_cards + obs_size``."""
     return 4 * rules.n_cards + obs_size(rules)
@@ -320,6 +327,6 @@ def decode_observation(obs: np.ndarray, rules: RuleSet) -> dict[str, Any]:
     return out
 
 
-__all__ = ["PLANES", "SCALARS", "decode_observation", "layout", "obs_bounds", "obs_size", "observation",
-           "plane_to_bits",
+__all__ = ["PLANES", "SCALARS", "decode_observation", "layout", "obs_bounds", "obs_nonzero_bound", "obs_size",
+           "observation", "plane_to_bits",
            "observations_into", "state_size", "state_vector", "PLAYERS"]

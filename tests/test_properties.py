@@ -503,6 +503,27 @@ def test_push_pop_whole_hand(seed, variant):
     assert s == states[-1]
 
 
+@_settings(150)
+@given(seed=SEEDS, variant=st.integers(min_value=0, max_value=len(VARIANTS)))
+def test_observation_sets_at_most_obs_nonzero_bound_entries(seed, variant):
+    """At every decision of a random hand, for both players, at most ``encoding.obs_nonzero_bound`` entries of the
+    observation are non-zero, and no card is set in more than two card planes (the bound's reasoning; the trainer's
+    memory estimate counts the float32 update's non-zero entries with it); the last variant is schnapsen10."""
+    from schnapsen_env import encoding
+    rules = RULES[variant] if variant < len(VARIANTS) else RuleSet.make("schnapsen10")
+    n, bound = rules.n_cards, encoding.obs_nonzero_bound(rules)
+    _, actions = random_hand(rules, seed)
+    s = GameState.new_hand(rules, rng=np.random.default_rng(seed))
+    for a in [*actions, None]:
+        for player in (0, 1):
+            obs = encoding.observation(s, player)
+            assert np.count_nonzero(obs) <= bound
+            planes = obs[:len(encoding.PLANES) * n].reshape(len(encoding.PLANES), n)
+            assert np.count_nonzero(planes, axis=0).max() <= 2
+        if a is not None:
+            s.step(a)
+
+
 # --------------------------------------------------------------------------- coverage of the checks
 @pytest.mark.parametrize("variant", range(len(VARIANTS)), ids=VARIANT_IDS)
 def test_checks_are_exercised(variant):

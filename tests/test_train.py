@@ -7,6 +7,7 @@ import dataclasses
 import json
 import math
 import os
+import pickle
 import re
 import shlex
 import signal
@@ -24,11 +25,13 @@ from agents.learned.checkpoint import CheckpointError, load_checkpoint, save_ato
 from agents.learned.policy import PolicyAgent
 from agents.learned.policy_net import (
     ActorCritic,
+    SparseFirstLayer,
     masked_entropy,
     masked_log_probs,
     native_bf16,
     policy_checkpoint,
     resolve_precision,
+    sparse_rows,
 )
 from agents.training import trainer_flags
 from agents.training.command_line import parse_args
@@ -42,9 +45,11 @@ from agents.training.self_play import (
     batch_tensors,
     bootstrapped_chain_gae,
     chain_gae,
+    pack_observations,
     ray_death_cause,
     sampler_kwargs,
     start_samplers,
+    unpack_observations,
 )
 from helpers.play import assert_legal_hands, random_positions
 from helpers.ray_cluster import RayCluster, wait_gone
@@ -128,11 +133,188 @@ def test_the_update_relabels_its_batch_once_a_minibatch_of_rows_at_a_time(tmp_pa
     assert seen == ([] if table is None else [64, 64, 64, 64, 44])
 
 
+def test_the_torch_this_project_requires_steps_adam_fused_on_the_cpu():
+    """train.py (and benchmarks/trainer.py) build Adam with fused=True on the learner's device, the CPU by default.
+    torch steps Adam fused on the CPU from 2.4 (pytorch/pytorch#123074); before, Adam(fused=True) on CPU parameters
+    raises RuntimeError ("requires all the params to be floating point Tensors of supported devices: ['cuda', ...]"),
+    so a run on torch 2.2 or 2.3, which the project's ``torch>=2.2`` allowed, stopped before its first hand."""
+    tomllib = pytest.importorskip("tomllib")
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
+    floors = [re.fullmatch(r"torch>=(\d+)\.(\d+)", d) for d in deps if re.match(r"torch\b", d)]
+    assert len(floors) == 1 and floors[0], deps
+    assert (int(floors[0][1]), int(floors[0][2])) >= (2, 4)
+    assert "fused=True" in (ROOT / "train.py").read_text(encoding="utf-8")  # what the floor is for
+    model = torch.nn.Linear(3, 2)
+    torch.optim.Adam(model.parameters(), fused=True).step()  # and this torch does it on the CPU
+
+
+def test_sparse_rows_hold_each_observations_non_zero_entries_and_nothing_else():
+    """sparse_rows: each row's non-zero entries (columns and values), padded with column 0 and value 0 to the row
+    with the most; scattered back they are the observations exactly, an all-zero row included."""
+    rules = RuleSet.make("schnapsen20")
+    obs, _ = random_positions(rules, 200, np.random.default_rng(3))
+    obs = torch.cat([obs, torch.zeros(1, obs.shape[1])])
+    columns, values = sparse_rows(obs)
+    counts = (obs != 0).sum(1)
+    assert columns.shape == values.shape == (len(obs), int(counts.max()))
+    assert columns.dtype == torch.int64 and values.dtype == obs.dtype
+    assert torch.equal((values != 0).sum(1), counts)  # every non-zero once, the padding zero
+    back = torch.zeros_like(obs).scatter_add_(1, columns, values)
+    torch.testing.assert_close(back, obs, rtol=0, atol=0)
+    assert sparse_rows(torch.zeros(3, 5))[0].shape == (3, 1)  # no entry: one padding slot
+
+
+DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
+
+
+@pytest.mark.parametrize("device", DEVICES)
+def test_the_sparse_first_layer_gives_the_dense_layers_values_and_weight_gradient(device):
+    """SparseFirstLayer (the update's first layer in float32) against the dense product: the same outputs and the
+    same weight gradient up to float rounding, and no gradient for the observations; on a CUDA device too, where
+    one is (``--device cuda --precision fp32`` takes this path)."""
+    rules = RuleSet.make("schnapsen20")
+    obs, _ = random_positions(rules, 300, np.random.default_rng(4))
+    obs = obs.to(device)
+    torch.manual_seed(0)
+    dense = torch.nn.Linear(obs.shape[1], 64).to(device)
+    weight = dense.weight.detach().clone().requires_grad_()
+    grad_out = torch.randn(len(obs), 64).to(device)
+    dense(obs).backward(grad_out)
+    out = SparseFirstLayer.apply(*sparse_rows(obs), obs, weight) + dense.bias.detach()
+    out.backward(grad_out)
+    torch.testing.assert_close(out, dense(obs).detach(), rtol=1e-5, atol=1e-5)
+    torch.testing.assert_close(weight.grad, dense.weight.grad, rtol=1e-5, atol=1e-4)
+    assert not weight.grad.equal(torch.zeros_like(weight.grad))
+
+
+def test_the_update_finds_its_batchs_non_zero_entries_a_minibatch_of_rows_at_a_time(tmp_path, monkeypatch):
+    """sparse_rows(obs, rows=k) is sparse_rows(obs) bit for bit, and the update finds its batch's non-zero entries
+    --minibatch-size rows at a time. The whole batch at once built a mask and four int64 indices a non-zero entry for
+    every row together: a 200,000-row batch of 255 entries 13% set (195 MiB) peaked 439 MiB above its start, 306 MiB
+    beyond the 133 MiB it keeps and uncounted by --batch-size's memory check (144 MiB 2,048 rows at a time), the cost
+    the update's relabelling works a minibatch of rows at a time to avoid."""
+    rules = RuleSet.make("schnapsen20")
+    rng = np.random.default_rng(9)
+    obs, masks = random_positions(rules, 300, rng)
+    obs[5] = 0  # an all-zero row
+    whole = sparse_rows(obs)
+    for rows in (1, 7, 64, 300, 1000):
+        chunked = sparse_rows(obs, rows=rows)
+        assert torch.equal(chunked[0], whole[0]) and torch.equal(chunked[1], whole[1]), rows
+    assert [t.shape for t in sparse_rows(obs[:0], rows=64)] == [(0, 1), (0, 1)]
+    seen = []
+    real = torch.Tensor.nonzero
+    monkeypatch.setattr(torch.Tensor, "nonzero", lambda t, *a, **kw: seen.append(len(t)) or real(t, *a, **kw))
+    n = len(obs)
+    b = {"obs": obs, "masks": masks, "critic": None,
+         "actions": torch.from_numpy(np.array([rng.choice(np.flatnonzero(m)) for m in masks.numpy()])),
+         "logp": torch.full((n,), -1.5), "adv": torch.randn(n), "values": torch.zeros(n), "ret": torch.randn(n)}
+    args = tiny_args(tmp_path, minibatch_size=64, update_epochs=1, endgame_teacher_coef=0.0)
+    torch.manual_seed(0)
+    model = ActorCritic(obs_size(rules), rules.n_actions, hidden=16)
+    train.ppo_update(model, torch.optim.Adam(model.parameters(), lr=1e-3, fused=True), b, rng, args)
+    assert seen == [64, 64, 64, 64, 44]
+
+
+def test_the_memory_estimate_counts_the_float32_updates_non_zero_entries(tmp_path):
+    """trainer_flags.memory_estimate counts sparse_rows' copy of the batch (an int64 column and a float32 value for
+    each of at most obs_nonzero_bound entries a row) where the update runs in float32, not in bfloat16; and the
+    bound covers what sparse_rows keeps of real positions."""
+    from schnapsen_env.encoding import obs_nonzero_bound
+    args = tiny_args(tmp_path, batch_size=4096)
+    rules = RuleSet.make("schnapsen20")
+    fp32 = trainer_flags.memory_estimate(dataclasses.replace(args, precision="fp32"))
+    bf16 = trainer_flags.memory_estimate(dataclasses.replace(args, precision="bf16"))
+    assert fp32[1] == bf16[1] and fp32[0] - bf16[0] == 4096 * 12 * obs_nonzero_bound(rules)
+    obs, _ = random_positions(rules, 300, np.random.default_rng(8))
+    columns, values = sparse_rows(obs)
+    assert columns.shape[1] <= obs_nonzero_bound(rules)
+    assert columns.element_size() + values.element_size() == 12
+
+
+def test_the_update_through_the_sparse_first_layer_follows_the_dense_update(tmp_path, monkeypatch):
+    """ppo_update in float32 feeds the first layer the batch's non-zero entries (sparse_rows of the relabelled
+    observations, the minibatch's rows of them): its weights after an update are the dense update's up to float
+    rounding, and the sparse path was taken."""
+    rules = RuleSet.make("schnapsen20")
+    rng = np.random.default_rng(6)
+    obs, masks = random_positions(rules, 300, rng)
+    n = len(obs)
+    b = {"obs": obs, "masks": masks, "critic": None,
+         "actions": torch.from_numpy(np.array([rng.choice(np.flatnonzero(m)) for m in masks.numpy()])),
+         "logp": torch.full((n,), -1.5), "adv": torch.randn(n), "values": torch.zeros(n), "ret": torch.randn(n)}
+    args = tiny_args(tmp_path, minibatch_size=64, update_epochs=2, endgame_teacher_coef=0.0)
+    weights, calls = [], []
+    for sparse in (True, False):
+        monkeypatch.setattr(train, "sparse_rows", (lambda o, **kw: calls.append(len(o)) or sparse_rows(o, **kw))
+                            if sparse else (lambda o, **kw: None))
+        torch.manual_seed(0)
+        model = ActorCritic(obs_size(rules), rules.n_actions, hidden=32, canonical_suits=True)
+        train.ppo_update(model, torch.optim.Adam(model.parameters(), lr=1e-3, fused=True), b,
+                         np.random.default_rng(5), args)
+        weights.append(model.state_dict())
+    assert calls == [n]  # once for the whole batch, not once a minibatch
+    for k in weights[0]:
+        torch.testing.assert_close(weights[0][k], weights[1][k], rtol=1e-4, atol=1e-5)
+
+
 def test_chain_gae_by_hand():
     adv, ret = chain_gae(np.array([0.5, 1.0, -0.5], np.float32), 2.0, gamma=1.0, lam=0.5)
     # deltas: 1.0-0.5=0.5, -0.5-1.0=-1.5, 2.0+0.5=2.5; adv3=2.5, adv2=-1.5+.5*2.5=-0.25, adv1=.5-.125=.375
     np.testing.assert_allclose(adv, [0.375, -0.25, 2.5])
     np.testing.assert_allclose(ret, [0.875, 0.75, 2.0])
+
+
+def _gae_reference(values, exact, final_reward, gamma, lam):
+    """GAE of a chain as a loop over numpy scalars (the samplers' returns before they were compiled), with the
+    endgame bootstrap's cut before the first exact value."""
+    def plain(values, final_reward):
+        adv, last = np.zeros(len(values), np.float32), 0.0
+        for t in range(len(values) - 1, -1, -1):
+            next_v = values[t + 1] if t + 1 < len(values) else 0.0
+            r = final_reward if t == len(values) - 1 else 0.0
+            last = (r + gamma * next_v - values[t]) + gamma * lam * last
+            adv[t] = last
+        return adv
+    known = np.flatnonzero(np.isfinite(exact))
+    if not len(known) or known[0] == 0:
+        adv = plain(values, final_reward)
+    else:
+        k = int(known[0])
+        adv = np.concatenate([plain(values[:k], float(exact[k])), plain(values[k:], final_reward)])
+    return adv, adv + values
+
+
+def test_compiled_chain_gae_is_the_numpy_loop_bit_for_bit():
+    """chain_gae and bootstrapped_chain_gae (compiled) give the float32 bits of the loop over numpy scalars, over
+    random chains, rewards, discounts and exact values, a chain of one decision included."""
+    rng = np.random.default_rng(11)
+    for _ in range(300):
+        n = int(rng.integers(1, 12))
+        values = rng.normal(0, 1.5, n).astype(np.float32)
+        exact = np.where(rng.random(n) < 0.3, rng.integers(-3, 4, n), np.nan).astype(np.float32)
+        reward = float(rng.choice([-3.0, -2.0, -1.0, 1.0, 2.0, 3.0, 0.5]))
+        gamma, lam = float(rng.choice([1.0, 0.99])), float(rng.choice([0.95, 1.0, 0.5]))
+        for got, want in zip(bootstrapped_chain_gae(values, exact, reward, gamma, lam),
+                             _gae_reference(values, exact, reward, gamma, lam)):
+            assert got.dtype == np.float32 and np.array_equal(got.view(np.uint32), want.view(np.uint32))
+        no_exact = np.full(n, np.nan, np.float32)
+        for got, want in zip(chain_gae(values, reward, gamma, lam), _gae_reference(values, no_exact, reward, gamma, lam)):
+            assert np.array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_bootstrapped_chain_gae_refuses_exact_values_of_another_length():
+    """The compiled loop reads ``exact[k]`` for every decision of the chain, unchecked: exact values shorter than the
+    chain read past their end (one NaN for a 2,000-decision chain gave an advantage of -1.0 at decision 0, from
+    whatever memory followed, instead of 19.999977), so the lengths are checked before it runs."""
+    values = np.arange(1, 2001, dtype=np.float32)
+    for exact in (np.full(1, np.nan, np.float32), np.zeros(0, np.float32), np.full(2001, np.nan, np.float32)):
+        with pytest.raises(ValueError, match=r"exact values \(\d+,\) for a chain of \(2000,\)"):
+            bootstrapped_chain_gae(values, exact, 1.0, 1.0, 0.95)
+    adv, ret = bootstrapped_chain_gae(values, np.full(2000, np.nan, np.float32), 1.0, 1.0, 0.95)
+    want_adv, want_ret = chain_gae(values, 1.0, 1.0, 0.95)
+    assert np.array_equal(adv, want_adv) and np.array_equal(ret, want_ret)
+    assert adv[0] == np.float32(19.999977) and ret[-1] == np.float32(1.0)
 
 
 def test_endgame_bootstrap_ends_the_returns_before_the_first_exact_value_by_hand():
@@ -231,6 +413,24 @@ def test_short_run_checkpoints_resumes_and_loads(tmp_path):
             a = agent.act(obs) if env.agent_selection == "player_0" else int(rng.choice(np.flatnonzero(obs["action_mask"])))
             assert obs["action_mask"][a] == 1
             env.step(a)
+
+
+def test_a_run_resumed_from_a_checkpoint_of_an_older_version_steps_adam_fused(tmp_path):
+    """The learner steps Adam fused; a checkpoint written before it did holds ``fused: None`` in its optimizer's
+    param group, and ``load_state_dict`` takes the group's flags from the checkpoint: the resumed run stepped Adam
+    per tensor, and wrote ``None`` again, for the rest of its life. The flags of how to step come from this version's
+    optimizer, the moments and hyperparameters from the checkpoint."""
+    train.main(tiny_args(tmp_path, stop_after_updates=1))  # (one inline sampler, one thread: seconds)
+    ck = load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")
+    opt = ck["trainer"]["optimizer"]
+    assert opt["param_groups"][0]["fused"] is True
+    old = dict(opt, param_groups=[dict(g, fused=None) for g in opt["param_groups"]])  # as dcc1e18's parent wrote it
+    save_atomic(dict(ck, trainer=dict(ck["trainer"], optimizer=old)), tmp_path / "tiny" / "checkpoint.pt")
+    train.main(train.Args(resume=str(tmp_path / "tiny" / "checkpoint.pt"), stop_after_updates=1))
+    resumed = load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")["trainer"]
+    assert resumed["update"] == 2
+    group = resumed["optimizer"]["param_groups"][0]
+    assert group["fused"] is True and group["foreach"] is None
 
 
 @pytest.mark.parametrize("threads", [1, 2])
@@ -555,6 +755,24 @@ def test_two_sampler_processes_train_checkpoint_resume_and_play_legally(tmp_path
     resumed = train.main(train.Args(resume=str(tmp_path / "tiny" / "checkpoint.pt"), total_steps=4000))
     assert resumed["steps"] >= 4000 > first["steps"]
     assert_legal_hands(PolicyAgent.load(tmp_path / "tiny" / "policy.pt", seed=0), 10)
+
+
+def test_observations_packed_for_the_pipe_unpack_bit_for_bit_in_a_tenth_of_the_bytes():
+    """A sampler process sends its batch's observations packed (pack_observations): unpacked they are the same
+    float32 bits, -0.0, NaN, infinities and values other than 0 and 1 included, for a batch of real observations in
+    at most a sixth of their bytes."""
+    rules = RuleSet.make("schnapsen20")
+    obs, _ = random_positions(rules, 500, np.random.default_rng(8))
+    obs = obs.numpy()
+    odd = np.zeros((3, obs.shape[1]), np.float32)
+    odd[0, :6] = [-0.0, np.nan, np.inf, -np.inf, 1e-45, -1.0]
+    odd[1, -3:] = [1.0, 0.5, 1.0000001]
+    for rows in (obs, odd, obs[:0]):
+        packed = pack_observations(rows)
+        back = unpack_observations(pickle.loads(pickle.dumps(packed)))
+        assert back.dtype == np.float32 and back.shape == rows.shape
+        assert np.array_equal(back.view(np.uint32), rows.view(np.uint32))
+    assert len(pickle.dumps(pack_observations(obs))) * 6 < obs.nbytes
 
 
 def test_sampler_processes_match_inline_samplers_exactly(tmp_path):
@@ -990,10 +1208,28 @@ def test_a_lost_ray_node_ends_the_run_in_one_line_and_the_run_resumes_once_a_nod
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA device")
-def test_tiny_run_on_cuda(tmp_path):
-    out = train.main(tiny_args(tmp_path, device="cuda", total_steps=1500))
-    assert out["steps"] >= 1500
-    PolicyAgent.load(tmp_path / "tiny" / "policy.pt")
+@pytest.mark.parametrize("precision, tol", [("bf16", 5e-3), ("fp32", 1e-5)])
+def test_tiny_run_on_cuda(tmp_path, precision, tol):
+    """A run on a CUDA device in bfloat16 (``--precision auto`` there) and in float32 (the sparse first layer and
+    fused Adam on the device): a seeded run repeats bit for bit; stopped and resumed, it plays the same decisions
+    and hands and ends with the weights of the run never stopped up to the precision's rounding (cuBLAS may pick
+    other kernels for the resumed tensors; a bfloat16 rounding is 2**-8 of the value); its policy loads on the CPU."""
+    kw = dict(device="cuda", precision=precision, total_steps=3500, threads=1)
+    out = train.main(tiny_args(tmp_path, run_name="straight", **kw))
+    assert out["steps"] >= 3500
+    train.main(tiny_args(tmp_path, run_name="again", **kw))
+    _same_run(tmp_path / "straight", tmp_path / "again")
+    stopped = train.main(tiny_args(tmp_path, run_name="split", stop_after_updates=1, **kw))
+    assert stopped["steps"] < 3500
+    train.main(train.Args(resume=str(tmp_path / "split" / "checkpoint.pt"), threads=1))
+    a = load_checkpoint(tmp_path / "straight" / "checkpoint.pt")
+    b = load_checkpoint(tmp_path / "split" / "checkpoint.pt")
+    for key in ("global_step", "update", "hands"):
+        assert a["trainer"][key] == b["trainer"][key]
+    for k in a["model"]:
+        torch.testing.assert_close(a["model"][k], b["model"][k], rtol=0, atol=tol)
+    agent = PolicyAgent.load(tmp_path / "straight" / "policy.pt")
+    assert next(agent.model.parameters()).device.type == "cpu"
 
 
 # ------------------------------------------------------------------------------ endgame teacher

@@ -52,6 +52,50 @@ def masked_entropy(log_probs: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     return -(lp.exp() * lp).sum(-1)
 
 
+def sparse_rows(obs: torch.Tensor, rows: int | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The non-zero entries of each observation, padded to the row with the most: ``(columns (B, K) int64, values
+    (B, K) float)`` with ``K`` the largest count of non-zeros in a row (at least 1), a row's unused slots column 0
+    and value 0. The first layer's input as :class:`SparseFirstLayer` reads it (an observation is mostly zeros).
+
+    Args:
+        rows: find the entries ``rows`` observations at a time into the one output (the same tensors bit for bit),
+            so that the temporaries (a mask, and four int64 indices a non-zero entry: about twice the observations'
+            bytes) are a chunk's, not a whole batch's; None: all at once.
+    """
+    n = len(obs)
+    step = n if rows is None or rows >= n else max(1, rows)
+    starts = range(0, n, step) if n else range(0)
+    counts = torch.cat([(obs[s:s + step] != 0).sum(dim=1) for s in starts]) if n else torch.zeros(0, dtype=torch.int64)
+    width = max(1, int(counts.max())) if n else 1
+    columns = torch.zeros((n, width), dtype=torch.int64, device=obs.device)
+    values = torch.zeros((n, width), dtype=obs.dtype, device=obs.device)
+    for s in starts:
+        chunk, count = obs[s:s + step], counts[s:s + step]
+        r, c = (chunk != 0).nonzero(as_tuple=True)
+        slot = torch.arange(len(r), device=obs.device) - (torch.cumsum(count, 0) - count)[r]
+        columns[s:s + step][r, slot] = c
+        values[s:s + step][r, slot] = chunk[r, c]
+    return columns, values
+
+
+class SparseFirstLayer(torch.autograd.Function):
+    """``obs @ weight.T`` (no bias) from the observations' non-zero entries (:func:`sparse_rows`): the forward pass
+    sums the weight columns they pick (``embedding_bag``, a fraction of the dense product's work on observations this
+    sparse), the weight's gradient is the dense product ``grad.T @ obs``; no gradient flows to the observations. The
+    same values as the dense product up to float rounding (the sums run in another order)."""
+
+    @staticmethod
+    def forward(ctx, columns: torch.Tensor, values: torch.Tensor, obs: torch.Tensor,  # type: ignore[override]
+                weight: torch.Tensor) -> torch.Tensor:
+        ctx.save_for_backward(obs)
+        return nn.functional.embedding_bag(columns, weight.t().contiguous(), mode="sum", per_sample_weights=values)
+
+    @staticmethod
+    def backward(ctx, grad: torch.Tensor):  # type: ignore[override]
+        (obs,) = ctx.saved_tensors
+        return None, None, None, grad.t() @ obs
+
+
 PRECISIONS = ("fp32", "bf16")
 
 
@@ -195,20 +239,28 @@ class ActorCritic(nn.Module):
         obs, _ = self.relabel(obs)
         return self._trunk(obs)
 
-    def _trunk(self, obs: torch.Tensor) -> torch.Tensor:
+    def _trunk(self, obs: torch.Tensor, sparse: tuple[torch.Tensor, torch.Tensor] | None = None) -> torch.Tensor:
         if self.precision == "bf16":
             with torch.autocast(device_type=obs.device.type, dtype=torch.bfloat16):
                 h = self.trunk(obs)
             return h.float()
-        return self.trunk(obs)
+        if sparse is None:
+            return self.trunk(obs)
+        first = self.trunk[0]
+        h = SparseFirstLayer.apply(sparse[0], sparse[1], obs, first.weight) + first.bias
+        for module in list(self.trunk)[1:]:
+            h = module(h)
+        return h
 
     def forward(self, obs: torch.Tensor, critic_input: torch.Tensor | None = None,
-                relabelled: torch.Tensor | None | bool = False):
+                relabelled: torch.Tensor | None | bool = False, sparse: tuple[torch.Tensor, torch.Tensor] | None = None):
         """``(logits (B, A), value (B,))`` for observations ``(B, obs_size)``; ``relabelled``: False relabels
         ``obs`` here, else ``obs`` are relabelled already and this is their relabelling (:meth:`relabel`'s second
-        output, None included)."""
+        output, None included); ``sparse``: :func:`sparse_rows` of the observations the trunk sees (relabelled),
+        for a first layer that reads only their non-zero entries in float32 (:class:`SparseFirstLayer`; the same
+        values up to float rounding), or None."""
         obs, trump = self.relabel(obs) if relabelled is False else (obs, relabelled)
-        h = self._trunk(obs)
+        h = self._trunk(obs, sparse)
         if self.critic_extra:
             if critic_input is None:
                 raise ValueError("this network has a privileged critic: pass critic_input")
@@ -224,7 +276,8 @@ class ActorCritic(nn.Module):
 
     def get_action_and_value(self, obs: torch.Tensor, mask: torch.Tensor, action: torch.Tensor | None = None,
                              critic_input: torch.Tensor | None = None, gumbel: torch.Tensor | None = None,
-                             return_log_probs: bool = False, relabelled: torch.Tensor | None | bool = False):
+                             return_log_probs: bool = False, relabelled: torch.Tensor | None | bool = False,
+                             sparse: tuple[torch.Tensor, torch.Tensor] | None = None):
         """Act and evaluate in one pass, in the manner of CleanRL's ``Agent.get_action_and_value``.
 
         Args:
@@ -239,12 +292,13 @@ class ActorCritic(nn.Module):
             relabelled: False (default): relabel ``obs`` here (``canonical_trump``, ``canonical_suits``); else
                 ``obs`` are :meth:`relabel`'s first output and this is its second (a ``(B,)`` int64 tensor or None),
                 the same results without relabelling again.
+            sparse: :func:`sparse_rows` of the observations as the trunk sees them (see :meth:`forward`), or None.
 
         Returns:
             ``(action (B,) int64, log_prob (B,), entropy (B,), value (B,))``, and ``log_probs (B, n_actions)``
             (``-inf`` on illegal actions) with ``return_log_probs``; illegal actions are never chosen.
         """
-        logits, value = self(obs, critic_input, relabelled)
+        logits, value = self(obs, critic_input, relabelled, sparse)
         logp = masked_log_probs(logits, mask)
         if action is None:
             action = torch.argmax(logp if gumbel is None else logp + gumbel, dim=-1)

@@ -265,7 +265,12 @@ def restore(ckpt: dict, args, model: ActorCritic, optimizer: torch.optim.Optimiz
     try:
         if problem is None:
             model.load_state_dict(ckpt["model"])
-            optimizer.load_state_dict(tr["optimizer"])
+            # how to step (fused, foreach) is this version's, not the checkpoint's: load_state_dict takes the
+            # param group's flags from the checkpoint, and one written before the learner stepped Adam fused holds
+            # fused None (the run would step per tensor for the rest of its life)
+            impl = {k: optimizer.defaults[k] for k in ("fused", "foreach") if k in optimizer.defaults}
+            opt = tr["optimizer"]
+            optimizer.load_state_dict({**opt, "param_groups": [{**g, **impl} for g in opt["param_groups"]]})
             rng.bit_generator.state = tr["rng"]
             torch.set_rng_state(tr["torch_rng"])
     except (ValueError, TypeError, KeyError, IndexError, RuntimeError, AttributeError) as e:

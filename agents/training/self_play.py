@@ -48,6 +48,7 @@ from typing import Any
 
 import numpy as np
 import torch
+from numba import njit
 
 from agents.game_theory.exact import search_agent_policy
 from agents.game_theory.table_policy import ObservationTable
@@ -88,24 +89,48 @@ SAMPLER_NICE = 10
 ROWS_PER_HAND = 40
 
 
+@njit(cache=True)
+def _gae_segment(values, start, stop, reward, gamma, lam, adv):  # pragma: no cover (compiled)
+    """GAE over ``values[start:stop]`` into ``adv[start:stop]``, the reward after the last, value 0 after it, in
+    float32 as numpy computes ``r + gamma * next_v - v`` and ``delta + gamma * lam * last`` with Python floats."""
+    g, gl = np.float32(gamma), np.float32(gamma * lam)
+    last = np.float32(0.0)
+    for t in range(stop - 1, start - 1, -1):
+        if t == stop - 1:
+            delta = np.float32(reward + 0.0) - values[t]
+        else:
+            delta = (np.float32(0.0) + g * values[t + 1]) - values[t]
+        last = delta + gl * last
+        adv[t] = last
+
+
+@njit(cache=True)
+def _chain_gae(values, exact, final_reward, gamma, lam):  # pragma: no cover (compiled)
+    n = len(values)
+    adv = np.empty(n, np.float32)
+    k = 0
+    while k < n and not np.isfinite(exact[k]):
+        k += 1
+    if k == 0 or k == n:
+        _gae_segment(values, 0, n, final_reward, gamma, lam, adv)
+    else:
+        _gae_segment(values, 0, k, np.float64(exact[k]), gamma, lam, adv)
+        _gae_segment(values, k, n, final_reward, gamma, lam, adv)
+    return adv, adv + values
+
+
 def chain_gae(values: np.ndarray, final_reward: float, gamma: float, lam: float):
-    """GAE over one seat's decisions in one hand: reward only after the last decision, value 0 after it.
+    """GAE over one seat's decisions in one hand: reward only after the last decision, value 0 after it (compiled:
+    the samplers compute it for every chain of every hand).
 
     Args:
         values: ``(T,)`` value estimates of the chain's decisions.
     Returns:
         ``(advantages, returns)``, both ``(T,)`` float32.
     """
-    T = len(values)
-    adv = np.zeros(T, dtype=np.float32)
-    last = 0.0
-    for t in range(T - 1, -1, -1):
-        next_v = values[t + 1] if t + 1 < T else 0.0
-        r = final_reward if t == T - 1 else 0.0
-        delta = r + gamma * next_v - values[t]
-        last = delta + gamma * lam * last
-        adv[t] = last
-    return adv, adv + values.astype(np.float32)
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    return _chain_gae(values, np.full(len(values), np.nan, np.float32), float(final_reward), float(gamma),
+                      float(lam))
 
 
 def bootstrapped_chain_gae(values: np.ndarray, exact: np.ndarray, final_reward: float, gamma: float, lam: float):
@@ -120,14 +145,14 @@ def bootstrapped_chain_gae(values: np.ndarray, exact: np.ndarray, final_reward: 
             the seat (NaN: none).
     Returns:
         ``(advantages, returns)``, both ``(T,)`` float32; :func:`chain_gae`'s when no value is exact.
+    Raises:
+        ValueError: ``exact`` of another shape than ``values`` (the compiled loop would read past its end).
     """
-    known = np.flatnonzero(np.isfinite(exact))
-    if not len(known) or known[0] == 0:
-        return chain_gae(values, final_reward, gamma, lam)
-    k = int(known[0])
-    adv_open, ret_open = chain_gae(values[:k], float(exact[k]), gamma, lam)
-    adv_end, ret_end = chain_gae(values[k:], final_reward, gamma, lam)
-    return np.concatenate([adv_open, adv_end]), np.concatenate([ret_open, ret_end])
+    values = np.ascontiguousarray(values, dtype=np.float32)
+    exact = np.ascontiguousarray(exact, dtype=np.float32)
+    if exact.shape != values.shape:
+        raise ValueError(f"exact values {exact.shape} for a chain of {values.shape}: expected one a decision")
+    return _chain_gae(values, exact, float(final_reward), float(gamma), float(lam))
 
 
 def gumbel_noise(rng: np.random.Generator, shape: tuple[int, ...]) -> torch.Tensor:
@@ -643,6 +668,32 @@ class InProcessSamplers(_Samplers):
         pass
 
 
+#: The bits of float32 1.0: most entries of an observation are 0 or 1 (card planes, flags).
+_ONE_BITS = np.float32(1.0).view(np.uint32)
+
+
+def pack_observations(obs: np.ndarray) -> dict:
+    """Float32 observations ``(N, D)`` in a tenth of their bytes, for the pipe from a sampler process to the learner
+    (the observations are most of what a batch weighs, and the learner reads the pipe while the samplers wait for
+    the next weights): two bitmaps, uint8 ``(N, ceil(D / 8))``, of the entries that are exactly 1.0 and of the other
+    non-zero entries, those entries' values in row-major order, and ``D``. :func:`unpack_observations` gives back
+    the array bit for bit (an entry is zero when all its bits are: a -0.0 travels as a value)."""
+    obs = np.ascontiguousarray(obs, dtype=np.float32)
+    bits = obs.view(np.uint32)
+    ones = bits == _ONE_BITS
+    other = (bits != 0) & ~ones
+    return {"ones": np.packbits(ones, axis=1), "other": np.packbits(other, axis=1), "values": obs[other],
+            "width": obs.shape[1]}
+
+
+def unpack_observations(packed: dict) -> np.ndarray:
+    """The float32 ``(N, D)`` observations of :func:`pack_observations`, bit for bit."""
+    width = int(packed["width"])
+    out = np.unpackbits(packed["ones"], axis=1, count=width).astype(np.float32)
+    out[np.unpackbits(packed["other"], axis=1, count=width).view(bool)] = packed["values"]
+    return out
+
+
 def _put(conn, message) -> None:
     """Send ``message`` over a sampler's pipe as a plain pickle (:func:`_take` reads it).
 
@@ -675,6 +726,9 @@ def _serve(conn, kwargs: dict, nice: int = 0) -> None:
             if cmd == "close":
                 return
             result = getattr(sampler, cmd)(*payload)
+            if cmd == "collect":  # the batch's observations packed for the pipe (ProcessSamplers.gather unpacks)
+                batch, stats = result
+                result = ({**batch, "obs": pack_observations(batch["obs"])}, stats)
             _put(conn, ("ok", result))
     except EOFError:  # the learner is gone
         return
@@ -752,7 +806,7 @@ class ProcessSamplers(_Samplers):
         """The results of the :meth:`submit` in flight. Raises :class:`SamplerError` as :meth:`collect`."""
         out = self._gather()
         self.in_flight = False
-        return out
+        return [({**batch, "obs": unpack_observations(batch["obs"])}, stats) for batch, stats in out]
 
     def get_state(self) -> list[dict]:
         return self._call("get_state")

@@ -19,7 +19,7 @@ from agents.learned.policy_net import PRECISIONS, load_policy, resolve_precision
 from agents.training import resume
 from agents.training.recipe import DEFAULT_TOTAL_STEPS, check_agents, cores, flag, rules_of, validate_recipe
 from agents.training.self_play import sampler_capacity
-from schnapsen_env.encoding import obs_size, state_size
+from schnapsen_env.encoding import obs_nonzero_bound, obs_size, state_size
 
 #: Largest --search-teacher-nodes (a search of a billion nodes takes minutes).
 MAX_SEARCH_NODES = 1_000_000_000
@@ -39,7 +39,9 @@ def memory_estimate(args) -> tuple[int, int]:
     copy while checkpointing (float32 each), plus the activations of one minibatch, and each sampler's two
     networks. The hands: every sampler's buffer rows (its share of the batch plus 40 decisions per hand in flight,
     of observation, mask and critic input), the learner's batch (and its relabelled observations with
-    ``canonical_trump`` or ``canonical_suits``), and the env slots.
+    ``canonical_trump`` or ``canonical_suits``; and unless ``precision`` is ``bf16``, the update's non-zero entries of
+    them, an int64 column and a float32 value each, at most :func:`~schnapsen_env.encoding.obs_nonzero_bound` a row),
+    and the env slots.
     """
     rules = rules_of(args)
     n_samplers = args.samplers or cores()
@@ -53,6 +55,8 @@ def memory_estimate(args) -> tuple[int, int]:
     hands = rows * (4 * n_obs + n_act + 4 * max(crit, 1) + 28) + n_samplers * args.num_envs * _BYTES_PER_ENV
     if args.canonical_trump or args.canonical_suits:  # the update's relabelled copy of the batch (ActorCritic.relabel with rows)
         hands += args.batch_size * (4 * n_obs + 8)
+    if args.precision != "bf16":  # the float32 update's first layer reads sparse_rows of the (relabelled) batch
+        hands += args.batch_size * 12 * obs_nonzero_bound(rules)
     return hands, nets
 
 
