@@ -395,13 +395,14 @@ def learning_curves() -> str:
     d = _load("learning_curves_schnapsen20.json")
     st = d["settings"]
     opps = st["opponents"]
-    rows = ["| recipe | training min | decisions | " + " | ".join(f"against `{o}`" for o in opps) + " |",
+    rows = ["| run | training min | decisions | " + " | ".join(f"against `{o}`" for o in opps) + " |",
             "|---|---:|---:|" + "---|" * len(opps)]
     for name, r in d["runs"].items():
         for h in r["curve"]:
-            cells = [_ci(h[o], *h["ci"][o]) for o in opps]
-            rows.append(f"| {name}{' (final)' if h.get('final') else ''} | {h['train_seconds'] / 60:.1f} | "
-                        f"{h['step']:,} | " + " | ".join(cells) + " |")
+            cells = [_ci(h[o], *h["ci"][o]) if o in h else "" for o in opps]  # an arena's row: its opponent
+            final = (f" (final, {h['deals']:,} deals, seed {h['seed']})" if "deals" in h
+                     else " (final)" if h.get("final") else "")
+            rows.append(f"| {name}{final} | {h['train_seconds'] / 60:.1f} | {h['step']:,} | " + " | ".join(cells) + " |")
     flags = "; ".join(f"{name}: `{r['flags']}`" for name, r in d["runs"].items())
     by_run: dict[str, tuple[dict, list[str]]] = {}  # each run's measurement: its own, else the record's
     for name, r in d["runs"].items():
@@ -412,7 +413,9 @@ def learning_curves() -> str:
     rows += ["", f"Game points a hand with the 95% CI. The runs' `train.py` flags ({flags}), its defaults otherwise "
                  f"(those of the commit that ran it). An evaluation every {st['eval_every']} updates on "
                  f"{st['eval_deals']:,} duplicate deals (the same deals at the same evaluation of each recipe), the "
-                 f"final one on {st['final_deals']:,}; the minutes leave out the evaluations. {measured} "
+                 f"final one on {st['final_deals']:,} (a run added from its folder: its own flags' evaluations, and "
+                 f"an arena result of its policy as its final row, on the deals and seed shown there); the minutes "
+                 f"leave out the evaluations. {measured} "
                  "Source: `benchmarks/learning_curves_schnapsen20.json`."]
     return "\n".join(rows) + "\n"
 
@@ -463,10 +466,35 @@ def recipe_variants() -> str:
     return "\n".join(rows) + "\n"
 
 
+def train_flags() -> str:
+    """``train.py``'s flags (its ``Args`` dataclass) by ``--help``'s groups, each with its default and the first
+    clause of its help: the reference of the recipe's hyperparameters, read from the code that declares them (not a
+    measurement, so no provenance line)."""
+    import importlib.util
+
+    from agents.training.command_line import first_clause, grouped_flags, resolved_default
+
+    spec = importlib.util.spec_from_file_location("train_script", ROOT / "train.py")
+    train = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = train  # dataclasses look their module up there
+    spec.loader.exec_module(train)
+    rows = ["| group | flag | default | what it sets |", "|---|---|---|---|"]
+    for f in grouped_flags(train.Args):
+        if isinstance(f.default, tuple):
+            shown = " ".join(map(str, f.default)) or "(none)"
+        elif f.default is None:  # resolved when the run starts: what the help says it becomes
+            shown = resolved_default(f.doc) or "(none)"
+        else:
+            shown = str(f.default)
+        text = first_clause(f.doc).replace("|", "\\|")
+        rows.append(f"| {f.group} | `{', '.join(f.flags)}` | `{shown}` | {text} |")
+    return "\n".join(rows) + "\n"
+
+
 TABLES = {"strength": strength, "ladder": ladder, "exploitability": exploitability, "openspiel": openspiel,
           "solver-core": solver_core, "web-soak": web_soak, "search-teacher": search_teacher,
           "learning-curves": learning_curves, "responders": responders,
-          "recipe-variants": recipe_variants}
+          "recipe-variants": recipe_variants, "train-flags": train_flags}
 FILE_TABLES = {"rates": rates, "final-table": final_table, "pairs": pairs}  # tables that take the JSON file as their argument
 
 

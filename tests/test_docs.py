@@ -533,7 +533,8 @@ def test_agent_defaults_are_the_code_s():
     assert (defaults(RolloutAgent)["n_samples"], defaults(RolloutAgent)["depth"]) == (16, 4)
     assert (defaults(ExpertAgent)["worlds"], defaults(ExpertAgent)["max_nodes"], expert._CHUNK) == (48, 1_500_000, 8)
     flat = " ".join((ROOT / "docs" / "agents.md").read_text(encoding="utf-8").split())
-    for phrase in ("12 worlds, 2 tricks deep", "16 sampled positions finished by random play for 4 tricks",
+    for phrase in ("12 worlds (`n_samples=`), 2 tricks deep (`depth=`)",
+                   "16 sampled positions (`n_samples=`) finished by random play for 4 tricks (`depth=`)",
                    "`worlds=48`, `max_nodes=1_500_000`", "(default 48)", "no new chunk of 8 worlds"):
         assert phrase in flat, phrase
 

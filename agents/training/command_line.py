@@ -77,7 +77,8 @@ def usage_line(event, prog: str) -> str:
         message = one_line(event.message, 300)
         union = re.search(r"could be instantiated from \[(.*?)\]\.", message)
         if union:  # an Optional flag: tyro lists every alternative's failure; name the value and the alternatives
-            kinds = " or ".join(k.strip("{}") for k in str(metavar).split("|"))
+            # "None" is how tyro spells the default it leaves to the run, not a value anyone types
+            kinds = " or ".join(k.strip("{}") for k in str(metavar).split("|") if k.strip("{}") != "None")
             return f"{flag} {union.group(1)} is not a valid value: expected {kinds}"
         return f"{flag}: {message}: expected {want}"
     if kind == "MissingArgs":
@@ -134,39 +135,82 @@ def first_clause(doc: str) -> str:
     return doc
 
 
-def short_help(cls: type, prog: str, description: str) -> str:
-    """``--help``: the flags in groups (:data:`HELP_GROUPS`), one line each with the first clause of its help and
-    its default."""
-    width = max(80, min(120, shutil.get_terminal_size((100, 20)).columns))
+@dataclasses.dataclass(frozen=True)
+class Flag:
+    """One flag of a trainer's arguments, as ``--help`` and the docs' flag table show it.
+
+    Attributes:
+        group: its :data:`HELP_GROUPS` title (``"other"`` for a field no group names).
+        name: the dataclass field.
+        flags: ``("--x",)``, or ``("--x", "--no-x")`` for a switch.
+        default: the default: ``"on"``/``"off"`` for a switch, a tuple for a list, None where the run resolves it.
+        doc: the field's whole help text (:func:`field_docs`).
+    """
+
+    group: str
+    name: str
+    flags: tuple[str, ...]
+    default: object
+    doc: str
+
+
+def grouped_flags(cls: type) -> list[Flag]:
+    """The flags of the dataclass ``cls`` (``train.py``'s ``Args``, ``train_rllib.py``'s ``RLlibArgs``) in
+    :data:`HELP_GROUPS`' order, then the fields no group names."""
     docs = field_docs(cls)
     fields = {f.name: f for f in dataclasses.fields(cls)}
     grouped = {title: [n for n in names if n in fields] for title, names in HELP_GROUPS.items()}
     seen = {n for names in grouped.values() for n in names}
     grouped["other"] = [n for n in fields if n not in seen]
-    lines = [f"usage: {prog} [--FLAG VALUE ...]", "", description, "",
-             f"{prog} --help-all lists every flag with its whole help; the docs' training page is the reference.",
-             "Flags (default in brackets):"]
+    out = []
     for title, names in grouped.items():
-        if not names:
-            continue
-        lines += ["", f"{title}:"]
         for name in names:
             f = fields[name]
             flag = "--" + name.replace("_", "-")
             default = f.default if f.default is not dataclasses.MISSING else (
                 f.default_factory() if f.default_factory is not dataclasses.MISSING else None)
+            flags: tuple[str, ...] = (flag,)
             if isinstance(default, bool):
-                flag, default = f"{flag} / --no-{name.replace('_', '-')}", "on" if default else "off"
-            doc = first_clause(docs.get(name, ""))
-            shown = ", ".join(map(str, default)) if isinstance(default, (list, tuple)) else str(default)
-            text = doc if default is None or "default" in doc else f"[{shown}] {doc}"
-            head = f"  {flag:<32}"
-            if len(flag) > 30:  # a long flag: its help on the next line
-                lines.append("  " + flag)
-                head = " " * 34
-            # at most two lines a flag, cut at a word (the whole text is in --help-all)
-            lines += textwrap.wrap(text, width, initial_indent=head, subsequent_indent=" " * 34, max_lines=2,
-                                   placeholder=" …")
+                flags, default = (flag, f"--no-{name.replace('_', '-')}"), "on" if default else "off"
+            elif isinstance(default, list):
+                default = tuple(default)
+            out.append(Flag(title, name, flags, default, docs.get(name, "")))
+    return out
+
+
+def resolved_default(doc: str) -> str | None:
+    """What a flag whose default the run resolves (a None default) becomes, as its help says it (``default:? X``, up to
+    its first clause); None where the help does not say."""
+    said = re.search(r"default:? ([^;()]+)", doc)
+    return first_clause(said.group(1)).strip().rstrip(".") if said else None
+
+
+def short_help(cls: type, prog: str, description: str) -> str:
+    """``--help``: the flags in groups (:data:`HELP_GROUPS`), one line each with the first clause of its help and
+    its default."""
+    width = max(80, min(120, shutil.get_terminal_size((100, 20)).columns))
+    lines = [f"usage: {prog} [--FLAG VALUE ...]", "", description, "",
+             f"{prog} --help-all lists every flag with its whole help; the docs' training page is the reference.",
+             "Flags (default in brackets):"]
+    group = None
+    for f in grouped_flags(cls):
+        if f.group != group:
+            lines += ["", f"{f.group}:"]
+            group = f.group
+        flag = " / ".join(f.flags)
+        doc = first_clause(f.doc)
+        shown = ", ".join(map(str, f.default)) if isinstance(f.default, tuple) else str(f.default)
+        if f.default is None:  # what the run resolves it to, where the help says so briefly (else the help alone)
+            shown = resolved_default(f.doc)
+            shown = shown if shown is not None and len(shown) <= 45 else None
+        text = doc if shown is None or "default" in doc else f"[{shown}] {doc}"
+        head = f"  {flag:<32}"
+        if len(flag) > 30:  # a long flag: its help on the next line
+            lines.append("  " + flag)
+            head = " " * 34
+        # at most two lines a flag, cut at a word (the whole text is in --help-all)
+        lines += textwrap.wrap(text, width, initial_indent=head, subsequent_indent=" " * 34, max_lines=2,
+                               placeholder=" …") or [head.rstrip()]  # a flag without help: its name alone
     return "\n".join(lines)
 
 
