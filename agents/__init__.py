@@ -54,7 +54,8 @@ BUILT_IN: dict[str, Callable[..., Any]] = {
     "lbr": LocalBestResponse,
 }
 #: Registered agents that play one ruleset only with their default options: name -> that ruleset (the shipped
-#: policies, each its own; ``policy+expert``, which plays the strongest ``schnapsen20`` policy).
+#: policies, each its own; ``policy+expert``, which plays a ``schnapsen20`` policy,
+#: ``agents.learned.data.SEARCH_POLICY``).
 ONE_RULESET: dict[str, str] = {**{p.name: p.ruleset for p in SHIPPED}, "policy+expert": "schnapsen20"}
 #: Registered agents that cannot be built without an option: name -> that option (``lbr`` responds to a target
 #: named by ``target=``). They play no ruleset with their default options (:func:`can_play`), so opponent lists

@@ -4,7 +4,7 @@ Run:
 
     python benchmarks/inference_arena.py --deals 200 --seed 7001 --json benchmarks/inference_arena_schnapsen20.json
 
-Plays ``expert:inference=MODEL`` (default ``policy``, the strongest shipped policy as the opponent model; see
+Plays ``expert:inference=MODEL`` (default ``policy``, the shipped policy ``SEARCH_POLICY`` as the opponent model; see
 ``agents/search/inference.py``) against ``expert`` with :func:`agents.evaluation.arena.play_match`: every deal twice
 with the seats swapped, the mean game points a hand of the first agent with its 95% confidence interval. ``--json``
 writes the arena's result with the command, commit and machine (``benchmarks/harness.py``).

@@ -7,7 +7,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import STRONGEST_POLICIES, STRONGEST_POLICY, make_agent
+from agents import make_agent
+from agents.learned.data import SEARCH_POLICIES, SEARCH_POLICY
 from agents.learned.hybrid import SEARCH_STOCK, ExpertPlusAgent, PolicySearchAgent
 from agents.search.expert import ExpertAgent
 from helpers.play import obs_of
@@ -24,7 +25,7 @@ def test_each_half_moves_in_its_phase_and_plays_as_it_would_alone(knobs, search_
     observations in the same order."""
     rules = RuleSet.make("schnapsen20", **knobs)
     hybrid = PolicySearchAgent(rules, seed=3, worlds=4, search_stock=search_stock)
-    policy = make_agent(STRONGEST_POLICY, rules, seed=3)
+    policy = make_agent(SEARCH_POLICY, rules, seed=3)
     expert = ExpertAgent(rules, seed=3, worlds=4)
     other = make_agent("heuristic", rules, seed=1)
     rng = np.random.default_rng(7)
@@ -48,9 +49,9 @@ def test_each_half_moves_in_its_phase_and_plays_as_it_would_alone(knobs, search_
     assert closed_seen > 0  # a closed stock with cards left was met, not only the exhausted one
 
 
-def test_registered_and_defaults_to_the_strongest_policy():
+def test_registered_and_defaults_to_the_search_policy():
     agent = make_agent("policy+expert", "schnapsen20", seed=0)
-    assert isinstance(agent, PolicySearchAgent) and agent.policy_name == STRONGEST_POLICY
+    assert isinstance(agent, PolicySearchAgent) and agent.policy_name == SEARCH_POLICY
     assert agent.expert.worlds == ExpertAgent("schnapsen20").worlds  # None: the expert's own default
     assert agent.search_stock == SEARCH_STOCK == 6  # the arena's choice (agents/learned/hybrid.py)
     # schnapsen10 deals a stock of 2, within the default's reach: the policy plays while it is open (the measured
@@ -92,11 +93,11 @@ def test_another_ruleset_is_refused_and_bad_observations_named():
 
 @pytest.mark.parametrize("ruleset", ["schnapsen20", "sixtysix24", "schnapsen10"])
 def test_expert_plus_plays_every_ruleset_with_its_policy_and_a_whole_history(ruleset):
-    """``expert+``: the ruleset's strongest shipped policy opens and models the opponent; at each of the expert's
+    """``expert+``: the ruleset's search policy (``SEARCH_POLICIES``) opens and models the opponent; at each of the expert's
     decisions its history holds every decision of the hand, the policy's too, and reads as a hand (a replay)."""
     rules = RuleSet.make(ruleset)
     agent = make_agent("expert+", rules, seed=2, worlds=4)
-    assert isinstance(agent, ExpertPlusAgent) and agent.policy_name == STRONGEST_POLICIES[ruleset]
+    assert isinstance(agent, ExpertPlusAgent) and agent.policy_name == SEARCH_POLICIES[ruleset]
     assert agent.expert.inference is not None
     other = make_agent("heuristic", rules, seed=1)
     rng = np.random.default_rng(3)

@@ -265,9 +265,9 @@ def test_a_new_hand_starts_a_new_history_and_an_unreadable_one_weighs_nothing():
 
 
 def test_model_specs():
-    from agents.learned.data import STRONGEST_POLICY
+    from agents.learned.data import SEARCH_POLICY
 
-    assert POLICY == STRONGEST_POLICY
+    assert POLICY == SEARCH_POLICY
     rules = RuleSet.make("schnapsen20")
     assert opponent_model("consistent", rules) is consistent_model
     g = GameState.new_hand(rules, np.random.default_rng(0))

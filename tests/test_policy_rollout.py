@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from agents import STRONGEST_POLICIES, make_agent
+from agents import make_agent
+from agents.learned.data import SEARCH_POLICIES
 from agents.learned.rollouts import PolicyRolloutAgent
 from agents.search.solver_core import CoreSolver
 from helpers.play import obs_of, redeal
@@ -54,7 +55,7 @@ def test_a_playout_is_the_greedy_policys_hand_then_the_solver(ruleset):
     one: the greedy policy (each seat from its own observation) to the exhausted stock, then the exact solver."""
     rules = RuleSet.make(ruleset)
     agent = PolicyRolloutAgent(rules, seed=0)
-    policy = make_agent(STRONGEST_POLICIES[ruleset], rules)
+    policy = make_agent(SEARCH_POLICIES[ruleset], rules)
     solver = CoreSolver(rules, close_below_root=True)
     positions = _positions(rules, 5, 10, lambda g: bool(g.stock)) \
         + _positions(rules, 6, 4, lambda g: g.closed_by >= 0 and bool(g.stock))

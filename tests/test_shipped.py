@@ -12,7 +12,7 @@ import pytest
 
 from agents import SHIPPED, STRONGEST_POLICIES, can_play, make_agent
 from agents.learned.checkpoint import load_checkpoint
-from agents.learned.data import DATA_DIR, SHIPPED_BY_NAME, shipped_policies
+from agents.learned.data import DATA_DIR, SEARCH_POLICIES, SEARCH_POLICY, SHIPPED_BY_NAME, shipped_policies
 from schnapsen_env import schnapsen_v0
 from schnapsen_env.ruleset import RULESETS, RuleSet
 from schnapsen_env.vector import SchnapsenVectorEnv
@@ -40,6 +40,21 @@ def test_every_ruleset_has_a_strongest_shipped_policy():
     assert set(STRONGEST_POLICIES) == set(RULESETS)
     for ruleset, name in STRONGEST_POLICIES.items():
         assert name in shipped_policies(ruleset)
+
+
+def test_the_searches_with_a_policy_play_a_shipped_policy_of_each_ruleset():
+    """``policy+expert``, ``expert+`` and ``policy-rollout`` play the policy their results were measured with, of the
+    ruleset they play, by default."""
+    from agents.learned.hybrid import ExpertPlusAgent, PolicySearchAgent
+    from agents.learned.rollouts import PolicyRolloutAgent
+
+    assert set(SEARCH_POLICIES) == set(RULESETS)
+    for ruleset, name in SEARCH_POLICIES.items():
+        assert name in shipped_policies(ruleset)
+    assert PolicySearchAgent("schnapsen20").policy_name == SEARCH_POLICY
+    for ruleset, name in SEARCH_POLICIES.items():
+        assert ExpertPlusAgent(ruleset).policy_name == name
+    assert PolicyRolloutAgent("schnapsen20").policy_name == SEARCH_POLICY
 
 
 @pytest.mark.parametrize("name", NAMES)
@@ -105,3 +120,6 @@ def test_play_program_default_opponent_is_the_rulesets_strongest_policy(monkeypa
     out = io.StringIO()
     assert play_main(["--seed", "2", "--ruleset", ruleset], inp=io.StringIO(""), out=out) == 0
     assert asked == [STRONGEST_POLICIES[ruleset]] and "bye" in out.getvalue()
+    # the player is told whom they play
+    assert out.getvalue().splitlines()[0] == (f"{ruleset}: you against {STRONGEST_POLICIES[ruleset]} (the strongest "
+                                              "shipped policy of this ruleset)")

@@ -23,7 +23,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import as_rules, legal_ids
-from agents.learned.shipped import STRONGEST_POLICIES, STRONGEST_POLICY
+from agents.learned.shipped import SEARCH_POLICIES, SEARCH_POLICY
 from agents.search.expert import ExpertAgent
 from agents.specs import resolve_agent
 from schnapsen_env.encoding import layout, obs_size
@@ -41,7 +41,7 @@ class PolicySearchAgent:
         rules: the env's RuleSet (or a ruleset name: default knobs).
         seed: seed of both halves' generators (the policy's is used only when it samples; the expert draws worlds).
         policy: the opening's player: a shipped policy's name (``agents.SHIPPED_POLICIES``) or a ``.pt`` policy
-            written by ``train.py``; None: ``agents.STRONGEST_POLICY``. Another agent spec of :mod:`agents.specs`
+            written by ``train.py``; None: ``agents.learned.data.SEARCH_POLICY``. Another agent spec of :mod:`agents.specs`
             works too (inside a ``name:key=value`` spec, with at most one option of its own, as ``,`` separates the
             outer spec's options).
         worlds: the expert's worlds a decision (:class:`ExpertAgent`'s ``worlds``); None: its default.
@@ -69,7 +69,7 @@ class PolicySearchAgent:
         self.rules = as_rules(rules)
         if policy is not None and not isinstance(policy, str):
             raise ValueError(f"policy must be a shipped policy's name or a .pt file, got {policy!r}")
-        self.policy_name = STRONGEST_POLICY if policy is None else policy
+        self.policy_name = SEARCH_POLICY if policy is None else policy
         _, factory = resolve_agent(self.policy_name, self.rules)  # first: a policy of another ruleset is the error
         self.policy = factory(seed=seed)
         stock_full = self.rules.stock0
@@ -133,19 +133,20 @@ class PolicySearchAgent:
 
 
 class ExpertPlusAgent(PolicySearchAgent):
-    """``expert+``: :class:`PolicySearchAgent` with the expert's world inference on, every ruleset's strongest
-    shipped policy playing the opening and modelling the opponent.
+    """``expert+``: :class:`PolicySearchAgent` with the expert's world inference on, a shipped policy of its
+    ruleset (:data:`agents.learned.data.SEARCH_POLICIES`) playing the opening and modelling the opponent.
 
     The expert's worlds are weighed by the likelihood of the opponent's actions of the hand under the policy's masked
     softmax (:mod:`agents.search.inference`; Solinas, Rebstock, Sturtevant, Buro, AAAI 2019, for Skat), the policy
     itself moves while the open stock holds more than ``search_stock`` cards. It plays every ruleset with a shipped
-    policy (:data:`agents.STRONGEST_POLICIES`: ``schnapsen20``, ``sixtysix24``, ``schnapsen10``), under any knobs.
+    policy (:data:`agents.learned.data.SEARCH_POLICIES`: ``schnapsen20``, ``sixtysix24``, ``schnapsen10``), under any
+    knobs.
 
     Args:
         rules: the env's RuleSet (or a ruleset name: default knobs).
         seed: seed of both halves' generators.
         policy: the opening's player and the opponent model (a shipped policy's name or a ``.pt`` policy of this
-            ruleset); None: the ruleset's strongest shipped policy.
+            ruleset); None: the ruleset's in :data:`agents.learned.data.SEARCH_POLICIES`.
         worlds: the expert's worlds a decision; None: its default.
         search_stock: as :class:`PolicySearchAgent`'s.
         inference: the opponent model of the expert's inference; None: ``policy``'s masked softmax.
@@ -160,8 +161,8 @@ class ExpertPlusAgent(PolicySearchAgent):
                  worlds: int | None = None, search_stock: int | None = None, inference: str | None = None) -> None:
         rules = as_rules(rules)
         if policy is None:
-            if rules.name not in STRONGEST_POLICIES:
+            if rules.name not in SEARCH_POLICIES:
                 raise ValueError(f"expert+ needs a shipped policy of {rules.name!r} (there is none): pass policy=")
-            policy = STRONGEST_POLICIES[rules.name]
+            policy = SEARCH_POLICIES[rules.name]
         super().__init__(rules, seed=seed, policy=policy, worlds=worlds, search_stock=search_stock,
                          inference=policy if inference is None else inference)

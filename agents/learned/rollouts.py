@@ -25,7 +25,7 @@ from __future__ import annotations
 import numpy as np
 
 from agents.base import as_rules, legal_ids
-from agents.learned.shipped import STRONGEST_POLICIES
+from agents.learned.shipped import SEARCH_POLICIES
 from agents.search.expert import ExpertAgent
 from agents.search.options import check_int
 from agents.search.solver_core import CoreSolver
@@ -46,7 +46,7 @@ class PolicyRolloutAgent:
         rules: the env's RuleSet (or a ruleset name: default knobs).
         seed: seed of the generator that draws the worlds.
         policy: the playout policy, a shipped policy's name or a ``.pt`` policy of this ruleset; None: the ruleset's
-            strongest shipped policy (:data:`agents.STRONGEST_POLICIES`).
+            shipped policy of the searches (:data:`agents.learned.data.SEARCH_POLICIES`).
         worlds: the most worlds a decision (all are enumerated when there are at most this many).
         inference: None (uniform worlds) or an opponent model of :func:`agents.search.inference.opponent_model`
             (``"policy"``, an agent spec) that weighs them.
@@ -63,12 +63,13 @@ class PolicyRolloutAgent:
         self.rules = as_rules(rules)
         check_int("worlds", worlds, 1, 100_000)
         if policy is None:
-            if self.rules.name not in STRONGEST_POLICIES:
+            if self.rules.name not in SEARCH_POLICIES:
                 raise ValueError(f"policy-rollout needs a shipped policy of {self.rules.name!r} (there is none): "
                                  "pass policy=")
-            policy = STRONGEST_POLICIES[self.rules.name]
+            policy = SEARCH_POLICIES[self.rules.name]
         if not isinstance(policy, str):
             raise ValueError(f"policy must be a shipped policy's name or a .pt file, got {policy!r}")
+        self.policy_name = policy
         _, factory = resolve_agent(policy, self.rules)
         agent = factory(seed=seed)
         model = getattr(agent, "model", None)

@@ -13,6 +13,8 @@ import os
 from agents.base import as_rules
 from agents.learned.data import (
     DATA_DIR,
+    SEARCH_POLICIES,
+    SEARCH_POLICY,
     SHIPPED,
     SHIPPED_BY_NAME,
     SHIPPED_POLICIES,
@@ -55,5 +57,5 @@ def load_checkpoint_agent(path: str | os.PathLike, rules: RuleSet | str, seed: i
     return PolicyAgent.load(path, rules=as_rules(rules), greedy=greedy, seed=seed)
 
 
-__all__ = ["DATA_DIR", "SHIPPED", "SHIPPED_BY_NAME", "SHIPPED_POLICIES", "STRONGEST_POLICIES", "STRONGEST_POLICY",
+__all__ = ["DATA_DIR", "SEARCH_POLICIES", "SEARCH_POLICY", "SHIPPED", "SHIPPED_BY_NAME", "SHIPPED_POLICIES", "STRONGEST_POLICIES", "STRONGEST_POLICY",
            "ShippedPolicy", "load_checkpoint_agent", "load_shipped", "shipped_policies"]

@@ -501,8 +501,8 @@ class WorldInference:
         return out
 
 
-#: The strongest shipped policy (``agents.learned.data.STRONGEST_POLICY``; ``tests/test_inference.py`` checks that
-#: they agree): what the model spec ``"policy"`` means.
+#: The policy of the searches (``agents.learned.data.SEARCH_POLICY``; ``tests/test_inference.py`` checks that they
+#: agree): what the model spec ``"policy"`` means.
 POLICY = "trained-220m"
 #: The model specs :func:`opponent_model` takes besides agent specs.
 MODEL_NAMES = ("consistent", "uniform", "policy")
@@ -516,7 +516,7 @@ def uniform_model(obs: np.ndarray, masks: np.ndarray) -> np.ndarray:
 
 def opponent_model(spec, rules: RuleSet) -> OpponentModel:
     """An :data:`OpponentModel` from a spec: ``"consistent"`` (:func:`consistent_model`), ``"uniform"``
-    (:func:`uniform_model`), ``"policy"`` (the strongest shipped policy's masked softmax, ``schnapsen20``), any
+    (:func:`uniform_model`), ``"policy"`` (the masked softmax of :data:`POLICY`, ``schnapsen20``), any
     agent spec (a registered name such as ``"trained"`` or ``"heuristic"``, a ``.pt`` checkpoint: a policy's masked
     softmax, any other agent's chosen action with probability 1), or a callable model, returned as it is.
 

@@ -17,6 +17,7 @@ from tqdm import tqdm
 
 from agents.evaluation.arena import play_match
 from agents.game_theory import exact
+from agents.learned.data import STRONGEST_POLICIES
 from agents.learned.policy_net import save_policy
 from schnapsen_env.files import describe_os_error
 
@@ -155,8 +156,9 @@ def search_teacher_report(labels: int, trained: int, seconds: float, samplers: i
 #: The folder of the ladders (``benchmarks/``; absent outside a checkout).
 BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
 #: Per ruleset, the ladder whose pairs give a trained policy its yardstick, and the shipped policies of that ladder
-#: a run is compared with (for ``schnapsen20`` the default run of an earlier release, and the strongest).
-LADDERS = {"schnapsen20": (BENCHMARKS / "ladder_schnapsen20.json", ("trained", "trained-220m")),
+#: a run is compared with (for ``schnapsen20`` the default run of an earlier release, and the strongest,
+#: ``STRONGEST_POLICIES``).
+LADDERS = {"schnapsen20": (BENCHMARKS / "ladder_schnapsen20.json", ("trained", STRONGEST_POLICIES["schnapsen20"])),
            "sixtysix24": (BENCHMARKS / "ladder_sixtysix24.json", ("trained-sixtysix24",))}
 
 

@@ -76,6 +76,17 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
     # the default run, timed by benchmarks/default_run_time.py on a 2-core AMD EPYC with AVX2 only (float32, 2
     # learner threads), 31 minutes; against expert: benchmarks/trained_18m_schnapsen20.json
     ShippedPolicy(
+        "trained-185m", "schnapsen20_policy_185m.pt", "schnapsen20",
+        "2a900d52b5ab6961319f312566b4f35cc0abbf74a47459e51a6f207fbacc69a2", "d8b7835",
+        ("python train.py --total-steps 150000000 --run-name long150m --eval-every 1500 --eval-opponents pimc expert "
+         "--eval-deals 100 --eval-rollout-every 0",  # stopped by SIGTERM at 132,960,020 decisions, checkpoint kept
+         "python train.py --resume runs/long150m/checkpoint.pt",  # to 150M (runs/long150m in git, commit b197bcf)
+         "cp -r runs/long150m/. runs/long185m",  # the folder's files (a clone has runs/long185m already)
+         "python train.py --resume runs/long185m/checkpoint.pt --total-steps 185000000")),
+    # the default recipe (128 wide) for 150M decisions, resumed to 185M: 166 minutes of training in all on a 2-core
+    # AMD EPYC with AVX2 only; against expert: runs/long185m/arena_expert.json (benchmarks/learning_curves_schnapsen20.json)
+    # and the ladder
+    ShippedPolicy(
         "trained-sixtysix24", "sixtysix24_policy.pt", "sixtysix24",
         "94a53f96c4301809c21fc47228aa8fd693b4918e817a2432273981c4acc022c7", "41a7a39",
         ("python train.py --ruleset sixtysix24 --total-steps 36000000 --samplers 1 --eval-every 500 "
@@ -94,12 +105,19 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
 #: The strongest shipped policy of each ruleset that has one: the default opponent of ``schnapsen-play`` and the
 #: web app for that ruleset.
 STRONGEST_POLICIES: dict[str, str] = {
-    "schnapsen20": "trained-220m",
+    "schnapsen20": "trained-185m",
     "sixtysix24": "trained-sixtysix24",
     "schnapsen10": "trained-schnapsen10",
 }
-#: The strongest ``schnapsen20`` policy (``policy+expert``'s default policy).
+#: The strongest ``schnapsen20`` policy.
 STRONGEST_POLICY = STRONGEST_POLICIES["schnapsen20"]
+#: The policy of each ruleset that the searches with a policy play until they hand over to the search and model the
+#: opponent with (``policy+expert``, ``expert+``, ``policy-rollout``'s playouts, the expert's opponent model ``"policy"``,
+#: :mod:`agents.search.inference`): the strongest, except where their measured results were played with another
+#: (``schnapsen20``: ``trained-220m``, the strongest when they were measured).
+SEARCH_POLICIES: dict[str, str] = {**STRONGEST_POLICIES, "schnapsen20": "trained-220m"}
+#: The ``schnapsen20`` policy of the searches with a policy (``policy+expert``'s default).
+SEARCH_POLICY = SEARCH_POLICIES["schnapsen20"]
 
 #: The shipped policies by registered name.
 SHIPPED_BY_NAME: dict[str, ShippedPolicy] = {p.name: p for p in SHIPPED}
@@ -114,5 +132,5 @@ def shipped_policies(ruleset: str) -> list[str]:
     return [p.name for p in SHIPPED if p.ruleset == ruleset]
 
 
-__all__ = ["DATA_DIR", "SHIPPED", "SHIPPED_BY_NAME", "SHIPPED_POLICIES", "STRONGEST_POLICIES", "STRONGEST_POLICY",
-           "ShippedPolicy", "shipped_policies"]
+__all__ = ["DATA_DIR", "SHIPPED", "SHIPPED_BY_NAME", "SEARCH_POLICIES", "SEARCH_POLICY", "SHIPPED_POLICIES", "STRONGEST_POLICIES",
+           "STRONGEST_POLICY", "ShippedPolicy", "shipped_policies"]
