@@ -228,6 +228,9 @@ def main(argv: list[str] | None = None, inp: TextIO | None = None, out: TextIO |
         except WriteError as e:
             status = fail(PROG, f"{e}; play goes on without recording")
 
+    print(f"{rules.name}: you against {label}" + (" (the strongest shipped policy of this ruleset)"
+                                                   if args.opponent == STRONGEST_POLICIES.get(rules.name) else ""),
+          file=out)
     rng = np.random.default_rng(args.seed)
     match = Match(rules, rng) if args.match else None
     n = 0
