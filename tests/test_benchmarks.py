@@ -48,6 +48,7 @@ def _has_commit(commit: str) -> bool:
     (["--peer=--help"], "--peer '--help' names no commit of this clone"),  # once a tarfile traceback
     (["--peer", "no-such-commit"], "--peer 'no-such-commit' names no commit of this clone"),
     (["--peer", "b341ce3", "--peer-like-ours"], "has no --samplers: expected a commit with sampler processes"),
+    (["--hidden", "0"], "--hidden must be >= 1 (a layer width), got 0"),  # once the worker's traceback
 ])
 def test_trainer_benchmark_bad_peer_is_one_line(argv, expected, tmp_path):
     """A peer that is no commit, or one older than the sampler processes with --peer-like-ours (once a TypeError
@@ -131,13 +132,21 @@ def test_learning_curves_draws_each_recipe_and_the_shipped_runs(tmp_path):
     record = {"settings": {"opponents": ["pimc", "expert"]},
               "runs": {name: {"curve": [_curve_point(1000, 60.0, -0.3), _curve_point(2000, 120.0, 0.1)]}
                        for name in ("default", "teacher")}}
+    # a run resumed from another's folder, with its own evaluations against expert only
+    record["runs"]["longer"] = {"continues": "teacher", "curve": [
+        {"step": 3000, "train_seconds": 180.0, "expert": 0.2, "ci": {"expert": [0.1, 0.3]}}]}
     (tmp_path / "r.json").write_text(json.dumps(record))
     out = subprocess.run([sys.executable, str(CURVES), "--plot", "c.svg", "--from", "r.json"], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert out.returncode == 0, out.stderr
     svg = (tmp_path / "c.svg").read_text()
-    for label in ("default recipe", "teacher recipe", "trained-220m (shipped)", "against pimc", "against expert"):
+    for label in ("default recipe", "teacher recipe", "trained-220m (shipped)", "against pimc", "against expert",
+                  "longer (resumed from teacher)", "training minutes (log scale)"):
         assert label in svg, label
+    out = subprocess.run([sys.executable, str(CURVES), "--plot", "no/such/folder/c.svg", "--from", "r.json"],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 2 and "cannot write no/such/folder/c.svg: no such file" in out.stderr, out.stderr
+    assert "Traceback" not in out.stderr
 
 
 @pytest.mark.parametrize("argv, expected", [
@@ -435,7 +444,8 @@ def test_default_run_time_times_a_run_and_replaces_only_its_own_row(tmp_path):
     row = runs[2]
     assert row["kind"] == kind and row["decisions"] >= 2000 and 0 < row["minutes"] < 10
     assert row["train_flags"] == flags and row["precision"] in ("fp32", "bf16")
-    assert (row["total_steps"], row["update_epochs"], row["hidden"]) == (2000, 4, 256)  # from the run's checkpoint
+    default_hidden = load_script("train.py").Args.hidden  # the flags leave the width at train.py's default
+    assert (row["total_steps"], row["update_epochs"], row["hidden"]) == (2000, 4, default_hidden)  # from the checkpoint
     kept = tmp_path / "kept" / "default"
     assert json.loads((kept / "summary.json").read_text())["steps"] == row["decisions"] and (kept / "policy.pt").is_file()
     again = subprocess.run([sys.executable, str(DEFAULT_RUN), "--keep", str(kept)], cwd=tmp_path,
@@ -533,6 +543,78 @@ def test_recipe_variants_bad_input_is_one_line(argv, expected, tmp_path):
     out = subprocess.run([sys.executable, str(VARIANTS), *argv], cwd=tmp_path, capture_output=True, text=True,
                          timeout=120)
     assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, out.stderr
+
+
+def test_learning_curves_adds_a_finished_run_with_its_arena_results(tmp_path):
+    """``--add-run NAME RUN_DIR``: the run's periodic evaluations against the panel become the curve (evaluations
+    against other opponents left out), each ``--arena`` result a final point at the run's training seconds; the
+    record's other runs and settings stay. A run without such evaluations, an arena result against another
+    opponent, or a missing flag is one line."""
+    run = tmp_path / "long"
+    run.mkdir()
+    history = [{"step": 5, "train_seconds": 60.0, "random": 1.0, "ci": {"random": [0.9, 1.1]}},
+               _curve_point(10, 120.0, 0.2), _curve_point(20, 240.0, 0.3)]
+    (run / "summary.json").write_text(json.dumps({"steps": 21, "train_seconds": 250.0, "steps_per_second": 0.1,
+                                                  "history": history, "evaluation": {}}))
+    arena = {"agent_a": "policy.pt", "agent_b": "expert", "ruleset": "schnapsen20", "episode": "hand", "seed": 7,
+             "deals": 1000, "mean": 0.08, "ci_low": 0.02, "ci_high": 0.14}
+    (tmp_path / "a.json").write_text(json.dumps(arena))
+    (tmp_path / "b.json").write_text(json.dumps({**arena, "agent_b": "heuristic"}))
+    old = {"settings": {"opponents": ["pimc", "expert"], "total_steps": 18}, "command": "python old",
+           "commit": "a" * 40, "machine": "m", "runs": {"default": {"flags": "", "curve": []}}}
+    (tmp_path / "r.json").write_text(json.dumps(old))
+    argv = [sys.executable, str(CURVES), "--add-run", "long", "long", "--train-command", "python train.py -x",
+            "--arena", "a.json", "--json", "r.json"]
+    out = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    record = json.loads((tmp_path / "r.json").read_text())
+    assert record["settings"] == old["settings"] and record["runs"]["default"]["commit"] == "a" * 40
+    added = record["runs"]["long"]
+    assert added["flags"] == "python train.py -x" and added["steps"] == 21
+    assert added["steps_per_second"] == pytest.approx(21 / 250.0)  # over the training seconds, not the summary's
+    assert [h["step"] for h in added["curve"]] == [10, 20, 21]
+    assert added["curve"][-1] == {"step": 21, "train_seconds": 250.0, "final": True, "expert": 0.08,
+                                  "ci": {"expert": [0.02, 0.14]}, "deals": 1000, "seed": 7}
+    # a copy of the run's folder resumed for more decisions: its curve holds only the evaluations after the first
+    longer = tmp_path / "longer"
+    longer.mkdir()
+    (longer / "summary.json").write_text(json.dumps({"steps": 31, "train_seconds": 370.0, "steps_per_second": 0.1,
+                                                     "history": [*history, _curve_point(30, 360.0, 0.4)]}))
+    more = [*argv[:3], "longer", "longer", "--continues", "long", *argv[5:]]
+    out = subprocess.run(more, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    resumed = json.loads((tmp_path / "r.json").read_text())["runs"]["longer"]
+    assert resumed["continues"] == "long" and [h["step"] for h in resumed["curve"]] == [30, 31]
+    for bad, expected in ((["--arena", "b.json"], "--arena b.json: expected a schnapsen-arena --json result"),
+                          (["--opponents", "rollout"], "no periodic evaluation against rollout"),
+                          (["--continues", "nonesuch"], "--continues nonesuch: no such run"),
+                          (["--continues", "longer"], "that run ends at 31 decisions, not before this one's 21"),
+                          (["--continues", "long"], "must be another run of the record than itself"),
+                          (["--train-command", ""], "--add-run needs --json")):
+        given = argv[:6] + ["python train.py -x", "--json", "r.json"] + bad
+        out = subprocess.run(given, cwd=tmp_path, capture_output=True, text=True, timeout=120)
+        assert out.returncode == 2 and expected in out.stderr and "Traceback" not in out.stderr, (bad, out.stderr)
+    # a summary or an arena result with a field of the wrong kind: one line, the record as it was
+    before = (tmp_path / "r.json").read_text()
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    good = {"steps": 21, "train_seconds": 250.0, "history": history}
+    for summary in ({**good, "train_seconds": 0}, {**good, "train_seconds": "x"}, {**good, "steps": "21"},
+                    {**good, "history": None}, {**good, "history": [5]},
+                    {**good, "history": [{"train_seconds": 1.0, "expert": 0.1, "ci": {"expert": [0, 1]}}]}):
+        (broken / "summary.json").write_text(json.dumps(summary))
+        out = subprocess.run([*argv[:3], "broken", "broken", *argv[5:]], cwd=tmp_path, capture_output=True,
+                             text=True, timeout=120)
+        assert out.returncode == 2 and "not the summary of a finished train.py run" in out.stderr, (summary, out.stderr)
+        assert "Traceback" not in out.stderr
+    for bad_arena in ({k: v for k, v in arena.items() if k != "deals"}, {**arena, "mean": "x"},
+                      {**arena, "ci_low": None}):
+        (tmp_path / "c.json").write_text(json.dumps(bad_arena))
+        out = subprocess.run([*argv[:8], "c.json", *argv[9:]], cwd=tmp_path, capture_output=True, text=True,
+                             timeout=120)
+        assert out.returncode == 2 and "--arena c.json: expected" in out.stderr, (bad_arena, out.stderr)
+        assert "Traceback" not in out.stderr
+    assert (tmp_path / "r.json").read_text() == before
 
 
 def test_learning_curves_keeps_the_runs_of_recipes_not_trained_again(tmp_path, monkeypatch):
