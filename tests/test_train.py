@@ -424,7 +424,7 @@ def test_a_run_resumed_from_a_checkpoint_of_an_older_version_steps_adam_fused(tm
     ck = load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")
     opt = ck["trainer"]["optimizer"]
     assert opt["param_groups"][0]["fused"] is True
-    old = dict(opt, param_groups=[dict(g, fused=None) for g in opt["param_groups"]])  # as dcc1e18's parent wrote it
+    old = dict(opt, param_groups=[dict(g, fused=None) for g in opt["param_groups"]])  # as versions up to d55108a wrote it
     save_atomic(dict(ck, trainer=dict(ck["trainer"], optimizer=old)), tmp_path / "tiny" / "checkpoint.pt")
     train.main(train.Args(resume=str(tmp_path / "tiny" / "checkpoint.pt"), stop_after_updates=1))
     resumed = load_checkpoint(tmp_path / "tiny" / "checkpoint.pt")["trainer"]
