@@ -383,6 +383,40 @@ def test_every_figure_file_says_how_it_was_made():
             assert d.get("commit") and d.get("machine"), f"benchmarks/{name}: no commit or machine"
 
 
+def _recorded_commits(node, where: str):
+    """``(where, commit)`` for every ``commit``, ``train_commit`` and ``peer`` string under ``node``."""
+    if isinstance(node, dict):
+        for k, v in node.items():
+            if k in ("commit", "train_commit", "peer") and isinstance(v, str):
+                yield where, v.removesuffix("+changes")
+            else:
+                yield from _recorded_commits(v, where)
+    elif isinstance(node, list):
+        for v in node:
+            yield from _recorded_commits(v, where)
+
+
+def test_every_recorded_commit_is_in_this_history():
+    """The commits that the figure files and the shipped policies name (the code that measured or trained them) are
+    commits of this repository's history, so that a reader can check them out: a record of work that was rebased
+    or never landed names a commit no clone has."""
+    from agents.learned.data import SHIPPED
+
+    shallow = subprocess.run(["git", "rev-parse", "--is-shallow-repository"], cwd=ROOT, capture_output=True,
+                             text=True, check=False)
+    if shallow.returncode or shallow.stdout.strip() != "false":
+        pytest.skip("not a git clone with its whole history")
+    named = [(f"agents.SHIPPED {p.name}", p.commit) for p in SHIPPED]
+    for path in sorted((ROOT / "benchmarks").glob("*.json")):
+        named += _recorded_commits(json.loads(path.read_text(encoding="utf-8")), f"benchmarks/{path.name}")
+    named = [(w, c) for w, c in named if re.fullmatch(r"[0-9a-f]{7,40}", c)]
+    assert len(named) > len(SHIPPED)  # the records name commits too
+    found = subprocess.run(["git", "cat-file", "--batch-check"], cwd=ROOT, capture_output=True, text=True,
+                           input="".join(f"{c}^{{commit}}\n" for _, c in named), check=True).stdout.splitlines()
+    missing = [f"{w}: {c}" for (w, c), line in zip(named, found) if line.endswith("missing")]
+    assert not missing, "commits not in this history: " + "; ".join(missing)
+
+
 # A measured figure: a number with a unit of time, speed, size or score, a ratio (2.1x), a share (12%), or a
 # decimal (0.123). Rule facts that look alike are listed in ALLOWED, each with its reason.
 NUMBER = r"(?<![\w.\-/])[-+±−]?\d[\d,]*(?:\.\d+)?"

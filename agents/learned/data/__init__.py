@@ -77,10 +77,10 @@ SHIPPED: tuple[ShippedPolicy, ...] = (
     # learner threads), 31 minutes; against expert: benchmarks/trained_18m_schnapsen20.json
     ShippedPolicy(
         "trained-185m", "schnapsen20_policy_185m.pt", "schnapsen20",
-        "2a900d52b5ab6961319f312566b4f35cc0abbf74a47459e51a6f207fbacc69a2", "d8b7835",
+        "2a900d52b5ab6961319f312566b4f35cc0abbf74a47459e51a6f207fbacc69a2", "2a1a20c",
         ("python train.py --total-steps 150000000 --run-name long150m --eval-every 1500 --eval-opponents pimc expert "
          "--eval-deals 100 --eval-rollout-every 0",  # stopped by SIGTERM at 132,960,020 decisions, checkpoint kept
-         "python train.py --resume runs/long150m/checkpoint.pt",  # to 150M (runs/long150m in git, commit b197bcf)
+         "python train.py --resume runs/long150m/checkpoint.pt",  # to 150M (runs/long150m is in git)
          "cp -r runs/long150m/. runs/long185m",  # the folder's files (a clone has runs/long185m already)
          "python train.py --resume runs/long185m/checkpoint.pt --total-steps 185000000")),
     # the default recipe (128 wide) for 150M decisions, resumed to 185M: 166 minutes of training in all on a 2-core
